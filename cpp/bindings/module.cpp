@@ -1,0 +1,16 @@
+// servelab._core: the one private extension module. Each area's bindings live in bind_<area>.cpp.
+#include <pybind11/pybind11.h>
+
+#include "errors.hpp"
+
+namespace servelab::bindings {
+void init_core(pybind11::module_& m);
+void init_exec(pybind11::module_& m);
+}  // namespace servelab::bindings
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "servelab's C++ core. Use the public API in the servelab package instead.";
+  servelab::bindings::register_error_translators();
+  servelab::bindings::init_core(m);
+  servelab::bindings::init_exec(m);
+}
