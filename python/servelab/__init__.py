@@ -1,3 +1,41 @@
-"""servelab: a research framework for ML inference serving."""
+"""servelab: a research framework for ML inference serving.
 
+The C++ core lives in the private extension module ``servelab._core``; this package re-exports
+its public classes. Backend-specific models (``OneDnnMlp``, ``TorchScriptModel``, ``CudaMlp``)
+resolve on first use and raise ``BackendUnavailable`` with the reason when their backend is not
+compiled in or not usable on this machine (see ``build_info()``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core, backends
 from ._core import MlpWeights, Model, ReferenceMlp
+from .backends import BackendUnavailable, build_info
+
+__version__: str = _core.build_info()["version"]
+
+__all__ = ["BackendUnavailable", "MlpWeights", "Model", "ReferenceMlp", "build_info", "__version__"]
+
+# name -> (backend, module attribute); resolved lazily by __getattr__ below.
+_BACKEND_MODELS = {
+    "OneDnnMlp": "onednn",
+    "TorchScriptModel": "torch",
+    "CudaMlp": "cuda",
+}
+
+
+def __getattr__(name: str) -> Any:
+    backend = _BACKEND_MODELS.get(name)
+    if backend is None:
+        raise AttributeError(f"module 'servelab' has no attribute {name!r}")
+    if backend == "onednn":
+        if not hasattr(_core, name):
+            raise BackendUnavailable(f"the onednn backend is not usable: {backends.status('onednn').reason}")
+        return getattr(_core, name)
+    return getattr(backends.require(backend), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_BACKEND_MODELS])

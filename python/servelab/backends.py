@@ -1,0 +1,134 @@
+"""Optional executor backends: what was compiled in, and what is usable in this process now.
+
+The LibTorch and CUDA backends are separate extension modules (``servelab._torch``,
+``servelab._cuda``), loaded on first use, so ``import servelab`` never needs torch's libraries,
+cuBLAS or a CUDA driver. The LibTorch module is only loaded against the torch it was built for.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from dataclasses import asdict, dataclass, field
+from types import ModuleType
+from typing import Any
+
+from . import _core
+
+
+class BackendUnavailable(RuntimeError):
+    """An optional backend was asked for but is not compiled in or not usable here."""
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    name: str
+    compiled: bool
+    compiled_version: str | None
+    usable: bool
+    reason: str  # why it is not usable; empty when usable
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _compiled(name: str) -> dict[str, Any]:
+    return _core.build_info()["backends"][name]
+
+
+def _onednn_status() -> BackendStatus:
+    info = _compiled("onednn")
+    if not info["compiled"]:
+        return BackendStatus("onednn", False, None, False, "not compiled (no oneDNN at build time)")
+    runtime = _core.onednn_runtime_version()
+    return BackendStatus("onednn", True, info["version"], True, "", {"runtime_version": runtime})
+
+
+@functools.cache
+def _load_torch() -> tuple[ModuleType | None, str, dict[str, Any]]:
+    info = _compiled("torch")
+    if not info["compiled"]:
+        return None, "not compiled (torch was not importable when servelab was built)", {}
+    try:
+        import torch  # loads torch's libraries first, so _torch binds to the very same ones
+    except ImportError as e:
+        return None, f"torch is not installed ({e})", {}
+    details = {"runtime_version": torch.__version__}
+    if torch.__version__ != info["version"]:
+        return (
+            None,
+            f"servelab was built against torch {info['version']} but torch {torch.__version__} "
+            "is installed; rebuild servelab",
+            details,
+        )
+    module = importlib.import_module("servelab._torch")
+    details["cuda_available"] = bool(torch.cuda.is_available())
+    return module, "", details
+
+
+def _torch_status() -> BackendStatus:
+    info = _compiled("torch")
+    module, reason, details = _load_torch()
+    return BackendStatus("torch", info["compiled"], info["version"], module is not None, reason, details)
+
+
+@functools.cache
+def _load_cuda() -> tuple[ModuleType | None, str, dict[str, Any]]:
+    info = _compiled("cuda")
+    if not info["compiled"]:
+        return None, "not compiled (no nvcc or cuBLAS at build time)", {}
+    try:
+        module = importlib.import_module("servelab._cuda")
+    except ImportError as e:  # e.g. cuBLAS missing on this machine
+        return None, f"the CUDA module does not load: {e}", {}
+    status = dict(module.status())
+    if status["device_count"] > 0:
+        return module, "", status
+    if status["driver_version"] == 0:
+        reason = "no CUDA driver on this machine (CPU only)"
+    else:
+        reason = status["reason"] or "no CUDA device"
+    return None, reason, status
+
+
+def _cuda_status() -> BackendStatus:
+    info = _compiled("cuda")
+    module, reason, details = _load_cuda()
+    details = {"architectures": info.get("architectures"), **details}
+    return BackendStatus("cuda", info["compiled"], info["version"], module is not None, reason, details)
+
+
+def status(name: str) -> BackendStatus:
+    """The status of one backend: ``"onednn"``, ``"torch"`` or ``"cuda"``."""
+    checks = {"onednn": _onednn_status, "torch": _torch_status, "cuda": _cuda_status}
+    if name not in checks:
+        raise KeyError(f"backend={name!r} is unknown; choose one of {sorted(checks)}")
+    return checks[name]()
+
+
+def require(name: str) -> ModuleType:
+    """The extension module of a usable backend, or BackendUnavailable saying why not."""
+    loaders = {"torch": _load_torch, "cuda": _load_cuda}
+    if name not in loaders:
+        raise KeyError(f"backend={name!r} has no separate module; choose one of {sorted(loaders)}")
+    module, reason, _ = loaders[name]()
+    if module is None:
+        raise BackendUnavailable(f"the {name} backend is not usable: {reason}")
+    return module
+
+
+def build_info() -> dict[str, Any]:
+    """What servelab was compiled with and which backends are usable now.
+
+    Returns a dict with ``version``, ``compiler``, ``build_type``, ``cxx_standard`` and
+    ``backends``: for each of onednn, torch and cuda a dict with ``compiled``,
+    ``compiled_version``, ``usable``, ``reason`` (empty when usable) and backend details
+    (runtime versions, GPU count and name).
+    """
+    info = _core.build_info()
+    info["backends"] = {name: _as_dict(status(name)) for name in ("onednn", "torch", "cuda")}
+    return info
+
+
+def _as_dict(s: BackendStatus) -> dict[str, Any]:
+    d = asdict(s)
+    del d["name"]
+    return d
