@@ -1,6 +1,7 @@
 #include <pybind11/pybind11.h>
 
 #include <chrono>
+#include <string>
 
 #include "long_call.hpp"
 #include "servelab/core/errors.hpp"
@@ -51,6 +52,16 @@ void init_core(py::module_& m) {
       py::arg("seconds"),
       "Busy-loops in C++ for `seconds` with the GIL released; Ctrl-C stops it with KeyboardInterrupt.\n"
       "Returns the number of iterations made.");
+  testing.def(
+      "throw_error",
+      [](const std::string& kind, const std::string& message) {
+        if (kind == "value") throw ValueError(message);
+        if (kind == "key") throw KeyError(message);
+        if (kind == "runtime") throw RuntimeError(message);
+        throw ValueError(str("kind='", kind, "' is not one of 'value', 'key', 'runtime'"));
+      },
+      py::arg("kind"), py::arg("message"),
+      "Throws servelab's C++ exception of `kind`, to check how it arrives in Python.");
 }
 
 }  // namespace servelab::bindings

@@ -63,8 +63,12 @@ Matrix TorchScriptModel::run(const MatrixView& input) const {
     Matrix m(out.size(0), out.size(1));
     std::copy_n(out.data_ptr<float>(), m.data.size(), m.data.begin());
     return m;
+  } catch (const RuntimeError&) {
+    throw;
   } catch (const c10::Error& e) {
     throw RuntimeError(str("TorchScript forward failed: ", e.what_without_backtrace()));
+  } catch (const std::exception& e) {  // the TorchScript interpreter throws std::runtime_error
+    throw RuntimeError(str("TorchScript forward failed: ", e.what()));
   }
 }
 

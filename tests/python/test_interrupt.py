@@ -1,0 +1,59 @@
+"""Long C++ calls release the GIL and stop cleanly on Ctrl-C."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from servelab import _core
+
+
+def test_ctrl_c_stops_a_long_cpp_call_promptly():
+    timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _core.testing.spin_for(30.0)
+    finally:
+        timer.cancel()
+    # Stopped within a fraction of a second of the signal, not after 30 s.
+    assert time.monotonic() - start < 5.0
+
+
+def test_interpreter_is_usable_after_an_interrupt():
+    threading.Timer(0.05, os.kill, args=(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        _core.testing.spin_for(30.0)
+    assert _core.testing.spin_for(0.01) > 0
+
+
+def test_long_call_releases_the_gil():
+    ticks = 0
+    stop = threading.Event()
+
+    def count():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    try:
+        time.sleep(0.01)
+        before = ticks
+        _core.testing.spin_for(0.3)
+        during = ticks - before
+    finally:
+        stop.set()
+        worker.join()
+    # With the GIL held the counter could not move while spin_for ran.
+    assert during > 10
+
+
+def test_negative_duration_is_rejected():
+    with pytest.raises(ValueError, match="seconds=-1"):
+        _core.testing.spin_for(-1.0)
