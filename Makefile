@@ -5,7 +5,8 @@ PY     := $(VENV)/bin/python
 STAMPS := .stamps
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DIR = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_tag)')
-DEV_DEFINES := -Ccmake.define.SERVELAB_BUILD_TESTS=ON -Ccmake.define.SERVELAB_BUILD_BENCHMARKS=ON
+# A fixed build directory: re-running the editable install recompiles only what changed.
+DEV_DEFINES := -Cbuild-dir=build/{cache_tag} -Ccmake.define.SERVELAB_BUILD_TESTS=ON -Ccmake.define.SERVELAB_BUILD_BENCHMARKS=ON
 
 .PHONY: setup build demo test test-cpp test-python bench lint format clean
 
