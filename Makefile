@@ -56,8 +56,8 @@ lint: setup
 	clang-format --dry-run --Werror $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'benchmarks/cpp/*.cpp')
 
 format: setup
-	$(VENV)/bin/ruff check --fix python tests benchmarks
 	$(VENV)/bin/ruff format python tests benchmarks
+	$(VENV)/bin/ruff check --fix python tests benchmarks
 	clang-format -i $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'benchmarks/cpp/*.cpp')
 
 clean:

@@ -74,7 +74,7 @@ def calls_per_repeat(fn: Callable[[], Any], min_repeat_s: float) -> int:
 
 
 def best_time_us(fn: Callable[[], Any], settings: Settings) -> float:
-    """Best of settings.repeats timed repeats, in microseconds per call; the calibration warms up."""
+    """Best of settings.repeats repeats, in microseconds per call (calibrating warms up)."""
     number = calls_per_repeat(fn, settings.min_repeat_s)
     best = float("inf")
     for _ in range(settings.repeats):
@@ -93,12 +93,11 @@ def compare(case: str, batch: int, ours: Batch, reference: Batch, settings: Sett
     """Checks that both give the same output on one batch, then times each on it."""
     x = inputs(batch)
     got, expected = np.asarray(ours(x)), np.asarray(reference(x))
-    if got.shape != expected.shape or not np.allclose(got, expected, atol=ATOL):
-        error = np.max(np.abs(got - expected)) if got.shape == expected.shape else "shape"
-        raise Mismatch(
-            f"{case}, batch {batch}: servelab gives {got.shape}, the reference {expected.shape}, "
-            f"max |diff| {error} (atol {ATOL})"
-        )
+    if got.shape != expected.shape:
+        raise Mismatch(f"{case}, batch {batch}: shape {got.shape}, the reference {expected.shape}")
+    if not np.allclose(got, expected, atol=ATOL):
+        error = np.max(np.abs(got - expected))
+        raise Mismatch(f"{case}, batch {batch}: max |diff| {error:.2e} exceeds atol {ATOL}")
     return Row(
         case,
         batch,
@@ -168,7 +167,9 @@ def torch_rows(settings: Settings) -> list[Row]:
 def cuda_rows(settings: Settings) -> list[Row]:
     weights = servelab.MlpWeights.random(list(WIDTHS), 1)
     model, in_numpy = servelab.CudaMlp(weights), numpy_mlp(weights)
-    return [compare("CudaMlp vs numpy", batch, model, in_numpy, settings) for batch in settings.batches]
+    return [
+        compare("CudaMlp vs numpy", batch, model, in_numpy, settings) for batch in settings.batches
+    ]
 
 
 CASES: dict[str, Callable[[Settings], list[Row]]] = {
@@ -180,12 +181,11 @@ CASES: dict[str, Callable[[Settings], list[Row]]] = {
 
 def print_table(rows: Sequence[Row], skipped: dict[str, str]) -> None:
     width = max([len("case"), *(len(r.case) for r in rows)])
-    print(f"{'case':<{width}}  {'batch':>5}  {'servelab (us)':>13}  {'reference (us)':>14}  {'ratio':>7}")
+    line = f"{{:<{width}}}  {{:>5}}  {{:>13}}  {{:>14}}  {{:>7}}"
+    print(line.format("case", "batch", "servelab (us)", "reference (us)", "ratio"))
     for r in rows:
-        print(
-            f"{r.case:<{width}}  {r.batch:>5}  {r.servelab_us:>13.1f}  {r.reference_us:>14.1f}  "
-            f"{r.ratio:>7.2f}"
-        )
+        times = f"{r.servelab_us:.1f}", f"{r.reference_us:.1f}", f"{r.ratio:.2f}"
+        print(line.format(r.case, r.batch, *times))
     print("ratio = reference time / servelab time (above 1: servelab is faster)")
     for name, reason in skipped.items():
         print(f"{name}: skipped ({reason})")
@@ -209,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = SMOKE if args.smoke else FULL
 
-    print(f"MLP {list(WIDTHS)}, best of {settings.repeats} repeats, batches {list(settings.batches)}")
+    print(
+        f"MLP {list(WIDTHS)}, best of {settings.repeats} repeats, batches {list(settings.batches)}"
+    )
     rows: list[Row] = []
     skipped: dict[str, str] = {}
     for name, run_case in CASES.items():

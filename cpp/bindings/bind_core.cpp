@@ -4,8 +4,8 @@
 #include <string>
 
 #include "long_call.hpp"
-#include "servelab/core/errors.hpp"
 #include "servelab/core/build_info.hpp"
+#include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
 
 namespace py = pybind11;
@@ -46,8 +46,8 @@ void init_core(py::module_& m) {
       [](double seconds) {
         if (!(seconds >= 0)) throw ValueError(str("seconds=", seconds, " must be >= 0"));
         LongCall call;
-        return core::spin_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double>(seconds)));
+        return core::spin_for(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)));
       },
       py::arg("seconds"),
       "Busy-loops in C++ for `seconds` with the GIL released; Ctrl-C stops it with KeyboardInterrupt.\n"

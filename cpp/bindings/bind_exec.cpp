@@ -8,8 +8,8 @@
 
 #include "long_call.hpp"
 #include "numpy_matrix.hpp"
-#include "servelab/exec/mlp.hpp"
 #include "servelab/build_config.hpp"
+#include "servelab/exec/mlp.hpp"
 #if SERVELAB_HAS_ONEDNN
 #include "servelab/exec/onednn_mlp.hpp"
 #endif

@@ -13,17 +13,20 @@ PYBIND11_MODULE(_cuda, m) {
   m.doc() = "servelab's CUDA backend. Use servelab.CudaMlp and servelab.build_info() instead.";
   servelab::bindings::register_error_translators();
   py::module_::import("servelab._core");  // registers the Model and MlpWeights classes
-  m.def("status", [] {
-    const auto s = servelab::exec::cuda_status();
-    py::dict d;
-    d["device_count"] = s.device_count;
-    d["reason"] = s.reason;
-    d["runtime_version"] = s.runtime_version;
-    d["driver_version"] = s.driver_version;
-    d["device_name"] = s.device_name;
-    d["compute_capability"] = s.compute_capability;
-    return d;
-  }, "Devices the CUDA runtime sees now, or why it sees none.");
+  m.def(
+      "status",
+      [] {
+        const auto s = servelab::exec::cuda_status();
+        py::dict d;
+        d["device_count"] = s.device_count;
+        d["reason"] = s.reason;
+        d["runtime_version"] = s.runtime_version;
+        d["driver_version"] = s.driver_version;
+        d["device_name"] = s.device_name;
+        d["compute_capability"] = s.compute_capability;
+        return d;
+      },
+      "Devices the CUDA runtime sees now, or why it sees none.");
   py::class_<servelab::exec::CudaMlp, servelab::exec::Model, std::shared_ptr<servelab::exec::CudaMlp>>(
       m, "CudaMlp", "The MLP on a GPU: cuBLAS SGEMM per layer plus servelab's bias/ReLU kernel.")
       .def(py::init<servelab::exec::MlpWeights, int>(), py::arg("weights"), py::arg("device") = 0,

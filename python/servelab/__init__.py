@@ -32,7 +32,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'servelab' has no attribute {name!r}")
     if backend == "onednn":
         if not hasattr(_core, name):
-            raise BackendUnavailable(f"the onednn backend is not usable: {backends.status('onednn').reason}")
+            raise BackendUnavailable(
+                f"the onednn backend is not usable: {backends.status('onednn').reason}"
+            )
         return getattr(_core, name)
     return getattr(backends.require(backend), name)
 

@@ -67,7 +67,9 @@ def _load_torch() -> tuple[ModuleType | None, str, dict[str, Any]]:
 def _torch_status() -> BackendStatus:
     info = _compiled("torch")
     module, reason, details = _load_torch()
-    return BackendStatus("torch", info["compiled"], info["version"], module is not None, reason, details)
+    return BackendStatus(
+        "torch", info["compiled"], info["version"], module is not None, reason, details
+    )
 
 
 @functools.cache
@@ -93,7 +95,9 @@ def _cuda_status() -> BackendStatus:
     info = _compiled("cuda")
     module, reason, details = _load_cuda()
     details = {"architectures": info.get("architectures"), **details}
-    return BackendStatus("cuda", info["compiled"], info["version"], module is not None, reason, details)
+    return BackendStatus(
+        "cuda", info["compiled"], info["version"], module is not None, reason, details
+    )
 
 
 def status(name: str) -> BackendStatus:

@@ -12,7 +12,10 @@ from .backends import build_info
 
 
 def _print_build_info(info: dict[str, Any]) -> None:
-    print(f"servelab {info['version']} ({info['build_type']}, {info['compiler']}, C++ {info['cxx_standard']})")
+    print(
+        f"servelab {info['version']} ({info['build_type']}, {info['compiler']}, "
+        f"C++ {info['cxx_standard']})"
+    )
     for name, b in info["backends"].items():
         compiled = f"compiled ({b['compiled_version']})" if b["compiled"] else "not compiled"
         usable = "usable: yes" if b["usable"] else f"usable: no ({b['reason']})"
@@ -42,7 +45,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 print(f"  {r['backend']:<7} skipped: {r['reason']}")
                 continue
             verdict = "ok" if r["passed"] else "MISMATCH"
-            line = f"  {r['backend']:<7} {verdict}: max |diff| vs {r['against']} = {r['max_abs_error']:.2e}"
+            line = (
+                f"  {r['backend']:<7} {verdict}: "
+                f"max |diff| vs {r['against']} = {r['max_abs_error']:.2e}"
+            )
             if "speedup_vs_reference" in r:
                 line += f", {r['speedup_vs_reference']:.1f}x faster than the reference"
             print(line)
@@ -57,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     info.set_defaults(run=_cmd_info)
     demo = sub.add_parser("demo", help="build info plus each backend's smoke work (the main job)")
     demo.add_argument("--json", action="store_true", help="print JSON")
-    demo.add_argument("--batch", type=int, default=64, help="batch size of the smoke work (default 64)")
+    demo.add_argument(
+        "--batch", type=int, default=64, help="batch size of the smoke work (default 64)"
+    )
     demo.set_defaults(run=_cmd_demo)
     args = parser.parse_args(argv)
     if getattr(args, "batch", 1) <= 0:

@@ -35,7 +35,9 @@ def _skipped(name: str, reason: str) -> dict[str, Any]:
     return {"backend": name, "ran": False, "passed": None, "reason": reason}
 
 
-def _compare(name: str, got: np.ndarray, expected: np.ndarray, against: str, **extra: Any) -> dict[str, Any]:
+def _compare(
+    name: str, got: np.ndarray, expected: np.ndarray, against: str, **extra: Any
+) -> dict[str, Any]:
     error = float(np.max(np.abs(got - expected)))
     return {
         "backend": name,
@@ -48,7 +50,9 @@ def _compare(name: str, got: np.ndarray, expected: np.ndarray, against: str, **e
     }
 
 
-def check_onednn(batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0) -> dict[str, Any]:
+def check_onednn(
+    batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0
+) -> dict[str, Any]:
     """oneDNN inner-product MLP vs the C++ reference MLP, plus their speed ratio."""
     status = backends.status("onednn")
     if not status.usable:
@@ -60,10 +64,14 @@ def check_onednn(batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed
     onednn, reference = OneDnnMlp(weights), ReferenceMlp(weights)
     got, expected = onednn(x), reference(x)
     speedup = _best_time(lambda: reference(x), 3) / _best_time(lambda: onednn(x), 10)
-    return _compare("onednn", got, expected, "ReferenceMlp (C++ loops)", speedup_vs_reference=speedup)
+    return _compare(
+        "onednn", got, expected, "ReferenceMlp (C++ loops)", speedup_vs_reference=speedup
+    )
 
 
-def check_torch(batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0) -> dict[str, Any]:
+def check_torch(
+    batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0
+) -> dict[str, Any]:
     """A TorchScript module saved from Python, loaded and run by C++ on a numpy batch, vs torch."""
     status = backends.status("torch")
     if not status.usable:
@@ -89,7 +97,9 @@ def check_torch(batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed:
     return _compare("torch", model(x), expected, f"torch {torch.__version__} in Python")
 
 
-def check_cuda(batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0) -> dict[str, Any]:
+def check_cuda(
+    batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0
+) -> dict[str, Any]:
     """cuBLAS + servelab's bias/ReLU kernel on the GPU vs the C++ reference MLP."""
     status = backends.status("cuda")
     if not status.usable:
@@ -100,7 +110,9 @@ def check_cuda(batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: 
     x = np.random.default_rng(seed).standard_normal((batch, widths[0]), dtype=np.float32)
     got = CudaMlp(weights)(x)
     device = status.details.get("device_name", "")
-    return _compare("cuda", got, ReferenceMlp(weights)(x), "ReferenceMlp (C++ loops)", device=device)
+    return _compare(
+        "cuda", got, ReferenceMlp(weights)(x), "ReferenceMlp (C++ loops)", device=device
+    )
 
 
 def run_all(batch: int = 64) -> list[dict[str, Any]]:

@@ -8,6 +8,8 @@ RUNNER = Path(__file__).parents[2] / "benchmarks" / "python" / "run.py"
 
 
 def test_python_benchmark_runner_smoke():
-    proc = subprocess.run([sys.executable, str(RUNNER), "--smoke"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), "--smoke"], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ratio" in proc.stdout

@@ -30,14 +30,19 @@ def test_cuda_reports_architectures_hopper_with_ptx():
 
 def test_cli_info_json_matches_build_info():
     out = subprocess.run(
-        [sys.executable, "-m", "servelab", "info", "--json"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "servelab", "info", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert json.loads(out) == servelab.build_info()
 
 
 def test_cli_demo_json_runs_backend_smoke_work():
     proc = subprocess.run(
-        [sys.executable, "-m", "servelab", "demo", "--json", "--batch", "8"], capture_output=True, text=True
+        [sys.executable, "-m", "servelab", "demo", "--json", "--batch", "8"],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -50,6 +55,8 @@ def test_cli_demo_json_runs_backend_smoke_work():
 
 
 def test_cli_rejects_bad_batch():
-    proc = subprocess.run([sys.executable, "-m", "servelab", "demo", "--batch", "0"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "servelab", "demo", "--batch", "0"], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "--batch must be positive, got 0" in proc.stderr

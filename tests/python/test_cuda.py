@@ -14,8 +14,11 @@ from .conftest import skip_unless_usable
 
 
 def test_importing_servelab_needs_no_cuda_or_torch():
-    code = "import sys, servelab; print(sorted(m for m in sys.modules if m in ('servelab._cuda', 'servelab._torch', 'torch')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    optional = ("servelab._cuda", "servelab._torch", "torch")
+    code = f"import sys, servelab; print(sorted(m for m in sys.modules if m in {optional!r}))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -23,7 +26,9 @@ def test_unusable_cuda_raises_with_the_reason():
     status = backends.status("cuda")
     if status.usable:
         pytest.skip("a usable GPU is present")
-    with pytest.raises(servelab.BackendUnavailable, match=re.escape(f"cuda backend is not usable: {status.reason}")):
+    with pytest.raises(
+        servelab.BackendUnavailable, match=re.escape(f"cuda backend is not usable: {status.reason}")
+    ):
         servelab.CudaMlp  # noqa: B018
 
 

@@ -20,10 +20,16 @@ def test_unknown_error_kind_names_the_value():
 
 def test_bad_weights_name_the_layer_and_value():
     w = np.zeros((4, 3), np.float32)
-    with pytest.raises(ValueError, match=r"layers\[0\]\.bias has 2 values, expected out_features=4"):
+    with pytest.raises(
+        ValueError, match=r"layers\[0\]\.bias has 2 values, expected out_features=4"
+    ):
         servelab.MlpWeights([(w, np.zeros(2, np.float32))])
-    with pytest.raises(ValueError, match=r"layers\[1\]\.weight expects 5 inputs but layers\[0\] produces 4"):
-        servelab.MlpWeights([(w, np.zeros(4, np.float32)), (np.zeros((2, 5), np.float32), np.zeros(2, np.float32))])
+    with pytest.raises(
+        ValueError, match=r"layers\[1\]\.weight expects 5 inputs but layers\[0\] produces 4"
+    ):
+        servelab.MlpWeights(
+            [(w, np.zeros(4, np.float32)), (np.zeros((2, 5), np.float32), np.zeros(2, np.float32))]
+        )
     with pytest.raises(ValueError, match="layers is empty"):
         servelab.MlpWeights([])
     with pytest.raises(ValueError, match=r"widths\[1\]=0 is not positive"):
@@ -32,7 +38,9 @@ def test_bad_weights_name_the_layer_and_value():
 
 def test_bad_input_shapes_name_the_shape(mlp_weights):
     model = servelab.ReferenceMlp(mlp_weights)
-    with pytest.raises(ValueError, match=r"input must be 2-D \[batch, features\], got shape \(32\)"):
+    with pytest.raises(
+        ValueError, match=r"input must be 2-D \[batch, features\], got shape \(32\)"
+    ):
         model(np.zeros(32, np.float32))
     with pytest.raises(ValueError, match="input has 31 features, the model expects in_features=32"):
         model(np.zeros((2, 31), np.float32))

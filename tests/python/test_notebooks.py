@@ -1,12 +1,15 @@
 """Every notebook in notebooks/ runs top to bottom (at reduced size) without an error."""
 
-import os
 from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed (pip install -r requirements/dev.txt)")
-nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -r requirements/dev.txt)")
+nbformat = pytest.importorskip(
+    "nbformat", reason="nbformat is not installed (pip install -r requirements/dev.txt)"
+)
+nbclient = pytest.importorskip(
+    "nbclient", reason="nbclient is not installed (pip install -r requirements/dev.txt)"
+)
 
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 
@@ -16,7 +19,9 @@ NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 def test_notebook_executes(path, monkeypatch):
     monkeypatch.setenv("SERVELAB_NOTEBOOK_SMALL", "1")
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()
 
 

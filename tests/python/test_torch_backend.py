@@ -44,10 +44,14 @@ def test_torchscript_matches_servelab_mlp_with_the_same_weights(tmp_path):
     module = _scripted_mlp((16, 24, 4))
     torch.jit.save(module, str(tmp_path / "m.pt"))
     linears = [m for m in module.modules() if m.original_name == "Linear"]
-    weights = servelab.MlpWeights([(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears])
+    weights = servelab.MlpWeights(
+        [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
+    )
     x = np.random.default_rng(0).standard_normal((10, 16), dtype=np.float32)
     np.testing.assert_allclose(
-        servelab.TorchScriptModel(str(tmp_path / "m.pt"))(x), servelab.ReferenceMlp(weights)(x), atol=1e-5
+        servelab.TorchScriptModel(str(tmp_path / "m.pt"))(x),
+        servelab.ReferenceMlp(weights)(x),
+        atol=1e-5,
     )
 
 

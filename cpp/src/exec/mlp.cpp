@@ -17,16 +17,16 @@ void MlpWeights::validate() const {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto& layer = layers[i];
     if (layer.weight.rows <= 0 || layer.weight.cols <= 0) {
-      throw ValueError(str("layers[", i, "].weight has shape [", layer.weight.rows, ", ",
-                           layer.weight.cols, "]; both dimensions must be positive"));
+      throw ValueError(str("layers[", i, "].weight has shape [", layer.weight.rows, ", ", layer.weight.cols,
+                           "]; both dimensions must be positive"));
     }
     if (static_cast<std::int64_t>(layer.weight.data.size()) != layer.weight.rows * layer.weight.cols) {
       throw ValueError(str("layers[", i, "].weight holds ", layer.weight.data.size(), " values, shape says ",
                            layer.weight.rows * layer.weight.cols));
     }
     if (static_cast<std::int64_t>(layer.bias.size()) != layer.weight.rows) {
-      throw ValueError(str("layers[", i, "].bias has ", layer.bias.size(), " values, expected out_features=",
-                           layer.weight.rows));
+      throw ValueError(
+          str("layers[", i, "].bias has ", layer.bias.size(), " values, expected out_features=", layer.weight.rows));
     }
     if (i > 0 && layer.weight.cols != layers[i - 1].weight.rows) {
       throw ValueError(str("layers[", i, "].weight expects ", layer.weight.cols, " inputs but layers[", i - 1,

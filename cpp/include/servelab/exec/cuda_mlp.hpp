@@ -12,10 +12,10 @@ namespace servelab::exec {
 
 struct CudaStatus {
   int device_count = 0;
-  std::string reason;       // why no device is usable; empty when device_count > 0
-  int runtime_version = 0;  // e.g. 13000
-  int driver_version = 0;   // 0 without a driver
-  std::string device_name;  // of device 0
+  std::string reason;          // why no device is usable; empty when device_count > 0
+  int runtime_version = 0;     // e.g. 13000
+  int driver_version = 0;      // 0 without a driver
+  std::string device_name;     // of device 0
   int compute_capability = 0;  // of device 0, e.g. 90
 };
 

@@ -125,8 +125,8 @@ Matrix CudaMlp::run(const MatrixView& input) const {
     const int batch = static_cast<int>(input.rows);
     DeviceBuffer next(static_cast<std::size_t>(batch) * out);
     // Row-major Y[batch,out] = X[batch,in] W^T is column-major Y^T = W X^T, with W^T col-major [in,out].
-    check(cublasSgemm(impl_->handle, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, impl_->layer_weights[l].ptr,
-                      in, current.ptr, in, &zero, next.ptr, out),
+    check(cublasSgemm(impl_->handle, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, impl_->layer_weights[l].ptr, in,
+                      current.ptr, in, &zero, next.ptr, out),
           "cublasSgemm");
     const long long n = static_cast<long long>(batch) * out;
     const int threads = 256;

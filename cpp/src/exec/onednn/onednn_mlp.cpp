@@ -39,8 +39,7 @@ dnnl::inner_product_forward::primitive_desc make_layer_desc(const dnnl::engine& 
 #else
   if (relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(ops);
-  const dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, weights_md, bias_md,
-                                               dst_md);
+  const dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, weights_md, bias_md, dst_md);
   return {desc, attr, engine};
 #endif
 }

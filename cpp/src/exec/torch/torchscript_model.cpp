@@ -48,8 +48,8 @@ Matrix TorchScriptModel::run(const MatrixView& input) const {
   try {
     c10::InferenceMode guard;
     // from_blob does not copy; to(device) copies only when the device is not the CPU.
-    auto in = torch::from_blob(const_cast<float*>(input.data), {input.rows, input.cols}, torch::kFloat32)
-                  .to(impl_->device);
+    auto in =
+        torch::from_blob(const_cast<float*>(input.data), {input.rows, input.cols}, torch::kFloat32).to(impl_->device);
     auto result = impl_->module.forward({in});
     if (!result.isTensor()) {
       throw RuntimeError(str("forward returned ", result.tagKind(), ", expected one tensor"));
@@ -57,8 +57,8 @@ Matrix TorchScriptModel::run(const MatrixView& input) const {
     auto out = result.toTensor().to(torch::kCPU, torch::kFloat32).contiguous();
     if (out.dim() == 1) out = out.unsqueeze(1);
     if (out.dim() != 2 || out.size(0) != input.rows) {
-      throw RuntimeError(str("forward returned a tensor of shape ", out.sizes(), ", expected [", input.rows,
-                             ", features]"));
+      throw RuntimeError(
+          str("forward returned a tensor of shape ", out.sizes(), ", expected [", input.rows, ", features]"));
     }
     Matrix m(out.size(0), out.size(1));
     std::copy_n(out.data_ptr<float>(), m.data.size(), m.data.begin());
