@@ -37,7 +37,7 @@ def _compiled(name: str) -> dict[str, Any]:
 def _onednn_status() -> BackendStatus:
     info = _compiled("onednn")
     if not info["compiled"]:
-        return BackendStatus("onednn", False, None, False, "not compiled: no oneDNN at build time")
+        return BackendStatus("onednn", False, None, False, "not compiled: disabled, or no oneDNN found at build time")
     runtime = _core.onednn_runtime_version()
     return BackendStatus("onednn", True, info["version"], True, "", {"runtime_version": runtime})
 
@@ -76,7 +76,7 @@ def _torch_status() -> BackendStatus:
 def _load_cuda() -> tuple[ModuleType | None, str, dict[str, Any]]:
     info = _compiled("cuda")
     if not info["compiled"]:
-        return None, "not compiled: no nvcc or cuBLAS at build time", {}
+        return None, "not compiled: disabled, or no nvcc or cuBLAS found at build time", {}
     try:
         module = importlib.import_module("servelab._cuda")
     except ImportError as e:  # e.g. cuBLAS missing on this machine
