@@ -6,6 +6,7 @@
 namespace servelab::bindings {
 void init_core(pybind11::module_& m);
 void init_exec(pybind11::module_& m);
+void init_workload(pybind11::module_& m);
 }  // namespace servelab::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -13,4 +14,5 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::register_error_translators();
   servelab::bindings::init_core(m);
   servelab::bindings::init_exec(m);
+  servelab::bindings::init_workload(m);
 }

@@ -10,13 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core, backends
+from . import _core, backends, workload
 from ._core import MlpWeights, Model, ReferenceMlp
 from .backends import BackendUnavailable, build_info
+from .workload import list_arrival_processes
 
 __version__: str = _core.build_info()["version"]
 
-__all__ = ["BackendUnavailable", "MlpWeights", "Model", "ReferenceMlp", "build_info", "__version__"]
+__all__ = [
+    "BackendUnavailable",
+    "MlpWeights",
+    "Model",
+    "ReferenceMlp",
+    "__version__",
+    "build_info",
+    "list_arrival_processes",
+    "workload",
+]
 
 # name -> (backend, module attribute); resolved lazily by __getattr__ below.
 _BACKEND_MODELS = {

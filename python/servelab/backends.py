@@ -37,7 +37,9 @@ def _compiled(name: str) -> dict[str, Any]:
 def _onednn_status() -> BackendStatus:
     info = _compiled("onednn")
     if not info["compiled"]:
-        return BackendStatus("onednn", False, None, False, "not compiled: disabled, or no oneDNN found at build time")
+        return BackendStatus(
+            "onednn", False, None, False, "not compiled: disabled, or no oneDNN found at build time"
+        )
     runtime = _core.onednn_runtime_version()
     return BackendStatus("onednn", True, info["version"], True, "", {"runtime_version": runtime})
 

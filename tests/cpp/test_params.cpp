@@ -45,18 +45,26 @@ TEST(Params, ErrorsNameEntryParameterAndValue) {
               Params("toy", specs(), {{"rate", std::numeric_limits<double>::infinity()}});
             }),
             "toy: rate=inf must be finite");
-  EXPECT_EQ(error_of<ValueError>([] { Params("toy", specs(), {{"rate", 1.0}, {"max_batch", 2.5}}); }),
+  EXPECT_EQ(error_of<ValueError>([] {
+              Params("toy", specs(), {{"rate", 1.0}, {"max_batch", 2.5}});
+            }),
             "toy: max_batch=2.5 is not a int");
-  EXPECT_EQ(error_of<ValueError>([] { Params("toy", specs(), {{"rate", 1.0}, {"max_batch", std::int64_t{0}}}); }),
+  EXPECT_EQ(error_of<ValueError>([] {
+              Params("toy", specs(), {{"rate", 1.0}, {"max_batch", std::int64_t{0}}});
+            }),
             "toy: max_batch=0 must be >= 1");
-  EXPECT_EQ(error_of<ValueError>([] { Params("toy", specs(), {{"rate", 1.0}, {"order", std::string("lifo")}}); }),
+  EXPECT_EQ(error_of<ValueError>([] {
+              Params("toy", specs(), {{"rate", 1.0}, {"order", std::string("lifo")}});
+            }),
             "toy: order='lifo' is not one of 'fifo', 'edf'");
   EXPECT_EQ(error_of<ValueError>([] { Params("toy", specs(), {{"rate", true}}); }), "toy: rate=true is not a float");
   EXPECT_EQ(error_of<ValueError>([] {
               Params("toy", specs(), {{"rate", 1.0}, {"sizes", std::vector<double>{1, -2}}});
             }),
             "toy: sizes=-2 (element 1 of sizes) must be >= 0");
-  EXPECT_EQ(error_of<KeyError>([] { Params("toy", specs(), {{"rat", 1.0}}); }),
+  EXPECT_EQ(error_of<KeyError>([] {
+              Params("toy", specs(), {{"rat", 1.0}});
+            }),
             "toy has no parameter 'rat'; its parameters are: rate, order, max_batch, sizes, adaptive");
 }
 
@@ -81,8 +89,7 @@ TEST(SpecParser, ErrorsPointAtTheCharacter) {
   EXPECT_EQ(error_of<ValueError>([] { parse_spec("p(x=[1, y])"); }),
             "spec 'p(x=[1, y])' at character 9: 'y' is not a number");
   EXPECT_EQ(error_of<ValueError>([] { parse_spec("(x=1)"); }), "spec '(x=1)' at character 1: expected a name");
-  EXPECT_EQ(error_of<ValueError>([] { parse_spec("p(x='a)"); }),
-            "spec 'p(x='a)' at character 5: unterminated string");
+  EXPECT_EQ(error_of<ValueError>([] { parse_spec("p(x='a)"); }), "spec 'p(x='a)' at character 5: unterminated string");
   EXPECT_EQ(error_of<ValueError>([] { parse_spec("p() q"); }),
             "spec 'p() q' at character 5: unexpected text after ')'");
 }
@@ -94,15 +101,18 @@ struct Thing {
 TEST(Registry, BuildsByNameAndSpecAndListsSorted) {
   Registry<Thing> registry("thing");
   registry.add({"zeta", "last", {}, [](const Params&) { return std::make_shared<Thing>(Thing{0}); }});
-  registry.add({"alpha", "first", {ParamSpec::positive("rate", 1.0, "r")},
-                [](const Params& p) { return std::make_shared<Thing>(Thing{p.get_float("rate")}); }});
+  registry.add({"alpha", "first", {ParamSpec::positive("rate", 1.0, "r")}, [](const Params& p) {
+                  return std::make_shared<Thing>(Thing{p.get_float("rate")});
+                }});
   EXPECT_DOUBLE_EQ(registry.make("alpha", {})->rate, 1.0);
   EXPECT_DOUBLE_EQ(registry.make("alpha(rate=7)")->rate, 7.0);
   const auto entries = registry.entries();
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0]->name, "alpha");
   EXPECT_EQ(error_of<KeyError>([&] { registry.make("beta", {}); }), "unknown thing 'beta'; registered: alpha, zeta");
-  EXPECT_EQ(error_of<ValueError>([&] { registry.add({"alpha", "", {}, nullptr}); }),
+  EXPECT_EQ(error_of<ValueError>([&] {
+              registry.add({"alpha", "", {}, nullptr});
+            }),
             "thing 'alpha' is already registered");
   EXPECT_EQ(error_of<ValueError>([&] { registry.make("alpha(rate=0)"); }), "alpha: rate=0 must be > 0");
 }

@@ -17,8 +17,8 @@ std::string join_names(const std::vector<ParamSpec>& specs) {
 // Converts `value` to the spec's type where that loses nothing (3 -> 3.0, 2.0 -> 2).
 ParamValue coerce(const std::string& entry, const ParamSpec& spec, const ParamValue& value) {
   const auto fail = [&] {
-    return ValueError(str(entry, ": ", spec.name, "=", format_param_value(value), " is not a ",
-                          param_type_name(spec.type)));
+    return ValueError(
+        str(entry, ": ", spec.name, "=", format_param_value(value), " is not a ", param_type_name(spec.type)));
   };
   switch (spec.type) {
     case ParamType::Bool:
@@ -26,8 +26,8 @@ ParamValue coerce(const std::string& entry, const ParamSpec& spec, const ParamVa
       throw fail();
     case ParamType::Int:
       if (std::holds_alternative<std::int64_t>(value)) return value;
-      if (const double* d = std::get_if<double>(&value); d && std::isfinite(*d) && std::trunc(*d) == *d &&
-                                                          std::abs(*d) < 9.0e18) {
+      if (const double* d = std::get_if<double>(&value);
+          d && std::isfinite(*d) && std::trunc(*d) == *d && std::abs(*d) < 9.0e18) {
         return static_cast<std::int64_t>(*d);
       }
       throw fail();
@@ -48,8 +48,8 @@ ParamValue coerce(const std::string& entry, const ParamSpec& spec, const ParamVa
 void check_range(const std::string& entry, const ParamSpec& spec, double x, const std::string& shown) {
   if (std::isnan(x)) throw ValueError(str(entry, ": ", spec.name, "=", shown, " is NaN"));
   if (spec.min && (spec.min_exclusive ? !(x > *spec.min) : !(x >= *spec.min))) {
-    throw ValueError(str(entry, ": ", spec.name, "=", shown, " must be ", spec.min_exclusive ? "> " : ">= ",
-                         *spec.min));
+    throw ValueError(
+        str(entry, ": ", spec.name, "=", shown, " must be ", spec.min_exclusive ? "> " : ">= ", *spec.min));
   }
   if (spec.max && !(x <= *spec.max)) {
     throw ValueError(str(entry, ": ", spec.name, "=", shown, " must be <= ", *spec.max));

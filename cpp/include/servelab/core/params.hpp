@@ -28,7 +28,7 @@ struct ParamSpec {
   std::string doc;
   std::optional<double> min;  // numbers (and every element of a list)
   std::optional<double> max;
-  bool min_exclusive = false;  // true: value must be > min (e.g. a rate)
+  bool min_exclusive = false;        // true: value must be > min (e.g. a rate)
   std::vector<std::string> choices;  // strings: the allowed values, if restricted
 
   // Shorthands for the common cases.

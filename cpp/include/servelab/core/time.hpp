@@ -26,9 +26,7 @@ inline Nanos seconds_to_nanos(double seconds, const char* field = "seconds") {
   return static_cast<Nanos>(ns);
 }
 
-inline Nanos millis_to_nanos(double millis, const char* field = "ms") {
-  return seconds_to_nanos(millis / 1e3, field);
-}
+inline Nanos millis_to_nanos(double millis, const char* field = "ms") { return seconds_to_nanos(millis / 1e3, field); }
 
 inline constexpr double nanos_to_seconds(Nanos ns) { return static_cast<double>(ns) / kNanosPerSecond; }
 inline constexpr double nanos_to_millis(Nanos ns) { return static_cast<double>(ns) / kNanosPerMilli; }

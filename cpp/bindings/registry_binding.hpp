@@ -1,0 +1,81 @@
+// Exposes a Registry<Product> to Python: list_<plural>() describes every entry and its typed
+// parameters; make_<singular>(spec, **kwargs) builds one from "name(a=1)" or a name plus keywords.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "servelab/core/registry.hpp"
+
+namespace servelab::bindings {
+
+inline pybind11::object param_value_to_python(const ParamValue& value) {
+  return std::visit([](const auto& v) { return pybind11::object(pybind11::cast(v)); }, value);
+}
+
+inline pybind11::dict describe_param(const ParamSpec& spec) {
+  pybind11::dict d;
+  d["name"] = spec.name;
+  d["type"] = std::string(param_type_name(spec.type));
+  d["required"] = !spec.default_value.has_value();
+  d["default"] = spec.default_value ? param_value_to_python(*spec.default_value) : pybind11::none();
+  d["doc"] = spec.doc;
+  d["min"] = spec.min ? pybind11::object(pybind11::float_(*spec.min)) : pybind11::none();
+  d["min_exclusive"] = spec.min_exclusive;
+  d["max"] = spec.max ? pybind11::object(pybind11::float_(*spec.max)) : pybind11::none();
+  d["choices"] = spec.choices;
+  return d;
+}
+
+// Python keyword arguments to ParamArgs; a value of an unsupported type names the parameter.
+inline ParamArgs args_from_python(const pybind11::kwargs& kwargs) {
+  ParamArgs args;
+  for (const auto& [key, value] : kwargs) {
+    const auto name = pybind11::cast<std::string>(key);
+    try {
+      args[name] = pybind11::cast<ParamValue>(value);
+    } catch (const pybind11::cast_error&) {
+      throw ValueError(str(name, "=", pybind11::cast<std::string>(pybind11::repr(value)),
+                           " is not a bool, int, float, str or list of floats"));
+    }
+  }
+  return args;
+}
+
+// `get_registry` returns the (lazily filled) registry; products must already be bound.
+template <typename Product, typename GetRegistry>
+void bind_registry(pybind11::module_& m, const std::string& singular, const std::string& plural,
+                   GetRegistry get_registry) {
+  m.def(("list_" + plural).c_str(),
+        [get_registry] {
+          pybind11::list out;
+          for (const auto* entry : get_registry().entries()) {
+            pybind11::dict d;
+            d["name"] = entry->name;
+            d["doc"] = entry->doc;
+            pybind11::list params;
+            for (const auto& p : entry->params) params.append(describe_param(p));
+            d["params"] = params;
+            out.append(d);
+          }
+          return out;
+        },
+        ("Every registered " + singular + ": name, doc and typed parameters.").c_str());
+  m.def(("make_" + singular).c_str(),
+        [get_registry](const std::string& spec, const pybind11::kwargs& kwargs) {
+          const auto& registry = get_registry();
+          if (kwargs.empty()) return registry.make(spec);
+          auto [name, args] = parse_spec(spec);
+          for (auto& [key, value] : args_from_python(kwargs)) {
+            if (args.count(key)) throw ValueError(str("parameter '", key, "' is given in the spec and as a keyword"));
+            args[key] = std::move(value);
+          }
+          return registry.make(name, args);
+        },
+        pybind11::arg("spec"),
+        ("Builds a " + singular + " from 'name(a=1, ...)' or a name plus keyword arguments.").c_str());
+}
+
+}  // namespace servelab::bindings
