@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "long_call.hpp"
+#include "numpy_owner.hpp"
 #include "registry_binding.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/workload/arrival_registry.hpp"
@@ -39,17 +40,6 @@ std::span<const double> as_span(const DoubleArray& array, const char* name) {
     throw ValueError(str(name, " must be 1-D, got shape (", shape, ")"));
   }
   return {array.data(), static_cast<std::size_t>(array.size())};
-}
-
-// Hands a vector to numpy without copying: the array owns it through a capsule.
-template <typename T>
-py::array_t<T> to_numpy(std::vector<T>&& values) {
-  auto owner = std::make_unique<std::vector<T>>(std::move(values));
-  const auto size = static_cast<py::ssize_t>(owner->size());
-  T* data = owner->data();
-  py::capsule free_when_done(owner.get(), [](void* p) { delete static_cast<std::vector<T>*>(p); });
-  owner.release();
-  return py::array_t<T>({size}, {static_cast<py::ssize_t>(sizeof(T))}, data, free_when_done);
 }
 
 // Any Python integer (int, numpy integer) in [0, 2**64); ValueError naming seed otherwise.

@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/exec/tensor.hpp"
 
@@ -31,9 +32,7 @@ inline exec::Matrix to_matrix(const FloatArray& array, const char* name) {
 }
 
 inline pybind11::array_t<float> to_numpy(exec::Matrix&& matrix) {
-  auto* owner = new std::vector<float>(std::move(matrix.data));
-  pybind11::capsule free_when_done(owner, [](void* p) { delete static_cast<std::vector<float>*>(p); });
-  return pybind11::array_t<float>({matrix.rows, matrix.cols}, owner->data(), free_when_done);
+  return to_numpy(std::move(matrix.data), {matrix.rows, matrix.cols});
 }
 
 }  // namespace servelab::bindings
