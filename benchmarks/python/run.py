@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 import servelab
-from servelab import backends
+from servelab import backends, smoke
 
-WIDTHS = (256, 512, 256, 64)  # the dense MLP of a DLRM-style model, as in servelab.smoke
+WIDTHS = smoke.DEFAULT_WIDTHS  # the dense MLP of a DLRM-style model
 ATOL = 1e-4
 
 
@@ -86,7 +86,7 @@ def best_time_us(fn: Callable[[], Any], settings: Settings) -> float:
 
 
 def inputs(batch: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((batch, WIDTHS[0]), dtype=np.float32)
+    return smoke.random_batch(batch, WIDTHS[0], seed)
 
 
 def compare(case: str, batch: int, ours: Batch, reference: Batch, settings: Settings) -> Row:
@@ -131,26 +131,10 @@ def onednn_rows(settings: Settings) -> list[Row]:
     return rows
 
 
-def scripted_mlp(weights: servelab.MlpWeights) -> Any:
-    """A scripted torch.nn MLP with the given weights."""
-    import torch
-
-    layers: list[torch.nn.Module] = []
-    for i, (w, b) in enumerate(weights.layers):
-        linear = torch.nn.Linear(w.shape[1], w.shape[0])
-        with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(w))
-            linear.bias.copy_(torch.from_numpy(b))
-        layers.append(linear)
-        if i + 1 < len(weights.layers):
-            layers.append(torch.nn.ReLU())
-    return torch.jit.script(torch.nn.Sequential(*layers).eval())
-
-
 def torch_rows(settings: Settings) -> list[Row]:
     import torch
 
-    module = scripted_mlp(servelab.MlpWeights.random(list(WIDTHS), 1))
+    module = smoke.scripted_torch_mlp(servelab.MlpWeights.random(list(WIDTHS), 1))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "mlp.pt"
         torch.jit.save(module, str(path))

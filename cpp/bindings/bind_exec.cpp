@@ -55,12 +55,7 @@ void init_exec(py::module_& m) {
           "run",
           [](const exec::Model& model, const FloatArray& input) {
             const auto view = as_matrix_view(input, "input");
-            exec::Matrix out;
-            {
-              LongCall call;
-              out = model.run(view);
-            }
-            return to_numpy(std::move(out));
+            return to_numpy(run_long([&] { return model.run(view); }));
           },
           py::arg("input"), "Runs one batch with the GIL released; returns a new float32 array.")
       .def(

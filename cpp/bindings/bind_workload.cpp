@@ -121,12 +121,8 @@ void init_workload(py::module_& m) {
              std::optional<double> horizon_s) {
             const auto s = to_seed(seed);
             const auto limits = to_limits(count, horizon_s);
-            std::vector<double> times;
-            {
-              LongCall call;
-              times = generate_arrival_seconds(process, s, limits.count, limits.horizon);
-            }
-            return to_numpy(std::move(times));
+            return to_numpy(
+                run_long([&] { return generate_arrival_seconds(process, s, limits.count, limits.horizon); }));
           },
           py::kw_only(), py::arg("seed"), py::arg("count") = py::none(), py::arg("horizon_s") = py::none(),
           (std::string("Arrival times in seconds as a float64 numpy array.\n") + kGenerateArgs).c_str())
@@ -136,12 +132,7 @@ void init_workload(py::module_& m) {
              std::optional<double> horizon_s) {
             const auto s = to_seed(seed);
             const auto limits = to_limits(count, horizon_s);
-            std::vector<Nanos> times;
-            {
-              LongCall call;
-              times = generate_arrivals(process, s, limits.count, limits.horizon);
-            }
-            return to_numpy(std::move(times));
+            return to_numpy(run_long([&] { return generate_arrivals(process, s, limits.count, limits.horizon); }));
           },
           py::kw_only(), py::arg("seed"), py::arg("count") = py::none(), py::arg("horizon_s") = py::none(),
           (std::string("Arrival times in int64 nanoseconds (exact, as the simulator uses them).\n") + kGenerateArgs)
@@ -255,12 +246,7 @@ void init_workload(py::module_& m) {
       "read_timestamps_csv",
       [](const std::filesystem::path& path, const std::string& unit) {
         require_file(path);
-        std::vector<double> out;
-        {
-          LongCall call;
-          out = read_timestamps_csv(path, unit);
-        }
-        return to_numpy(std::move(out));
+        return to_numpy(run_long([&] { return read_timestamps_csv(path, unit); }));
       },
       py::arg("path"), py::arg("unit") = "s",
       "Arrival timestamps, one per line (optional header line, '#' comments), in unit 's', 'ms', 'us' or 'ns'.\n"
@@ -269,12 +255,7 @@ void init_workload(py::module_& m) {
       "read_gaps_csv",
       [](const std::filesystem::path& path, const std::string& unit) {
         require_file(path);
-        std::vector<double> out;
-        {
-          LongCall call;
-          out = read_gaps_csv(path, unit);
-        }
-        return to_numpy(std::move(out));
+        return to_numpy(run_long([&] { return read_gaps_csv(path, unit); }));
       },
       py::arg("path"), py::arg("unit") = "s",
       "Inter-arrival gaps, one per line (optional header line, '#' comments), in unit 's', 'ms', 'us' or 'ns'.\n"

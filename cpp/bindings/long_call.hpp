@@ -23,4 +23,11 @@ class LongCall {
   core::InterruptScope scope_{&LongCall::python_signal_pending};
 };
 
+// Runs `work` inside a LongCall and returns its result once the GIL is held again.
+template <typename Work>
+auto run_long(Work&& work) {
+  LongCall call;
+  return work();
+}
+
 }  // namespace servelab::bindings

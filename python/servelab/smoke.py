@@ -50,6 +50,27 @@ def _compare(
     }
 
 
+def random_batch(batch: int, width: int, seed: int = 0) -> np.ndarray:
+    """A reproducible float32 [batch, width] input."""
+    return np.random.default_rng(seed).standard_normal((batch, width), dtype=np.float32)
+
+
+def scripted_torch_mlp(weights: MlpWeights) -> Any:
+    """The same MLP as a scripted torch.nn.Sequential (Linear, ReLU, ..., Linear)."""
+    import torch
+
+    layers: list[torch.nn.Module] = []
+    for i, (w, b) in enumerate(weights.layers):
+        linear = torch.nn.Linear(w.shape[1], w.shape[0])
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(w))
+            linear.bias.copy_(torch.from_numpy(b))
+        layers.append(linear)
+        if i + 1 < len(weights.layers):
+            layers.append(torch.nn.ReLU())
+    return torch.jit.script(torch.nn.Sequential(*layers).eval())
+
+
 def check_onednn(
     batch: int = 64, widths: tuple[int, ...] = DEFAULT_WIDTHS, seed: int = 0
 ) -> dict[str, Any]:
@@ -60,7 +81,7 @@ def check_onednn(
     from ._core import OneDnnMlp
 
     weights = MlpWeights.random(list(widths), seed)
-    x = np.random.default_rng(seed).standard_normal((batch, widths[0]), dtype=np.float32)
+    x = random_batch(batch, widths[0], seed)
     onednn, reference = OneDnnMlp(weights), ReferenceMlp(weights)
     got, expected = onednn(x), reference(x)
     speedup = _best_time(lambda: reference(x), 3) / _best_time(lambda: onednn(x), 10)
@@ -80,14 +101,8 @@ def check_torch(
 
     from . import TorchScriptModel
 
-    torch.manual_seed(seed)
-    layers: list[torch.nn.Module] = []
-    for i in range(len(widths) - 1):
-        layers.append(torch.nn.Linear(widths[i], widths[i + 1]))
-        if i + 2 < len(widths):
-            layers.append(torch.nn.ReLU())
-    module = torch.jit.script(torch.nn.Sequential(*layers).eval())
-    x = np.random.default_rng(seed).standard_normal((batch, widths[0]), dtype=np.float32)
+    module = scripted_torch_mlp(MlpWeights.random(list(widths), seed))
+    x = random_batch(batch, widths[0], seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "mlp.pt"
         torch.jit.save(module, str(path))
@@ -107,7 +122,7 @@ def check_cuda(
     from . import CudaMlp
 
     weights = MlpWeights.random(list(widths), seed)
-    x = np.random.default_rng(seed).standard_normal((batch, widths[0]), dtype=np.float32)
+    x = random_batch(batch, widths[0], seed)
     got = CudaMlp(weights)(x)
     device = status.details.get("device_name", "")
     return _compare(

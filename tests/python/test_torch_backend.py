@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import servelab
+from servelab import smoke
 
 from .conftest import skip_unless_usable
 
@@ -16,13 +17,7 @@ def _needs_torch_backend():
 
 
 def _scripted_mlp(widths=(32, 64, 8), seed=0):
-    torch.manual_seed(seed)
-    layers = []
-    for i in range(len(widths) - 1):
-        layers.append(torch.nn.Linear(widths[i], widths[i + 1]))
-        if i + 2 < len(widths):
-            layers.append(torch.nn.ReLU())
-    return torch.jit.script(torch.nn.Sequential(*layers).eval())
+    return smoke.scripted_torch_mlp(servelab.MlpWeights.random(list(widths), seed))
 
 
 @pytest.mark.parametrize("batch", [1, 5, 64])
