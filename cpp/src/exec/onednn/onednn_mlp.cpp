@@ -21,6 +21,7 @@ struct CompiledLayer {
   memory weights;
   memory bias;
   memory::desc dst_desc;
+  memory::desc scratchpad_desc;  // each call brings its own, so concurrent calls never share one
 };
 
 dnnl::inner_product_forward::primitive_desc make_layer_desc(const dnnl::engine& engine, memory::dim batch,
@@ -32,6 +33,9 @@ dnnl::inner_product_forward::primitive_desc make_layer_desc(const dnnl::engine& 
   const memory::desc dst_md({batch, out}, dt::f32, tag::nc);
   dnnl::post_ops ops;
   dnnl::primitive_attr attr;
+  // The default library-owned scratchpad is shared between threads unless oneDNN was built with
+  // DNNL_ENABLE_CONCURRENT_EXEC (Debian's is not): concurrent run() calls then corrupt each other.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 #if DNNL_VERSION_MAJOR >= 3
   if (relu) ops.append_eltwise(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(ops);
@@ -69,7 +73,7 @@ struct OneDnnMlp::Impl {
       memory packed(pd.weights_desc(), engine);
       dnnl::reorder(plain, packed).execute(stream, plain, packed);
       memory bias({{layer.weight.rows}, dt::f32, tag::a}, engine, layer.bias.data());
-      layers->push_back({dnnl::inner_product_forward(pd), packed, bias, pd.dst_desc()});
+      layers->push_back({dnnl::inner_product_forward(pd), packed, bias, pd.dst_desc(), pd.scratchpad_desc()});
     }
     stream.wait();
     return layers;
@@ -96,10 +100,12 @@ Matrix OneDnnMlp::run(const MatrixView& input) const {
     for (const auto& layer : *plan) {
       Matrix dst(input.rows, layer.dst_desc.dims()[1]);
       memory dst_mem(layer.dst_desc, impl_->engine, dst.data.data());
+      memory scratchpad(layer.scratchpad_desc, impl_->engine);
       layer.primitive.execute(stream, {{DNNL_ARG_SRC, src},
                                        {DNNL_ARG_WEIGHTS, layer.weights},
                                        {DNNL_ARG_BIAS, layer.bias},
-                                       {DNNL_ARG_DST, dst_mem}});
+                                       {DNNL_ARG_DST, dst_mem},
+                                       {DNNL_ARG_SCRATCHPAD, scratchpad}});
       stream.wait();
       out = std::move(dst);
       src = memory(layer.dst_desc, impl_->engine, out.data.data());
