@@ -7,6 +7,11 @@ namespace servelab::bindings {
 void init_core(pybind11::module_& m);
 void init_exec(pybind11::module_& m);
 void init_workload(pybind11::module_& m);
+void init_sizes(pybind11::module_& m);
+void init_profile(pybind11::module_& m);
+void init_sched(pybind11::module_& m);
+void init_sim(pybind11::module_& m);
+void init_serve(pybind11::module_& m);
 }  // namespace servelab::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -15,4 +20,9 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_core(m);
   servelab::bindings::init_exec(m);
   servelab::bindings::init_workload(m);
+  servelab::bindings::init_sizes(m);
+  servelab::bindings::init_profile(m);
+  servelab::bindings::init_sched(m);
+  servelab::bindings::init_sim(m);
+  servelab::bindings::init_serve(m);
 }

@@ -1,0 +1,1 @@
+#include "servelab/profile/profile.hpp"

@@ -1,0 +1,1 @@
+#include "servelab/workload/sizes.hpp"
