@@ -17,6 +17,7 @@
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
+#include "seed.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/workload/arrival_registry.hpp"
 #include "servelab/workload/arrivals.hpp"
@@ -40,19 +41,6 @@ std::span<const double> as_span(const DoubleArray& array, const char* name) {
     throw ValueError(str(name, " must be 1-D, got shape (", shape, ")"));
   }
   return {array.data(), static_cast<std::size_t>(array.size())};
-}
-
-// Any Python integer (int, numpy integer) in [0, 2**64); ValueError naming seed otherwise.
-std::uint64_t to_seed(const py::object& seed) {
-  const auto fail = [&] {
-    PyErr_Clear();
-    throw ValueError(str("seed=", std::string(py::repr(seed)), " must be an integer in [0, 2**64)"));
-  };
-  const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
-  if (!index) fail();
-  const unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
-  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) fail();
-  return value;
 }
 
 struct Limits {

@@ -1,0 +1,44 @@
+// What a run is made of: the cluster's worker groups, plus the run settings shared by the
+// simulator and the real serving loop.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "servelab/core/time.hpp"
+#include "servelab/profile/profile.hpp"
+#include "servelab/workload/workload.hpp"
+
+namespace servelab::cluster {
+
+// `count` identical workers of one hardware type with the same loaded models.
+struct WorkerGroup {
+  std::string hardware;
+  std::int32_t count = 1;
+  std::vector<std::string> models;                  // empty: every model the profile has on this hardware
+  std::map<std::string, std::int64_t> config = {};  // initial knobs (ClusterView::config)
+};
+
+struct RunSpec {
+  std::shared_ptr<const profile::Profile> profile;
+  std::vector<WorkerGroup> workers;
+  std::shared_ptr<const workload::Workload> workload;
+  std::uint64_t seed = 0;
+  // The statistic policies see (predicted_latency, busy_until).
+  profile::Statistic decision_statistic = profile::Statistic::Mean;
+  // Service times: sampled from the profile's distribution (nullopt) or always this statistic.
+  std::optional<profile::Statistic> service_statistic;
+  // How long after the last arrival the run may go on; what is still queued or running then is
+  // dropped ("cut off at end of run").
+  Nanos drain_limit = 3600 * kNanosPerSecond;
+
+  // Checks everything a run needs, naming the field and value: a profile, a workload, at least
+  // one worker, known hardware and models with latencies and prices, counts >= 1.
+  void validate() const;
+};
+
+}  // namespace servelab::cluster

@@ -1,0 +1,154 @@
+// The cluster as both worlds see it: workers, queues, per-query records and the validation of
+// every action. The simulator and the real serving loop differ only in their WorldHooks (how time
+// passes and how a batch runs); everything a policy can observe or do lives here, once.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "servelab/cluster/cluster_spec.hpp"
+#include "servelab/cluster/records.hpp"
+#include "servelab/sched/scheduler.hpp"
+
+namespace servelab::cluster {
+
+using sched::BatchDone;
+using sched::HardwareId;
+using sched::ModelId;
+using sched::Query;
+using sched::QueryId;
+using sched::WorkerId;
+using sched::WorkerStatus;
+
+// A batch handed to a world to run.
+struct RunningBatch {
+  ModelId model = -1;
+  std::vector<QueryId> queries;
+  std::int64_t items = 0;
+  Nanos dispatched = 0;
+  Nanos predicted = 0;  // the decision statistic's latency for `items`
+};
+
+// How a world makes things happen; ClusterState calls these from inside actions.
+class WorldHooks {
+ public:
+  virtual ~WorldHooks() = default;
+  virtual Nanos now() const = 0;
+  // Run the batch; call ClusterState::finish_batch(worker, start, finish) when it is done.
+  virtual void start_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) = 0;
+  virtual void start_timer(Nanos at, std::int64_t tag) = 0;
+  // A startup or model load lasting `duration`; call ClusterState::finish_transition(worker) after.
+  virtual void start_transition(WorkerId worker, Nanos duration) = 0;
+};
+
+class ClusterState final : public sched::ClusterView,
+                           public sched::Actions,
+                           public std::enable_shared_from_this<ClusterState> {
+ public:
+  // `spec` must be valid (RunSpec::validate()).
+  ClusterState(const RunSpec& spec, WorldHooks& hooks);
+
+  // --- the world's side ---
+  // A new query; returns its id (= records index). Its where() is "arrived, unplaced".
+  QueryId arrive(const Query& query);
+  // After on_arrival: a query the policy left unplaced joins the central queue.
+  void place_if_unplaced(QueryId id);
+  BatchDone finish_batch(WorkerId worker, Nanos start, Nanos finish);
+  // Ends a startup or model load; true if the worker is Idle now (call on_worker_ready).
+  bool finish_transition(WorkerId worker);
+  // Whether nothing is queued, running or loading (the run may end once arrivals have).
+  bool quiescent() const;
+  bool has_pending_queries() const;
+  // Drops everything still pending or running with `reason`, settles worker time, fills metadata.
+  RunResult finish(Nanos end, std::string_view reason, std::string world, std::string scheduler);
+
+  // --- ClusterView ---
+  Nanos now() const override { return hooks_.now(); }
+  const profile::Profile& profile() const override { return *profile_; }
+  profile::Statistic decision_statistic() const override { return decision_; }
+  std::uint64_t seed() const override { return seed_; }
+  WorkerId num_workers() const override { return static_cast<WorkerId>(workers_.size()); }
+  HardwareId hardware(WorkerId worker) const override { return at(worker).hardware; }
+  WorkerStatus status(WorkerId worker) const override { return at(worker).status; }
+  std::span<const WorkerId> idle_workers() const override { return idle_; }
+  Nanos busy_until(WorkerId worker) const override;
+  const std::vector<ModelId>& models(WorkerId worker) const override { return at(worker).models; }
+  bool has_model(WorkerId worker, ModelId model) const override;
+  std::int64_t config(WorkerId worker, std::string_view key, std::int64_t fallback) const override;
+  Nanos last_latency(WorkerId worker) const override { return at(worker).last_latency; }
+  const std::deque<QueryId>& central_queue() const override { return central_; }
+  const std::deque<QueryId>& worker_queue(WorkerId worker) const override { return at(worker).queue; }
+  Query query(QueryId id) const override;
+  Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const override;
+  std::int64_t max_batch(WorkerId worker, ModelId model) const override;
+
+  // --- Actions ---
+  void dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) override;
+  void enqueue(QueryId query) override;
+  void enqueue_to_worker(WorkerId worker, QueryId query) override;
+  void drop(QueryId query, std::string_view reason) override;
+  void set_timer(Nanos at, std::int64_t tag) override;
+  WorkerId add_worker(std::string_view hardware, std::span<const ModelId> models, Nanos startup) override;
+  void remove_worker(WorkerId worker) override;
+  void load_model(WorkerId worker, ModelId model) override;
+  void unload_model(WorkerId worker, ModelId model) override;
+  void set_config(WorkerId worker, std::string_view key, std::int64_t value) override;
+
+ private:
+  // Where a query is: >= 0 in that worker's queue, or one of these.
+  static constexpr std::int32_t kUnplaced = -1, kCentral = -2, kRunning = -3, kEnded = -4;
+
+  struct Worker {
+    HardwareId hardware = 0;
+    WorkerStatus status = WorkerStatus::Idle;
+    bool removing = false;
+    std::vector<ModelId> models;
+    std::vector<std::uint8_t> has_model;  // by model id
+    ModelId loading = -1;
+    std::map<std::string, std::int64_t, std::less<>> config;
+    std::deque<QueryId> queue;
+    RunningBatch batch;
+    Nanos busy_until = 0, last_latency = -1;
+    Nanos added = 0, stopped = -1, busy = 0;
+    std::int64_t batches = 0;
+  };
+
+  const Worker& at(WorkerId worker) const;
+  Worker& at(WorkerId worker) { return const_cast<Worker&>(std::as_const(*this).at(worker)); }
+  void check_query(QueryId id, std::string_view action) const;
+  void unlink(QueryId id);  // removes a pending query from whichever queue holds it
+  void set_status(WorkerId worker, WorkerStatus status);
+  const std::vector<Nanos>& table(HardwareId hardware, ModelId model) const;
+  void check_model(ModelId model, std::string_view action) const;
+  std::int8_t reason_index(std::string_view reason);
+  void end_dropped(QueryId id, std::string_view reason);
+  WorkerId add_worker_now(HardwareId hardware, std::vector<ModelId> models,
+                          const std::map<std::string, std::int64_t>& config);
+
+  std::shared_ptr<const profile::Profile> profile_;
+  profile::Statistic decision_;
+  WorldHooks& hooks_;
+  std::uint64_t seed_;
+  std::vector<Worker> workers_;
+  std::vector<WorkerId> idle_;
+  std::vector<std::int32_t> idle_pos_;  // by worker; -1 when not idle
+  std::deque<QueryId> central_;
+  std::vector<std::int32_t> where_;  // by query
+  std::int64_t running_ = 0, transitions_ = 0;
+  QueryRecords records_;
+  std::vector<std::string> reasons_;
+  std::vector<Nanos> app_slo_;
+  std::vector<float> app_floor_;
+  std::vector<std::string> app_names_;
+  std::vector<float> accuracy_;                     // by model
+  std::vector<double> price_per_ns_;                // by hardware
+  mutable std::vector<std::vector<Nanos>> tables_;  // by hardware * models + model, built on first use
+};
+
+}  // namespace servelab::cluster

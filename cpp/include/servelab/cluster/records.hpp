@@ -1,0 +1,55 @@
+// Columnar results: one entry per query (in id order, every query exactly once) and per worker.
+// The bindings hand these vectors to numpy without copying; summaries are computed from them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "servelab/core/time.hpp"
+
+namespace servelab::cluster {
+
+enum class QueryStatus : std::int8_t { Completed = 0, Dropped = 1 };
+
+struct QueryRecords {
+  std::vector<std::int16_t> app;
+  std::vector<std::int32_t> size;
+  std::vector<Nanos> arrival, deadline;
+  std::vector<Nanos> dispatch, start, finish;  // dropped: dispatch = start = -1, finish = drop time
+  std::vector<std::int32_t> worker;            // -1 if dropped
+  std::vector<std::int16_t> model;             // -1 if dropped
+  std::vector<std::int32_t> batch_items, batch_queries;
+  std::vector<std::int8_t> status;       // QueryStatus
+  std::vector<std::int8_t> drop_reason;  // index into RunResult::drop_reasons, -1 if none
+  std::vector<float> accuracy;           // NaN if dropped or not in the profile
+  std::vector<float> cost;               // $ share of the batch's worker time, by items
+
+  std::size_t size_of() const { return arrival.size(); }
+  void reserve(std::size_t n);
+  // Appends a query that just arrived (not ended yet).
+  void append(std::int16_t app_index, std::int32_t items, Nanos arrival_time, Nanos deadline_time);
+  // Bytes of storage per record (the columns' element sizes summed).
+  static constexpr std::size_t kBytesPerRecord = 2 + 4 + 8 * 5 + 4 + 2 + 4 + 4 + 1 + 1 + 4 + 4;
+};
+
+struct WorkerRecords {
+  std::vector<std::int32_t> hardware;
+  std::vector<Nanos> busy, active;  // time running batches; time paid for
+  std::vector<double> cost;         // $ = price x active time
+  std::vector<std::int64_t> batches;
+};
+
+struct RunResult {
+  std::string world;  // "sim" or "serve"
+  std::string scheduler;
+  std::uint64_t seed = 0;
+  Nanos duration = 0;  // the last event's time
+  QueryRecords queries;
+  WorkerRecords workers;
+  std::vector<std::string> drop_reasons;
+  std::vector<std::string> models, hardware, apps;
+  std::vector<Nanos> app_slo;
+};
+
+}  // namespace servelab::cluster

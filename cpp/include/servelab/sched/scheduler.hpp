@@ -1,0 +1,127 @@
+// The one scheduler interface. A policy is written once against it and runs unchanged in the
+// simulator (virtual time) and in the real serving loop (wall clock): nothing here says which.
+//
+// The world calls the hooks one at a time, never concurrently, in time order. A hook reads the
+// read-only ClusterView and acts through Actions:
+//   - dispatch(worker, model, queries) starts a batch now on an idle worker;
+//   - enqueue / enqueue_to_worker park a query in the central queue or a worker's own queue;
+//   - drop(query, reason) ends a query without serving it;
+//   - set_timer(at, tag) asks for on_timer(tag) at time `at`;
+//   - add_worker / remove_worker / load_model / unload_model / set_config change the cluster
+//     (autoscalers, model-less serving, parallelism knobs).
+// Queues are plain storage: only dispatch() starts work, so a per-worker-queue policy (RAMSIS)
+// dispatches from the worker's queue when on_batch_done tells it that the worker is idle.
+// An arrival that on_arrival neither dispatches, enqueues nor drops joins the central queue.
+// Invalid actions (busy worker, model not loaded, batch beyond the profile, a query that is not
+// pending) throw ValueError naming the action, the worker and the query.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "servelab/core/time.hpp"
+#include "servelab/profile/profile.hpp"
+#include "servelab/workload/query.hpp"
+
+namespace servelab::sched {
+
+using workload::Query;
+using workload::QueryId;
+using WorkerId = std::int32_t;
+using ModelId = std::int32_t;
+using HardwareId = std::int32_t;
+
+enum class WorkerStatus : std::uint8_t {
+  Starting,  // added by add_worker, not ready yet (paying already)
+  Idle,      // ready for dispatch()
+  Busy,      // running a batch
+  Loading,   // loading a model
+  Stopped,   // removed (its id stays valid; it never comes back)
+};
+std::string_view worker_status_name(WorkerStatus status);
+
+// What on_batch_done reports.
+struct BatchDone {
+  WorkerId worker = -1;
+  ModelId model = -1;
+  std::int64_t items = 0;    // total items of the batch
+  std::int32_t queries = 0;  // queries in the batch
+  Nanos start = 0, finish = 0;
+  Nanos measured() const { return finish - start; }
+};
+
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual Nanos now() const = 0;
+  virtual const profile::Profile& profile() const = 0;
+  virtual profile::Statistic decision_statistic() const = 0;
+  // The run's seed: a policy that randomises draws from Rng(seed(), "scheduler/<name>").
+  virtual std::uint64_t seed() const = 0;
+
+  // Workers: ids 0..num_workers()-1, stable for the whole run (stopped ones included).
+  virtual WorkerId num_workers() const = 0;
+  virtual HardwareId hardware(WorkerId worker) const = 0;
+  virtual WorkerStatus status(WorkerId worker) const = 0;
+  bool is_idle(WorkerId worker) const { return status(worker) == WorkerStatus::Idle; }
+  // The idle workers, in no particular order (O(1) to get; changes as actions run).
+  virtual std::span<const WorkerId> idle_workers() const = 0;
+  // When the worker's current batch or model load is predicted to end (decision statistic);
+  // now() for an idle worker.
+  virtual Nanos busy_until(WorkerId worker) const = 0;
+  virtual const std::vector<ModelId>& models(WorkerId worker) const = 0;
+  virtual bool has_model(WorkerId worker, ModelId model) const = 0;
+  virtual std::int64_t config(WorkerId worker, std::string_view key, std::int64_t fallback) const = 0;
+  // The last completed batch's measured latency on this worker (-1 before the first).
+  virtual Nanos last_latency(WorkerId worker) const = 0;
+
+  // Queues, oldest first.
+  virtual const std::deque<QueryId>& central_queue() const = 0;
+  virtual const std::deque<QueryId>& worker_queue(WorkerId worker) const = 0;
+  virtual Query query(QueryId id) const = 0;  // any query that has arrived
+
+  // The profile's decision latency of `items` on the worker's hardware (ValueError beyond the
+  // profile's max batch), and the largest batch the profile covers (0: none).
+  virtual Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const = 0;
+  virtual std::int64_t max_batch(WorkerId worker, ModelId model) const = 0;
+};
+
+class Actions {
+ public:
+  virtual ~Actions() = default;
+  virtual void dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) = 0;
+  virtual void enqueue(QueryId query) = 0;
+  virtual void enqueue_to_worker(WorkerId worker, QueryId query) = 0;
+  virtual void drop(QueryId query, std::string_view reason) = 0;
+  virtual void set_timer(Nanos at, std::int64_t tag) = 0;  // at >= now
+  // A new worker; it pays from now and becomes Idle after `startup` (then on_worker_ready).
+  virtual WorkerId add_worker(std::string_view hardware, std::span<const ModelId> models, Nanos startup) = 0;
+  // Stops the worker once its current batch ends; its queued queries move to the central queue.
+  virtual void remove_worker(WorkerId worker) = 0;
+  // Loads a model on an idle worker: Loading for the profile's load time, then on_worker_ready.
+  virtual void load_model(WorkerId worker, ModelId model) = 0;
+  virtual void unload_model(WorkerId worker, ModelId model) = 0;
+  // A named integer knob of the worker (e.g. "intra_op_threads"); executors may read it.
+  virtual void set_config(WorkerId worker, std::string_view key, std::int64_t value) = 0;
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // The policy and its parameters, e.g. "fcfs(order='price')".
+  virtual std::string describe() const = 0;
+  virtual void on_start(const ClusterView& view, Actions& actions) {}
+  virtual void on_arrival(const Query& query, const ClusterView& view, Actions& actions) = 0;
+  // The worker just finished a batch and is idle again (unless it is being removed).
+  virtual void on_batch_done(const BatchDone& done, const ClusterView& view, Actions& actions) {}
+  virtual void on_timer(std::int64_t tag, const ClusterView& view, Actions& actions) {}
+  // A worker became Idle after starting up or loading a model.
+  virtual void on_worker_ready(WorkerId worker, const ClusterView& view, Actions& actions) {}
+};
+
+}  // namespace servelab::sched

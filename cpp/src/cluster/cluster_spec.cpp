@@ -1,0 +1,36 @@
+#include "servelab/cluster/cluster_spec.hpp"
+
+#include "servelab/core/errors.hpp"
+
+namespace servelab::cluster {
+
+void RunSpec::validate() const {
+  if (!profile) throw ValueError("profile=None: a run needs a profile");
+  if (!workload) throw ValueError("workload=None: a run needs a workload");
+  if (workers.empty()) throw ValueError("workers=[]: a run needs at least one worker group");
+  if (drain_limit < 0) throw ValueError(str("drain_limit=", drain_limit, " ns must be >= 0"));
+  for (std::size_t g = 0; g < workers.size(); ++g) {
+    const WorkerGroup& group = workers[g];
+    const std::string where = str("workers[", g, "]");
+    if (group.count < 1) throw ValueError(str(where, ".count=", group.count, " must be >= 1"));
+    if (group.count > 1'000'000) throw ValueError(str(where, ".count=", group.count, " is more than 1000000 workers"));
+    const auto hw = profile->hardware_index(group.hardware);  // KeyError naming the known ones
+    profile->price(hw);                                       // KeyError when the price is missing
+    bool any = false;
+    for (const auto& model : group.models) {
+      const auto m = profile->model_index(model);
+      if (!profile->has_latency(hw, m)) {
+        throw ValueError(str(where, ".models: the profile has no latency for model '", model, "' on hardware '",
+                             group.hardware, "'"));
+      }
+      any = true;
+    }
+    if (group.models.empty()) {
+      for (std::size_t m = 0; m < profile->models().size(); ++m) any |= profile->has_latency(hw, static_cast<int>(m));
+    }
+    if (!any)
+      throw ValueError(str(where, ": the profile has no model with latencies on hardware '", group.hardware, "'"));
+  }
+}
+
+}  // namespace servelab::cluster

@@ -1,0 +1,451 @@
+#include "servelab/cluster/cluster_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "servelab/core/errors.hpp"
+
+namespace servelab::cluster {
+namespace {
+
+constexpr double kNanosPerHour = 3.6e12;
+
+void erase_one(std::deque<QueryId>& queue, QueryId id) {
+  // Policies mostly take from the front, so search from there.
+  const auto it = std::find(queue.begin(), queue.end(), id);
+  if (it != queue.end()) queue.erase(it);
+}
+
+}  // namespace
+
+ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
+    : profile_(spec.profile), decision_(spec.decision_statistic), hooks_(hooks), seed_(spec.seed) {
+  const auto& profile = *profile_;
+  const auto n_models = profile.models().size();
+  accuracy_.resize(n_models);
+  for (std::size_t m = 0; m < n_models; ++m) accuracy_[m] = static_cast<float>(profile.accuracy(static_cast<int>(m)));
+  price_per_ns_.resize(profile.hardware().size(), 0.0);
+  for (std::size_t h = 0; h < price_per_ns_.size(); ++h) {
+    try {
+      price_per_ns_[h] = profile.price(static_cast<int>(h)) / kNanosPerHour;
+    } catch (const KeyError&) {
+      price_per_ns_[h] = 0.0;  // only hardware in use must have a price (RunSpec::validate checks)
+    }
+  }
+  tables_.resize(profile.hardware().size() * n_models);
+  for (const auto& app : spec.workload->apps()) {
+    app_names_.push_back(app.name);
+    app_slo_.push_back(app.slo);
+    app_floor_.push_back(static_cast<float>(app.accuracy_floor));
+  }
+  for (const auto& group : spec.workers) {
+    const HardwareId hw = profile.hardware_index(group.hardware);
+    std::vector<ModelId> models;
+    for (const auto& name : group.models) models.push_back(profile.model_index(name));
+    if (group.models.empty()) {
+      for (std::size_t m = 0; m < n_models; ++m) {
+        if (profile.has_latency(hw, static_cast<int>(m))) models.push_back(static_cast<ModelId>(m));
+      }
+    }
+    for (std::int32_t i = 0; i < group.count; ++i) add_worker_now(hw, models, group.config);
+  }
+}
+
+WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> models,
+                                      const std::map<std::string, std::int64_t>& config) {
+  Worker w;
+  w.hardware = hardware;
+  w.has_model.assign(accuracy_.size(), 0);
+  for (const ModelId m : models) {
+    if (!w.has_model[m]) w.models.push_back(m);
+    w.has_model[m] = 1;
+  }
+  w.config.insert(config.begin(), config.end());
+  w.added = hooks_.now();
+  w.busy_until = w.added;
+  w.status = WorkerStatus::Starting;
+  const auto id = static_cast<WorkerId>(workers_.size());
+  workers_.push_back(std::move(w));
+  idle_pos_.push_back(-1);
+  set_status(id, WorkerStatus::Idle);
+  return id;
+}
+
+const ClusterState::Worker& ClusterState::at(WorkerId worker) const {
+  if (worker < 0 || worker >= num_workers()) {
+    throw ValueError(str("worker=", worker, " is not a worker id (0..", num_workers() - 1, ")"));
+  }
+  return workers_[worker];
+}
+
+void ClusterState::set_status(WorkerId worker, WorkerStatus status) {
+  Worker& w = workers_[worker];
+  const bool was_idle = w.status == WorkerStatus::Idle && idle_pos_[worker] >= 0;
+  w.status = status;
+  if (status == WorkerStatus::Idle && !was_idle) {
+    idle_pos_[worker] = static_cast<std::int32_t>(idle_.size());
+    idle_.push_back(worker);
+  } else if (status != WorkerStatus::Idle && was_idle) {
+    const auto pos = idle_pos_[worker];
+    const WorkerId last = idle_.back();
+    idle_[pos] = last;
+    idle_pos_[last] = pos;
+    idle_.pop_back();
+    idle_pos_[worker] = -1;
+  }
+}
+
+QueryId ClusterState::arrive(const Query& q) {
+  const auto id = static_cast<QueryId>(records_.size_of());
+  records_.append(static_cast<std::int16_t>(q.app), q.size, q.arrival, q.deadline);
+  where_.push_back(kUnplaced);
+  return id;
+}
+
+void ClusterState::place_if_unplaced(QueryId id) {
+  if (where_[id] == kUnplaced) {
+    where_[id] = kCentral;
+    central_.push_back(id);
+  }
+}
+
+Query ClusterState::query(QueryId id) const {
+  if (id < 0 || id >= static_cast<QueryId>(where_.size())) {
+    throw ValueError(str("query=", id, " has not arrived (", where_.size(), " queries so far)"));
+  }
+  Query q;
+  q.id = id;
+  q.app = records_.app[id];
+  q.size = records_.size[id];
+  q.arrival = records_.arrival[id];
+  q.deadline = records_.deadline[id];
+  q.accuracy_floor = app_floor_[q.app];
+  return q;
+}
+
+void ClusterState::check_query(QueryId id, std::string_view action) const {
+  if (id < 0 || id >= static_cast<QueryId>(where_.size())) {
+    throw ValueError(str(action, ": query=", id, " has not arrived (", where_.size(), " queries so far)"));
+  }
+  const auto w = where_[id];
+  if (w == kRunning) throw ValueError(str(action, ": query=", id, " is already running"));
+  if (w == kEnded) throw ValueError(str(action, ": query=", id, " has already ended"));
+}
+
+void ClusterState::check_model(ModelId model, std::string_view action) const {
+  if (model < 0 || model >= static_cast<ModelId>(accuracy_.size())) {
+    throw ValueError(str(action, ": model=", model, " is not a model id (0..", accuracy_.size() - 1, ")"));
+  }
+}
+
+void ClusterState::unlink(QueryId id) {
+  const auto w = where_[id];
+  if (w == kCentral) {
+    erase_one(central_, id);
+  } else if (w >= 0) {
+    erase_one(workers_[w].queue, id);
+  }
+}
+
+Nanos ClusterState::busy_until(WorkerId worker) const {
+  const Worker& w = at(worker);
+  return w.status == WorkerStatus::Idle ? hooks_.now() : w.busy_until;
+}
+
+bool ClusterState::has_model(WorkerId worker, ModelId model) const {
+  const Worker& w = at(worker);
+  return model >= 0 && model < static_cast<ModelId>(w.has_model.size()) && w.has_model[model];
+}
+
+std::int64_t ClusterState::config(WorkerId worker, std::string_view key, std::int64_t fallback) const {
+  const Worker& w = at(worker);
+  const auto it = w.config.find(key);
+  return it == w.config.end() ? fallback : it->second;
+}
+
+const std::vector<Nanos>& ClusterState::table(HardwareId hardware, ModelId model) const {
+  auto& t = tables_[static_cast<std::size_t>(hardware) * accuracy_.size() + model];
+  if (t.empty() && profile_->has_latency(hardware, model)) t = profile_->decision_table(hardware, model, decision_);
+  return t;
+}
+
+std::int64_t ClusterState::max_batch(WorkerId worker, ModelId model) const {
+  check_model(model, "max_batch");
+  return static_cast<std::int64_t>(table(at(worker).hardware, model).size());
+}
+
+Nanos ClusterState::predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const {
+  check_model(model, "predicted_latency");
+  const HardwareId hw = at(worker).hardware;
+  const auto& t = table(hw, model);
+  if (items < 1 || items > static_cast<std::int64_t>(t.size())) {
+    throw ValueError(str("predicted_latency: batch=", items, " is outside the profile of model '",
+                         profile_->models()[model], "' on '", profile_->hardware()[hw], "' (1..", t.size(), ")"));
+  }
+  return t[items - 1];
+}
+
+void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) {
+  Worker& w = at(worker);
+  if (w.status != WorkerStatus::Idle) {
+    throw ValueError(str("dispatch: worker=", worker, " is ", sched::worker_status_name(w.status), ", not idle"));
+  }
+  check_model(model, "dispatch");
+  if (!w.has_model[model]) {
+    throw ValueError(str("dispatch: model '", profile_->models()[model], "' is not loaded on worker=", worker));
+  }
+  if (queries.empty()) throw ValueError(str("dispatch: an empty batch for worker=", worker));
+  std::int64_t items = 0;
+  for (const QueryId id : queries) {
+    check_query(id, "dispatch");
+    items += records_.size[id];
+  }
+  if (queries.size() > 1) {
+    std::vector<QueryId> sorted(queries.begin(), queries.end());
+    std::sort(sorted.begin(), sorted.end());
+    const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+    if (dup != sorted.end()) throw ValueError(str("dispatch: query=", *dup, " appears twice in the batch"));
+  }
+  const auto& t = table(w.hardware, model);
+  if (items > static_cast<std::int64_t>(t.size())) {
+    throw ValueError(str("dispatch: batch of ", items, " items on worker=", worker, " exceeds the profile of model '",
+                         profile_->models()[model], "' on '", profile_->hardware()[w.hardware], "' (max ", t.size(),
+                         ")"));
+  }
+  const Nanos now = hooks_.now();
+  for (const QueryId id : queries) {
+    unlink(id);
+    where_[id] = kRunning;
+    records_.dispatch[id] = now;
+  }
+  RunningBatch& batch = w.batch;
+  batch.model = model;
+  batch.queries.assign(queries.begin(), queries.end());
+  batch.items = items;
+  batch.dispatched = now;
+  batch.predicted = t[items - 1];
+  w.busy_until = now + batch.predicted;
+  set_status(worker, WorkerStatus::Busy);
+  ++running_;
+  hooks_.start_batch(worker, w.hardware, batch);
+}
+
+BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish) {
+  Worker& w = workers_[worker];
+  const RunningBatch& batch = w.batch;
+  const double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
+  const float accuracy = accuracy_[batch.model];
+  for (const QueryId id : batch.queries) {
+    records_.start[id] = start;
+    records_.finish[id] = finish;
+    records_.worker[id] = worker;
+    records_.model[id] = static_cast<std::int16_t>(batch.model);
+    records_.batch_items[id] = static_cast<std::int32_t>(batch.items);
+    records_.batch_queries[id] = static_cast<std::int32_t>(batch.queries.size());
+    records_.status[id] = static_cast<std::int8_t>(QueryStatus::Completed);
+    records_.accuracy[id] = accuracy;
+    records_.cost[id] = static_cast<float>(batch_cost * records_.size[id] / static_cast<double>(batch.items));
+    where_[id] = kEnded;
+  }
+  w.busy += finish - start;
+  w.last_latency = finish - start;
+  ++w.batches;
+  --running_;
+  const BatchDone done{worker, batch.model, batch.items, static_cast<std::int32_t>(batch.queries.size()),
+                       start,  finish};
+  if (w.removing) {
+    w.stopped = hooks_.now();
+    set_status(worker, WorkerStatus::Stopped);
+  } else {
+    w.busy_until = hooks_.now();
+    set_status(worker, WorkerStatus::Idle);
+  }
+  return done;
+}
+
+bool ClusterState::finish_transition(WorkerId worker) {
+  Worker& w = workers_[worker];
+  --transitions_;
+  if (w.status == WorkerStatus::Loading && w.loading >= 0) {
+    if (!w.has_model[w.loading]) w.models.push_back(w.loading);
+    w.has_model[w.loading] = 1;
+    w.loading = -1;
+  }
+  if (w.removing) {
+    w.stopped = hooks_.now();
+    set_status(worker, WorkerStatus::Stopped);
+    return false;
+  }
+  w.busy_until = hooks_.now();
+  set_status(worker, WorkerStatus::Idle);
+  return true;
+}
+
+void ClusterState::enqueue(QueryId id) {
+  check_query(id, "enqueue");
+  unlink(id);
+  where_[id] = kCentral;
+  central_.push_back(id);
+}
+
+void ClusterState::enqueue_to_worker(WorkerId worker, QueryId id) {
+  Worker& w = at(worker);
+  check_query(id, "enqueue_to_worker");
+  if (w.status == WorkerStatus::Stopped || w.removing) {
+    throw ValueError(str("enqueue_to_worker: worker=", worker, " is stopped or being removed"));
+  }
+  unlink(id);
+  where_[id] = worker;
+  w.queue.push_back(id);
+}
+
+std::int8_t ClusterState::reason_index(std::string_view reason) {
+  const auto it = std::find(reasons_.begin(), reasons_.end(), reason);
+  if (it != reasons_.end()) return static_cast<std::int8_t>(it - reasons_.begin());
+  if (reasons_.size() >= 127) throw ValueError(str("drop: more than 127 distinct reasons; reason='", reason, "'"));
+  reasons_.emplace_back(reason);
+  return static_cast<std::int8_t>(reasons_.size() - 1);
+}
+
+void ClusterState::end_dropped(QueryId id, std::string_view reason) {
+  records_.status[id] = static_cast<std::int8_t>(QueryStatus::Dropped);
+  records_.drop_reason[id] = reason_index(reason);
+  records_.finish[id] = hooks_.now();
+  records_.dispatch[id] = -1;  // a batch cut off at the end of a run never counts as served
+  records_.start[id] = -1;
+  where_[id] = kEnded;
+}
+
+void ClusterState::drop(QueryId id, std::string_view reason) {
+  check_query(id, "drop");
+  if (reason.empty()) throw ValueError(str("drop: query=", id, " needs a non-empty reason"));
+  unlink(id);
+  end_dropped(id, reason);
+}
+
+void ClusterState::set_timer(Nanos at_time, std::int64_t tag) {
+  if (at_time < hooks_.now()) {
+    throw ValueError(str("set_timer: at=", at_time, " ns is before now=", hooks_.now(), " ns"));
+  }
+  hooks_.start_timer(at_time, tag);
+}
+
+WorkerId ClusterState::add_worker(std::string_view hardware, std::span<const ModelId> models, Nanos startup) {
+  if (startup < 0) throw ValueError(str("add_worker: startup=", startup, " ns must be >= 0"));
+  const HardwareId hw = profile_->hardware_index(hardware);
+  profile_->price(hw);  // KeyError when the profile has no price for it
+  std::vector<ModelId> list;
+  for (const ModelId m : models) {
+    check_model(m, "add_worker");
+    if (!profile_->has_latency(hw, m)) {
+      throw ValueError(
+          str("add_worker: the profile has no latency for model '", profile_->models()[m], "' on '", hardware, "'"));
+    }
+    list.push_back(m);
+  }
+  const WorkerId id = add_worker_now(hw, std::move(list), {});
+  set_status(id, WorkerStatus::Starting);
+  workers_[id].busy_until = hooks_.now() + startup;
+  ++transitions_;
+  hooks_.start_transition(id, startup);
+  return id;
+}
+
+void ClusterState::remove_worker(WorkerId worker) {
+  Worker& w = at(worker);
+  if (w.status == WorkerStatus::Stopped || w.removing) {
+    throw ValueError(str("remove_worker: worker=", worker, " is already stopped or being removed"));
+  }
+  w.removing = true;
+  for (const QueryId id : w.queue) {
+    where_[id] = kCentral;
+    central_.push_back(id);
+  }
+  w.queue.clear();
+  if (w.status == WorkerStatus::Idle) {
+    w.stopped = hooks_.now();
+    set_status(worker, WorkerStatus::Stopped);
+  }
+}
+
+void ClusterState::load_model(WorkerId worker, ModelId model) {
+  Worker& w = at(worker);
+  check_model(model, "load_model");
+  if (w.status != WorkerStatus::Idle) {
+    throw ValueError(str("load_model: worker=", worker, " is ", sched::worker_status_name(w.status), ", not idle"));
+  }
+  if (!profile_->has_latency(w.hardware, model)) {
+    throw ValueError(str("load_model: the profile has no latency for model '", profile_->models()[model], "' on '",
+                         profile_->hardware()[w.hardware], "'"));
+  }
+  const Nanos load = seconds_to_nanos(profile_->load_time(w.hardware, model).value_or(0.0), "load_time");
+  w.loading = model;
+  w.busy_until = hooks_.now() + load;
+  set_status(worker, WorkerStatus::Loading);
+  ++transitions_;
+  hooks_.start_transition(worker, load);
+}
+
+void ClusterState::unload_model(WorkerId worker, ModelId model) {
+  Worker& w = at(worker);
+  check_model(model, "unload_model");
+  if (!w.has_model[model]) {
+    throw ValueError(str("unload_model: model '", profile_->models()[model], "' is not loaded on worker=", worker));
+  }
+  if (w.status == WorkerStatus::Busy && w.batch.model == model) {
+    throw ValueError(str("unload_model: worker=", worker, " is running model '", profile_->models()[model], "'"));
+  }
+  w.has_model[model] = 0;
+  w.models.erase(std::find(w.models.begin(), w.models.end(), model));
+}
+
+void ClusterState::set_config(WorkerId worker, std::string_view key, std::int64_t value) {
+  Worker& w = at(worker);
+  if (key.empty()) throw ValueError(str("set_config: worker=", worker, " needs a non-empty key"));
+  w.config.insert_or_assign(std::string(key), value);
+}
+
+bool ClusterState::has_pending_queries() const {
+  if (!central_.empty()) return true;
+  for (const Worker& w : workers_) {
+    if (!w.queue.empty()) return true;
+  }
+  return false;
+}
+
+bool ClusterState::quiescent() const { return running_ == 0 && transitions_ == 0 && !has_pending_queries(); }
+
+RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string world, std::string scheduler) {
+  for (QueryId id = 0; id < static_cast<QueryId>(where_.size()); ++id) {
+    if (where_[id] != kEnded) end_dropped(id, reason);
+  }
+  central_.clear();
+  RunResult result;
+  result.world = std::move(world);
+  result.scheduler = std::move(scheduler);
+  result.seed = seed_;
+  result.duration = end;
+  for (const Worker& w : workers_) {
+    const Nanos stop = w.stopped >= 0 ? w.stopped : end;
+    const Nanos active = std::max<Nanos>(0, stop - w.added);
+    result.workers.hardware.push_back(w.hardware);
+    result.workers.busy.push_back(w.busy);
+    result.workers.active.push_back(active);
+    result.workers.cost.push_back(price_per_ns_[w.hardware] * static_cast<double>(active));
+    result.workers.batches.push_back(w.batches);
+  }
+  for (auto& w : workers_) w.queue.clear();
+  result.queries = std::move(records_);
+  records_ = {};
+  where_.clear();
+  result.drop_reasons = reasons_;
+  result.models = profile_->models();
+  result.hardware = profile_->hardware();
+  result.apps = app_names_;
+  result.app_slo = app_slo_;
+  return result;
+}
+
+}  // namespace servelab::cluster

@@ -1,0 +1,102 @@
+// FCFS over a central queue: the oldest query goes to an idle worker, the most preferred one when
+// several are idle (Ribbon sends to the "base" instance type first). Strict FCFS: while the head
+// query finds no idle worker that can serve it, nothing behind it is dispatched.
+#include <algorithm>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "servelab/sched/policy_helpers.hpp"
+#include "servelab/sched/scheduler_registry.hpp"
+
+namespace servelab::sched {
+namespace {
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty()) throw ValueError(str("prefer='", list, "' has an empty hardware name"));
+    out.push_back(item);
+  }
+  return out;
+}
+
+class Fcfs final : public Scheduler {
+ public:
+  explicit Fcfs(std::string prefer) : prefer_text_(std::move(prefer)), prefer_(split_names(prefer_text_)) {}
+
+  std::string describe() const override { return str("fcfs(prefer='", prefer_text_, "')"); }
+
+  void on_start(const ClusterView& view, Actions&) override {
+    for (const auto& name : prefer_) view.profile().hardware_index(name);  // KeyError for unknown names
+  }
+
+  void on_arrival(const Query& query, const ClusterView& view, Actions& actions) override {
+    if (view.central_queue().empty()) serve(query, view, actions);  // else it waits its turn
+  }
+  void on_batch_done(const BatchDone&, const ClusterView& view, Actions& actions) override { drain(view, actions); }
+  void on_worker_ready(WorkerId, const ClusterView& view, Actions& actions) override { drain(view, actions); }
+
+ private:
+  // Dispatches `query` to the most preferred idle worker able to serve it; false if none.
+  bool serve(const Query& query, const ClusterView& view, Actions& actions) {
+    WorkerId best = -1;
+    ModelId best_model = -1;
+    std::int64_t best_rank = std::numeric_limits<std::int64_t>::max();
+    for (const WorkerId w : view.idle_workers()) {
+      const std::int64_t r = rank(view, w);
+      if (r >= best_rank) continue;
+      const ModelId m = pick_model(view, w, query);
+      if (m < 0) continue;
+      best = w, best_model = m, best_rank = r;
+    }
+    if (best < 0) return false;
+    const QueryId id = query.id;
+    actions.dispatch(best, best_model, {&id, 1});
+    return true;
+  }
+
+  void drain(const ClusterView& view, Actions& actions) {
+    while (!view.central_queue().empty() && !view.idle_workers().empty()) {
+      if (!serve(view.query(view.central_queue().front()), view, actions)) break;
+    }
+  }
+
+  // Preference rank: position of the worker's hardware in `prefer` (unlisted last), then worker id.
+  std::int64_t rank(const ClusterView& view, WorkerId w) {
+    while (static_cast<WorkerId>(hardware_rank_.size()) <= w) {
+      const auto& name = view.profile().hardware()[view.hardware(static_cast<WorkerId>(hardware_rank_.size()))];
+      const auto it = std::find(prefer_.begin(), prefer_.end(), name);
+      hardware_rank_.push_back(it - prefer_.begin());
+    }
+    return hardware_rank_[w] * (std::int64_t{1} << 32) + w;
+  }
+
+  std::string prefer_text_;
+  std::vector<std::string> prefer_;
+  std::vector<std::int64_t> hardware_rank_;  // by worker
+};
+
+}  // namespace
+
+void register_fcfs(SchedulerRegistry& registry) {
+  registry.add({"fcfs",
+                "First come, first served from a central queue to an idle worker; when several are idle, the "
+                "hardware listed first in `prefer` wins (Ribbon's base-type-first), then the lowest worker id.",
+                {ParamSpec{"prefer",
+                           ParamType::String,
+                           std::string(),
+                           "comma-separated hardware names in order of preference (unlisted ones come last)",
+                           {},
+                           {},
+                           false,
+                           {}}},
+                [](const Params& p) { return std::make_shared<Fcfs>(p.get_string("prefer")); }});
+}
+
+}  // namespace servelab::sched

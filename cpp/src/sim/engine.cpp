@@ -1,0 +1,135 @@
+#include "servelab/sim/engine.hpp"
+
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "servelab/cluster/cluster_state.hpp"
+#include "servelab/core/interrupt.hpp"
+#include "servelab/core/rng.hpp"
+
+namespace servelab::sim {
+namespace {
+
+using cluster::ClusterState;
+using cluster::RunningBatch;
+using sched::HardwareId;
+using sched::WorkerId;
+
+enum class EventKind : std::uint8_t { BatchDone = 0, TransitionDone = 1, Timer = 2 };
+
+struct Event {
+  Nanos time;
+  EventKind kind;
+  std::int64_t seq;      // scheduling order, breaks ties within a kind
+  std::int64_t payload;  // worker id or timer tag
+  bool operator>(const Event& o) const {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+class Simulator final : public cluster::WorldHooks {
+ public:
+  explicit Simulator(const cluster::RunSpec& spec) : spec_(spec), service_root_(spec.seed, "service") {}
+
+  cluster::RunResult run(sched::Scheduler& scheduler) {
+    state_ = std::make_shared<ClusterState>(spec_, *this);
+    auto stream = spec_.workload->start(spec_.seed);
+    auto next = stream->next();
+    Nanos last_arrival = 0;
+    scheduler.on_start(*state_, *state_);
+    const char* cut_reason = "unserved at end of run";
+    for (std::int64_t step = 0;; ++step) {
+      if ((step & 4095) == 0) core::check_interrupt();
+      const bool have_event = !events_.empty();
+      if (!next && (!have_event || state_->quiescent())) break;
+      // Events go before an arrival at the same time (completions free workers first).
+      if (next && (!have_event || next->arrival < events_.top().time)) {
+        now_ = next->arrival;
+        last_arrival = now_;
+        const auto id = state_->arrive(*next);
+        next->id = id;
+        scheduler.on_arrival(*next, *state_, *state_);
+        state_->place_if_unplaced(id);
+        next = stream->next();
+        continue;
+      }
+      const Event e = events_.top();
+      if (!next && e.time > last_arrival + spec_.drain_limit) {
+        now_ = last_arrival + spec_.drain_limit;
+        cut_reason = "cut off at end of run";
+        break;
+      }
+      events_.pop();
+      now_ = e.time;
+      switch (e.kind) {
+        case EventKind::BatchDone: {
+          const auto w = static_cast<WorkerId>(e.payload);
+          const auto done = state_->finish_batch(w, started_[w], now_);
+          scheduler.on_batch_done(done, *state_, *state_);
+          break;
+        }
+        case EventKind::TransitionDone: {
+          const auto w = static_cast<WorkerId>(e.payload);
+          if (state_->finish_transition(w)) scheduler.on_worker_ready(w, *state_, *state_);
+          break;
+        }
+        case EventKind::Timer:
+          scheduler.on_timer(e.payload, *state_, *state_);
+          break;
+      }
+    }
+    return state_->finish(now_, cut_reason, "sim", scheduler.describe());
+  }
+
+  Nanos now() const override { return now_; }
+
+  void start_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) override {
+    if (static_cast<std::size_t>(worker) >= started_.size()) started_.resize(worker + 1, 0);
+    started_[worker] = now_;
+    push(now_ + service_time(worker, hardware, batch), EventKind::BatchDone, worker);
+  }
+  void start_timer(Nanos at, std::int64_t tag) override { push(at, EventKind::Timer, tag); }
+  void start_transition(WorkerId worker, Nanos duration) override {
+    push(now_ + duration, EventKind::TransitionDone, worker);
+  }
+
+ private:
+  Nanos service_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
+    const auto& profile = *spec_.profile;
+    if (spec_.service_statistic) {
+      const std::size_t key = static_cast<std::size_t>(hardware) * profile.models().size() + batch.model;
+      if (fixed_.size() <= key) fixed_.resize(profile.hardware().size() * profile.models().size());
+      if (fixed_[key].empty()) fixed_[key] = profile.decision_table(hardware, batch.model, *spec_.service_statistic);
+      return fixed_[key][batch.items - 1];
+    }
+    while (static_cast<std::size_t>(worker) >= service_rng_.size()) {
+      service_rng_.push_back(service_root_.derive(str("worker", service_rng_.size())));
+    }
+    return profile.sample_ns(hardware, batch.model, batch.items, service_rng_[worker]);
+  }
+
+  void push(Nanos at, EventKind kind, std::int64_t payload) { events_.push({at, kind, seq_++, payload}); }
+
+  const cluster::RunSpec& spec_;
+  std::shared_ptr<ClusterState> state_;
+  Nanos now_ = 0;
+  std::int64_t seq_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<Nanos> started_;  // by worker: when its current batch started
+  Rng service_root_;
+  std::vector<Rng> service_rng_;           // by worker
+  std::vector<std::vector<Nanos>> fixed_;  // by hardware * models + model
+};
+
+}  // namespace
+
+cluster::RunResult simulate(const cluster::RunSpec& spec, sched::Scheduler& scheduler) {
+  spec.validate();
+  Simulator simulator(spec);
+  return simulator.run(scheduler);
+}
+
+}  // namespace servelab::sim
