@@ -10,21 +10,61 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core, backends, workload
-from ._core import MlpWeights, Model, ReferenceMlp
+from . import _core, backends, experiments, profiles, results, workload
+from ._core import (
+    Actions,
+    BatchDone,
+    ClusterView,
+    MlpWeights,
+    Model,
+    Query,
+    ReferenceMlp,
+    Scheduler,
+    WorkerGroup,
+)
 from .backends import BackendUnavailable, build_info
-from .workload import list_arrival_processes
+from .experiments import QoS, allowable_throughput, sweep
+from .profiles import Profile
+from .results import Result
+from .run import serve, simulate
+from .scenario import Scenario, builtin_scenarios, load_scenario
+from .schedulers import list_schedulers, make_scheduler, register_scheduler, unregister_scheduler
+from .workload import list_arrival_processes, list_size_distributions
 
 __version__: str = _core.build_info()["version"]
 
 __all__ = [
+    "Actions",
     "BackendUnavailable",
+    "BatchDone",
+    "ClusterView",
     "MlpWeights",
     "Model",
+    "Profile",
+    "QoS",
+    "Query",
     "ReferenceMlp",
+    "Result",
+    "Scenario",
+    "Scheduler",
+    "WorkerGroup",
     "__version__",
+    "allowable_throughput",
     "build_info",
+    "builtin_scenarios",
+    "experiments",
     "list_arrival_processes",
+    "list_schedulers",
+    "list_size_distributions",
+    "load_scenario",
+    "make_scheduler",
+    "profiles",
+    "register_scheduler",
+    "results",
+    "serve",
+    "simulate",
+    "sweep",
+    "unregister_scheduler",
     "workload",
 ]
 

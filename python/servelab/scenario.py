@@ -1,0 +1,249 @@
+"""Scenarios: everything one run needs, as a dict, a YAML/JSON file or keyword arguments.
+
+A scenario names a profile, the cluster's worker groups, the workload and the scheduler::
+
+    profile: example:hetero_cpu_gpu        # an embedded example, or a path to a profile JSON
+    workers:
+      - {hardware: g4dn.xlarge, count: 1}
+      - {hardware: c5.2xlarge, count: 3, models: [rm2]}
+    workload:
+      arrivals: poisson(rate=200)          # any registered arrival process (a spec or a dict)
+      count: 20000                         # and/or horizon_s
+      apps:
+        - {name: rm2, slo_ms: 350, sizes: kairos(), share: 1.0, accuracy_floor: 0}
+    scheduler: fcfs(prefer='g4dn.xlarge')  # any registered scheduler (a spec or a dict)
+    seed: 0
+    decision_statistic: mean               # what policies see: mean, p50, p95, p99, mean_without_max
+    service: sample                        # service times: sampled, or fixed to a statistic
+    drain_s: 3600                          # how long after the last arrival the run may go on
+
+Errors name the key path and value, e.g. ``workers[1].count=0 must be >= 1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import _core, profiles
+from .schedulers import make_scheduler
+
+_TOP_KEYS = {
+    "name", "description", "profile", "workers", "workload", "scheduler", "seed",
+    "decision_statistic", "service", "drain_s",
+}  # fmt: skip
+_WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
+_APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
+_WORKER_KEYS = {"hardware", "count", "models", "config"}
+
+
+def _fail(path: str, value: Any, why: str) -> ValueError:
+    return ValueError(f"{path}={value!r} {why}")
+
+
+def _check_keys(path: str, d: Any, allowed: set[str]) -> Mapping[str, Any]:
+    if not isinstance(d, Mapping):
+        raise _fail(path, d, "must be a mapping")
+    unknown = sorted(set(d) - allowed)
+    if unknown:
+        raise KeyError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
+    return d
+
+
+def _spec(path: str, value: Any) -> str:
+    """A registry spec from 'name(a=1)' or {'name': ..., **params}."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("name"), str):
+        params = ", ".join(f"{k}={v!r}" for k, v in value.items() if k != "name")
+        return f"{value['name']}({params})"
+    raise _fail(path, value, "must be a spec string like 'poisson(rate=100)' or {name: ..., params}")
+
+
+def builtin_scenarios() -> list[str]:
+    """Names of the scenarios shipped with servelab (``servelab simulate NAME``)."""
+    folder = resources.files(__package__) / "scenarios"
+    return sorted(f.name[: -len(".yaml")] for f in folder.iterdir() if f.name.endswith(".yaml"))
+
+
+def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
+    """A Scenario from a dict, a YAML/JSON file path, or the name of a built-in scenario."""
+    if isinstance(source, Mapping):
+        return Scenario.from_dict(source)
+    text_source = str(source)
+    if text_source in builtin_scenarios():
+        resource = resources.files(__package__) / "scenarios" / f"{text_source}.yaml"
+        return Scenario.from_dict(yaml.safe_load(resource.read_text()), where=f"scenario {text_source}")
+    path = Path(text_source)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"scenario {text_source!r} is neither a file nor a built-in scenario "
+            f"({', '.join(builtin_scenarios())})"
+        )
+    try:
+        data = json.loads(path.read_text()) if path.suffix == ".json" else yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not valid YAML/JSON: {e}") from None
+    return Scenario.from_dict(data, where=str(path))
+
+
+@dataclass
+class Scenario:
+    """A validated run description; ``to_dict()`` gives back the plain form (for JSON output)."""
+
+    profile: Any
+    workers: list[dict[str, Any]]
+    workload: dict[str, Any]
+    scheduler: Any = "fcfs"
+    seed: int = 0
+    decision_statistic: str = "mean"
+    service: str = "sample"
+    drain_s: float = 3600.0
+    name: str = ""
+    description: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "scenario") -> Scenario:
+        try:
+            d = _check_keys("scenario", data, _TOP_KEYS)
+            for key in ("profile", "workers", "workload"):
+                if key not in d:
+                    raise KeyError(f"scenario: missing key {key!r}")
+            workers = d["workers"]
+            if not isinstance(workers, list) or not workers:
+                raise _fail("workers", workers, "must be a non-empty list of worker groups")
+            for i, w in enumerate(workers):
+                _check_keys(f"workers[{i}]", w, _WORKER_KEYS)
+                if "hardware" not in w:
+                    raise KeyError(f"workers[{i}]: missing key 'hardware'")
+                count = w.get("count", 1)
+                if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                    raise _fail(f"workers[{i}].count", count, "must be an integer >= 1")
+            wl = _check_keys("workload", d["workload"], _WORKLOAD_KEYS)
+            if "arrivals" not in wl:
+                raise KeyError("workload: missing key 'arrivals'")
+            apps = wl.get("apps")
+            if not isinstance(apps, list) or not apps:
+                raise _fail("workload.apps", apps, "must be a non-empty list of applications")
+            for i, app in enumerate(apps):
+                _check_keys(f"workload.apps[{i}]", app, _APP_KEYS)
+                for key in ("name", "slo_ms"):
+                    if key not in app:
+                        raise KeyError(f"workload.apps[{i}]: missing key {key!r}")
+            seed = d.get("seed", 0)
+            if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+                raise _fail("seed", seed, "must be a non-negative integer")
+            return cls(
+                profile=d["profile"],
+                workers=[dict(w) for w in workers],
+                workload=dict(wl),
+                scheduler=d.get("scheduler", "fcfs"),
+                seed=seed,
+                decision_statistic=d.get("decision_statistic", "mean"),
+                service=d.get("service", "sample"),
+                drain_s=d.get("drain_s", 3600.0),
+                name=d.get("name", ""),
+                description=d.get("description", ""),
+            )
+        except (KeyError, ValueError) as e:
+            msg = e.args[0] if e.args else str(e)
+            raise type(e)(f"{where}: {msg}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario as plain data: what produced a result. Live objects (a Profile, a Scheduler
+        instance) appear as their description."""
+        out = {
+            "profile": self.profile if isinstance(self.profile, str | Mapping) else _describe(self.profile),
+            "workers": copy.deepcopy(self.workers),
+            "workload": copy.deepcopy(self.workload),
+            "scheduler": self.scheduler
+            if isinstance(self.scheduler, str | Mapping)
+            else _describe(self.scheduler),
+            "seed": self.seed,
+            "decision_statistic": self.decision_statistic,
+            "service": self.service,
+            "drain_s": self.drain_s,
+        }
+        if self.name:
+            out["name"] = self.name
+        if self.description:
+            out["description"] = self.description
+        return out
+
+    # --- building the parts -------------------------------------------------------------------
+    def build_profile(self) -> profiles.Profile:
+        return resolve_profile(self.profile)
+
+    def build_workers(self) -> list[_core.WorkerGroup]:
+        return [
+            _core.WorkerGroup(
+                str(w["hardware"]),
+                int(w.get("count", 1)),
+                list(w.get("models", [])),
+                dict(w.get("config", {})),
+            )
+            for w in self.workers
+        ]
+
+    def build_workload(self) -> _core.Workload:
+        wl = self.workload
+        apps = []
+        for i, app in enumerate(wl["apps"]):
+            slo_ms = app["slo_ms"]
+            if not isinstance(slo_ms, int | float) or isinstance(slo_ms, bool):
+                raise _fail(f"workload.apps[{i}].slo_ms", slo_ms, "must be a number of milliseconds")
+            sizes = app.get("sizes")
+            apps.append(
+                _core.Application(
+                    str(app["name"]),
+                    slo_s=float(slo_ms) / 1e3,
+                    share=float(app.get("share", 1.0)),
+                    sizes=None if sizes is None else _spec(f"workload.apps[{i}].sizes", sizes),
+                    accuracy_floor=float(app.get("accuracy_floor", 0.0)),
+                )
+            )
+        return _core.Workload(
+            _spec("workload.arrivals", wl["arrivals"]),
+            apps,
+            count=wl.get("count"),
+            horizon_s=wl.get("horizon_s"),
+        )
+
+    def build_scheduler(self) -> _core.Scheduler:
+        s = self.scheduler
+        if isinstance(s, _core.Scheduler):
+            return s
+        if isinstance(s, type) and issubclass(s, _core.Scheduler):
+            return s()
+        return make_scheduler(_spec("scheduler", s))
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, type):
+        return obj.__name__
+    describe = getattr(obj, "describe", None)
+    if callable(describe):
+        return str(describe())
+    source = getattr(obj, "source", None)
+    return f"<{type(obj).__name__}{': ' + str(source) if source else ''}>"
+
+
+def resolve_profile(profile: Any) -> profiles.Profile:
+    """A Profile from a Profile, 'example:<name>', a path to a profile JSON, or its dict form."""
+    if isinstance(profile, profiles.Profile):
+        return profile
+    if isinstance(profile, Mapping):
+        return profiles.from_dict(profile)
+    if isinstance(profile, str | Path):
+        text = str(profile)
+        if text.startswith("example:"):
+            return profiles.example(text[len("example:") :])
+        return profiles.load(text)
+    raise _fail("profile", profile, "must be a Profile, 'example:<name>', a JSON path or a dict")

@@ -1,0 +1,76 @@
+"""Schedulers by name: the C++ registry plus policies registered from Python.
+
+``make_scheduler("fcfs(prefer='g4dn.xlarge')")`` or ``make_scheduler("edf", drop_late=True)``
+builds one; ``list_schedulers()`` lists every entry with its typed parameters. A Python policy
+(a subclass of :class:`servelab.Scheduler`) joins with ``register_scheduler``; it then works in
+scenarios, the CLI and the conformance suite like a built-in one.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from . import _core
+
+_PYTHON_SCHEDULERS: dict[str, tuple[Callable[..., _core.Scheduler], str]] = {}
+
+
+def register_scheduler(name: str, factory: Callable[..., _core.Scheduler], doc: str = "") -> None:
+    """Registers a Python policy: `factory(**params)` must return a fresh Scheduler per run."""
+    if not name or not isinstance(name, str):
+        raise ValueError(f"name={name!r} must be a non-empty string")
+    builtin = {e["name"] for e in _core.list_schedulers()}
+    if name in builtin or name in _PYTHON_SCHEDULERS:
+        raise ValueError(f"scheduler {name!r} is already registered")
+    _PYTHON_SCHEDULERS[name] = (factory, doc or (inspect.getdoc(factory) or "").split("\n")[0])
+
+
+def unregister_scheduler(name: str) -> None:
+    """Removes a Python-registered policy (KeyError if it is not one)."""
+    if name not in _PYTHON_SCHEDULERS:
+        raise KeyError(f"{name!r} is not a scheduler registered from Python")
+    del _PYTHON_SCHEDULERS[name]
+
+
+def _python_params(factory: Callable[..., Any]) -> list[dict[str, Any]]:
+    params = []
+    for p in inspect.signature(factory).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        required = p.default is inspect.Parameter.empty
+        params.append(
+            {
+                "name": p.name,
+                "type": getattr(p.annotation, "__name__", str(p.annotation)) if p.annotation else "",
+                "required": required,
+                "default": None if required else p.default,
+                "doc": "",
+            }
+        )
+    return params
+
+
+def list_schedulers() -> list[dict[str, Any]]:
+    """Every scheduler (built-in and Python-registered): name, doc, params, and where it lives."""
+    out = [dict(e, origin="c++") for e in _core.list_schedulers()]
+    for name, (factory, doc) in _PYTHON_SCHEDULERS.items():
+        out.append({"name": name, "doc": doc, "params": _python_params(factory), "origin": "python"})
+    return sorted(out, key=lambda e: e["name"])
+
+
+def make_scheduler(spec: str, **params: Any) -> _core.Scheduler:
+    """A fresh scheduler from 'name(a=1)' or a name plus keyword parameters."""
+    name = spec.split("(", 1)[0].strip()
+    if name in _PYTHON_SCHEDULERS:
+        if "(" in spec:
+            raise ValueError(
+                f"scheduler spec {spec!r}: pass parameters of a Python scheduler as keywords"
+            )
+        factory, _ = _PYTHON_SCHEDULERS[name]
+        scheduler = factory(**params)
+        if not isinstance(scheduler, _core.Scheduler):
+            raise TypeError(f"the factory of {name!r} returned {scheduler!r}, not a Scheduler")
+        return scheduler
+    return _core.make_scheduler(spec, **params)
