@@ -13,7 +13,7 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
         - {name: rm2, slo_ms: 350, sizes: kairos(), share: 1.0, accuracy_floor: 0}
     scheduler: fcfs(prefer='g4dn.xlarge')  # any registered scheduler (a spec or a dict)
     seed: 0
-    decision_statistic: mean               # what policies see: mean, p50, p95, p99, mean_without_max
+    decision_statistic: mean               # what policies see (mean, p50, p95, p99, ...)
     service: sample                        # service times: sampled, or fixed to a statistic
     drain_s: 3600                          # how long after the last arrival the run may go on
 
@@ -64,7 +64,9 @@ def _spec(path: str, value: Any) -> str:
     if isinstance(value, Mapping) and isinstance(value.get("name"), str):
         params = ", ".join(f"{k}={v!r}" for k, v in value.items() if k != "name")
         return f"{value['name']}({params})"
-    raise _fail(path, value, "must be a spec string like 'poisson(rate=100)' or {name: ..., params}")
+    raise _fail(
+        path, value, "must be a spec string like 'poisson(rate=100)' or {name: ..., params}"
+    )
 
 
 def builtin_scenarios() -> list[str]:
@@ -80,7 +82,9 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     text_source = str(source)
     if text_source in builtin_scenarios():
         resource = resources.files(__package__) / "scenarios" / f"{text_source}.yaml"
-        return Scenario.from_dict(yaml.safe_load(resource.read_text()), where=f"scenario {text_source}")
+        return Scenario.from_dict(
+            yaml.safe_load(resource.read_text()), where=f"scenario {text_source}"
+        )
     path = Path(text_source)
     if not path.exists():
         raise FileNotFoundError(
@@ -88,7 +92,11 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
             f"({', '.join(builtin_scenarios())})"
         )
     try:
-        data = json.loads(path.read_text()) if path.suffix == ".json" else yaml.safe_load(path.read_text())
+        data = (
+            json.loads(path.read_text())
+            if path.suffix == ".json"
+            else yaml.safe_load(path.read_text())
+        )
     except (yaml.YAMLError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not valid YAML/JSON: {e}") from None
     return Scenario.from_dict(data, where=str(path))
@@ -160,7 +168,9 @@ class Scenario:
         """The scenario as plain data: what produced a result. Live objects (a Profile, a Scheduler
         instance) appear as their description."""
         out = {
-            "profile": self.profile if isinstance(self.profile, str | Mapping) else _describe(self.profile),
+            "profile": self.profile
+            if isinstance(self.profile, str | Mapping)
+            else _describe(self.profile),
             "workers": copy.deepcopy(self.workers),
             "workload": copy.deepcopy(self.workload),
             "scheduler": self.scheduler
@@ -198,7 +208,9 @@ class Scenario:
         for i, app in enumerate(wl["apps"]):
             slo_ms = app["slo_ms"]
             if not isinstance(slo_ms, int | float) or isinstance(slo_ms, bool):
-                raise _fail(f"workload.apps[{i}].slo_ms", slo_ms, "must be a number of milliseconds")
+                raise _fail(
+                    f"workload.apps[{i}].slo_ms", slo_ms, "must be a number of milliseconds"
+                )
             sizes = app.get("sizes")
             apps.append(
                 _core.Application(

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/core/time.hpp"
 
@@ -31,22 +32,35 @@ std::string_view statistic_name(Statistic statistic);
 
 // The latency of one (hardware, model, batch): samples or percentiles, seconds, validated
 // (non-empty, finite, > 0; percentiles in (0, 100] and non-decreasing in value).
+//
+// Samples: quantile(u) is numpy's default (linear) percentile, so p50/p95/p99 match
+// numpy.percentile; mean_without_max drops the single largest sample (Kairos's estimate; a single
+// sample is its own value). The statistics are computed once, at construction.
 class LatencyDistribution {
  public:
   static LatencyDistribution from_samples(std::vector<double> seconds);
   // {percentile, seconds} pairs, e.g. {{50, 0.010}, {95, 0.014}, {99, 0.020}}. The quantile
-  // function is piecewise linear between them and flat below the first point.
+  // function is piecewise linear between them and flat below the first point (and above the last).
+  // Any order; duplicated percentiles are a ValueError.
   static LatencyDistribution from_percentiles(std::vector<std::pair<double, double>> points);
 
   double statistic(Statistic statistic) const;  // seconds; percentile-only: mean ~ integral of quantiles
   double quantile(double u) const;              // u in [0, 1]
   double sample(Rng& rng) const;                // samples: a uniform choice; percentiles: quantile(U)
+  // The value sample() returns for the uniform draw u in [0, 1): samples: sorted_values()[floor(u*n)]
+  // (each sample equally likely), percentiles: quantile(u). No allocation.
+  double draw(double u) const;
   bool has_samples() const;
   const std::vector<double>& sorted_values() const;  // samples, sorted (empty for percentiles)
+  // {percentile, seconds} sorted by percentile (empty for samples).
+  const std::vector<std::pair<double, double>>& percentile_points() const { return points_; }
 
  private:
-  std::vector<double> sorted_;                       // samples
-  std::vector<std::pair<double, double>> points_;    // or percentiles
+  LatencyDistribution() = default;
+  void cache_statistics();
+  std::vector<double> sorted_;                     // samples
+  std::vector<std::pair<double, double>> points_;  // or percentiles
+  double stats_[5] = {};                           // by Statistic
 };
 
 class Profile {
@@ -60,14 +74,18 @@ class Profile {
                    LatencyDistribution latency);  // batch >= 1
   void set_memory_mb(std::string_view hardware, std::string_view model, double mb);
   void set_load_time(std::string_view hardware, std::string_view model, double seconds);
+  // Where the numbers come from (a paper, an artifact, a measurement run); free text.
+  void set_source(std::string source) { source_ = std::move(source); }
+  const std::string& source() const { return source_; }
 
   // --- lookups; unknown names raise KeyError listing the known ones ---
   const std::vector<std::string>& hardware() const { return hardware_; }
   const std::vector<std::string>& models() const { return models_; }
   std::int32_t hardware_index(std::string_view name) const;
   std::int32_t model_index(std::string_view name) const;
-  double price(std::int32_t hardware) const;     // $/h; KeyError when not set
-  double accuracy(std::int32_t model) const;     // NaN when not set
+  double price(std::int32_t hardware) const;  // $/h; KeyError when not set
+  bool has_price(std::int32_t hardware) const;
+  double accuracy(std::int32_t model) const;  // NaN when not set
   std::optional<double> memory_mb(std::int32_t hardware, std::int32_t model) const;
   std::optional<double> load_time(std::int32_t hardware, std::int32_t model) const;
 
@@ -90,7 +108,17 @@ class Profile {
   // measurements are noisy) but worth a look.
   std::vector<std::string> warnings(Statistic statistic = Statistic::Mean) const;
 
+  // Every (hardware, model) pair with latency, memory or load time, in (hardware, model) order.
+  std::vector<std::pair<std::int32_t, std::int32_t>> pairs() const;
+
  private:
+  const std::string& hardware_name(std::int32_t hardware) const;  // KeyError for a bad index
+  const std::string& model_name(std::int32_t model) const;
+  // The latency of a pair; ValueError naming the pair when it has none.
+  const std::map<std::int64_t, LatencyDistribution>& curve(std::int32_t hardware, std::int32_t model,
+                                                           std::int64_t batch) const;
+
+  std::string source_;
   std::vector<std::string> hardware_, models_;
   std::vector<std::optional<double>> price_;
   std::vector<double> accuracy_;

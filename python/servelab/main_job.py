@@ -1,0 +1,112 @@
+"""The main job: the default experiment on the embedded profile.
+
+A heterogeneous cluster (scenario "default") under Poisson arrivals; several schedulers compared
+at the scenario's rate, then each scheduler's allowable throughput (the largest rate whose p99
+meets the 350 ms QoS) found by bisection, and one scheduler run for real (the serving loop with
+emulated executors) next to its simulation. Prints tables and writes plots + JSON to a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .experiments import QoS, allowable_throughput
+from .results import Result
+from .run import serve, simulate
+from .scenario import load_scenario
+
+#: The schedulers compared (registry specs).
+SCHEDULERS = (
+    "fcfs(prefer='g4dn.xlarge')",
+    "least_finish_time",
+    "jsq",
+    "edf",
+    "round_robin",
+)
+
+
+def _with_rate(workload: dict[str, Any], rate: float, count: int | None = None) -> dict[str, Any]:
+    out = dict(workload, arrivals=f"poisson(rate={rate:.6g})")
+    if count is not None:
+        out["count"] = count
+    return out
+
+
+def run_main_job(
+    out: Path, *, queries: int = 20000, serve_s: float = 8.0, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Runs the experiment, writes plots and summary.json into `out`, returns the summary."""
+    base = load_scenario("default")
+    rate = float(base.workload["arrivals"].split("=")[1].rstrip(")"))
+    qos = QoS(percentile=99, target_ms=float(base.workload["apps"][0]["slo_ms"]))
+    workload = _with_rate(base.workload, rate, queries)
+    started = time.perf_counter()
+
+    log(
+        f"Scenario: {base.description}\nWorkers: "
+        + ", ".join(f"{w.get('count', 1)} x {w['hardware']}" for w in base.workers)
+        + f"; {queries} queries at {rate:g} queries/s; QoS: {qos.describe()}\n"
+    )
+
+    runs: dict[str, Result] = {}
+    for spec in SCHEDULERS:
+        runs[spec] = simulate(base, scheduler=spec, workload=workload)
+    log(_table(runs))
+
+    log(f"\nAllowable throughput ({qos.describe()}, seeds 0-1, bisection to 2%):")
+    allowable = {}
+    for spec in SCHEDULERS:
+
+        def run(r: float, seed: int, spec: str = spec) -> Result:
+            return simulate(
+                base, scheduler=spec, seed=seed, workload=_with_rate(base.workload, r, 5000)
+            )
+
+        a = allowable_throughput(run, qos, low=rate / 4, seeds=(0, 1), rel_tol=0.02)
+        allowable[spec] = a.rate
+        log(f"  {spec:<28} {a.rate:7.1f} queries/s  ({len(a.evaluations)} rates tried)")
+
+    serve_count = max(1, int(rate * serve_s))
+    log(f"\nThe same policy in both worlds: {serve_count} queries, {SCHEDULERS[0]}")
+    small = _with_rate(base.workload, rate, serve_count)
+    sim = simulate(base, scheduler=SCHEDULERS[0], workload=small)
+    real = serve(base, scheduler=SCHEDULERS[0], workload=small)
+    both = {"simulated": sim, "served (wall clock)": real}
+    log(_table(both))
+
+    out.mkdir(parents=True, exist_ok=True)
+    from .plotting import save_all  # matplotlib loads only when plots are made
+
+    written = save_all(runs, out)
+    written += [p for p in save_all(both, out / "sim_vs_serve")]
+    summary = {
+        "scenario": base.to_dict(),
+        "rate": rate,
+        "summaries": {spec: r.summary() for spec, r in runs.items()},
+        "allowable_throughput": allowable,
+        "sim_vs_serve": {label: r.summary() for label, r in both.items()},
+        "elapsed_s": time.perf_counter() - started,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    log(f"\nWrote {len(written)} plots and summary.json to {out}/ in {summary['elapsed_s']:.1f} s")
+    return summary
+
+
+def _table(runs: dict[str, Result]) -> str:
+    head = (
+        f"{'scheduler':<28} {'p50 ms':>8} {'p99 ms':>9} {'SLO viol.':>9} {'goodput/s':>9} "
+        f"{'cost $':>7} {'util.':>6}"
+    )
+    lines = [head, "-" * len(head)]
+    for label, r in runs.items():
+        s = r.summary()
+        lines.append(
+            f"{label:<28} {s['latency_ms']['p50']:8.1f} {s['latency_ms']['p99']:9.1f} "
+            f"{100 * s['slo_violation_rate']:8.2f}% {s['goodput_qps']:9.1f} "
+            f"{s['cost_dollars']:7.3f} {100 * s['utilisation']['mean']:5.1f}%"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""servelab.profiles: the Profile class, the native JSON format, examples and the estimator."""
+
+import copy
+import json
+import pickle
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from servelab import profiles
+from servelab.profiles import LatencyEstimator, Profile
+
+
+def small() -> Profile:
+    p = Profile("unit test")
+    p.add_hardware("gpu", price_per_hour=0.526)
+    p.add_hardware("cpu", price_per_hour=0.149)
+    p.add_model("rm2", accuracy=0.8)
+    p.set_latency("gpu", "rm2", 10, samples_s=[0.040, 0.010, 0.030, 0.020])
+    p.set_latency("gpu", "rm2", 20, samples_s=[0.050])
+    p.set_latency("cpu", "rm2", 4, percentiles={50: 0.010, 95: 0.020})
+    p.set_memory_mb("gpu", "rm2", 1200)
+    p.set_load_time("gpu", "rm2", 2.5)
+    return p
+
+
+def test_lookups_by_name_and_index():
+    p = small()
+    assert p.hardware == ["gpu", "cpu"] and p.models == ["rm2"]
+    assert p.price("cpu") == p.price(1) == 0.149
+    assert p.accuracy("rm2") == 0.8
+    assert p.batches("gpu", "rm2") == [10, 20] and p.max_batch(0, 0) == 20
+    assert p.memory_mb("gpu", "rm2") == 1200 and p.load_time_s("cpu", "rm2") is None
+    p.add_model("bert")
+    assert p.accuracy("bert") is None and not p.has_latency("gpu", "bert")
+
+
+def test_latency_statistics_and_interpolation():
+    p = small()
+    assert p.latency("gpu", "rm2", 10) == pytest.approx(0.025)
+    assert p.latency("gpu", "rm2", 10, statistic="mean_without_max") == pytest.approx(0.020)
+    assert p.latency("gpu", "rm2", 15) == pytest.approx(0.0375)
+    assert p.latency("gpu", "rm2", 1) == pytest.approx(0.025)
+    np.testing.assert_allclose(p.latency("gpu", "rm2", [10, 15, 20]), [0.025, 0.0375, 0.050])
+    assert p.latency("cpu", "rm2", 4, statistic="p95") == pytest.approx(0.020)
+    table = p.decision_table_ns("gpu", "rm2", "mean")
+    assert table.dtype == np.int64 and table.shape == (21,) and table[15] == 37_500_000
+
+
+def test_sample_is_deterministic_and_draws_the_samples():
+    p = small()
+    a = p.sample("gpu", "rm2", 10, seed=3, count=400)
+    np.testing.assert_array_equal(a, p.sample("gpu", "rm2", 10, seed=3, count=400))
+    assert not np.array_equal(a, p.sample("gpu", "rm2", 10, seed=4, count=400))
+    assert set(np.round(a, 6)) == {0.01, 0.02, 0.03, 0.04}
+    mid = p.sample("gpu", "rm2", 15, seed=3, count=400)
+    np.testing.assert_allclose(mid, (a + 0.050) / 2, atol=1e-9)
+
+
+def test_errors_name_the_field_and_value():
+    p = small()
+    with pytest.raises(
+        ValueError, match=r"batch=21 exceeds the largest profiled batch 20.*'gpu'.*'rm2'"
+    ):
+        p.latency("gpu", "rm2", 21)
+    with pytest.raises(KeyError, match=r"'tpu'.*'gpu', 'cpu'"):
+        p.latency("tpu", "rm2", 1)
+    with pytest.raises(ValueError, match=r"statistic='p42'"):
+        p.latency("gpu", "rm2", 1, statistic="p42")
+    with pytest.raises(ValueError, match=r"samples\[1\]=-0.1"):
+        p.set_latency("gpu", "rm2", 5, samples_s=[0.1, -0.1])
+    with pytest.raises(ValueError, match=r"exactly one of samples_s"):
+        p.set_latency("gpu", "rm2", 5)
+    with pytest.raises(ValueError, match=r"batch=0 must be >= 1"):
+        p.set_latency("gpu", "rm2", 0, samples_s=[0.1])
+    with pytest.raises(ValueError, match=r"accuracy=1.5"):
+        p.set_accuracy("rm2", 1.5)
+    with pytest.raises(ValueError, match=r"price_per_hour=-1"):
+        p.set_price("gpu", -1)
+    with pytest.raises(ValueError, match=r"percentile 95 latency=0.01 is below percentile 50"):
+        p.set_latency("cpu", "rm2", 8, percentiles={50: 0.02, 95: 0.01})
+    with pytest.raises(ValueError, match=r"seed=-1"):
+        p.sample("gpu", "rm2", 10, seed=-1)
+    with pytest.raises(KeyError, match=r"hardware index 9"):
+        p.price(9)
+
+
+def test_dict_round_trip_pickle_and_equality(tmp_path):
+    p = small()
+    d = p.to_dict()
+    assert d["format"] == "servelab.profile" and d["version"] == 1
+    assert d["latency"][0]["samples_ms"] == [10.0, 20.0, 30.0, 40.0]
+    assert d["latency"][2]["percentiles_ms"] == {"50": 10.0, "95": 20.0}
+    assert Profile.from_dict(d) == p
+    path = tmp_path / "p.json"
+    profiles.save(p, path)
+    q = profiles.load(path)
+    assert q == p and q.source == "unit test" and q.memory_mb("gpu", "rm2") == 1200
+    profiles.save(q, tmp_path / "q.json")
+    assert (tmp_path / "q.json").read_text() == path.read_text()  # load -> save is stable
+    r = pickle.loads(pickle.dumps(p))
+    assert r == p and r.latency("gpu", "rm2", 15) == p.latency("gpu", "rm2", 15)
+    assert copy.deepcopy(p) == p
+
+
+def test_examples_ship_as_package_data_and_are_reproducible():
+    names = profiles.list_examples()
+    assert names == ["hetero_cpu_gpu", "model_variants"]
+    files = resources.files("servelab.profiles") / "data"
+    assert all((files / f"{n}.json").is_file() for n in names)
+    from servelab.profiles import make_examples
+
+    for name in names:
+        p = profiles.example(name)
+        assert "Generated by servelab" in p.source and p.warnings("p50") == []
+        assert p == make_examples.GENERATORS[name]()
+    hetero = profiles.example("hetero_cpu_gpu")
+    assert hetero.price("g4dn.xlarge") == 0.526
+    # The GPU meets rm2's 350 ms QoS at batch 1000, t3.xlarge does not at 500.
+    assert hetero.latency("g4dn.xlarge", "rm2", 1000, "p99") < 0.350
+    assert hetero.latency("t3.xlarge", "rm2", 500, "p99") > 0.350
+    variants = profiles.example("model_variants")
+    assert variants.accuracy("efficientnet_b3") == pytest.approx(0.82008)
+    assert "percentiles" in variants.distribution("g4dn.xlarge", "resnet50", 8)
+    with pytest.raises(KeyError, match=r"'nope'.*hetero_cpu_gpu"):
+        profiles.example("nope")
+
+
+def test_estimator_line_then_table():
+    e = LatencyEstimator(min_observations=2)
+    with pytest.raises(RuntimeError, match=r"no latency observed"):
+        e.predict(5)
+    e.observe(10, 0.020)
+    e.observe(30, 0.040)
+    assert e.slope == pytest.approx(0.001) and e.intercept == pytest.approx(0.010)
+    assert e.predict(20) == pytest.approx(0.030)
+    e.observe(10, 0.026)
+    assert e.uses_table(10) and e.predict(10) == pytest.approx(0.023)
+    with pytest.raises(ValueError, match=r"seconds=nan"):
+        e.observe(10, float("nan"))
+
+
+# --- bad files: each error names the file, the JSON path and the value ---
+
+BASE = {
+    "format": "servelab.profile",
+    "version": 1,
+    "hardware": {"gpu": {"price_per_hour": 0.5}},
+    "models": {"rm2": {"accuracy": 0.8}},
+    "latency": [
+        {"hardware": "gpu", "model": "rm2", "batch": 1, "samples_ms": [1.0, 2.0]},
+        {"hardware": "gpu", "model": "rm2", "batch": 2, "percentiles_ms": {"50": 2.0, "95": 3.0}},
+    ],
+}
+
+
+def mutate(edit):
+    data = copy.deepcopy(BASE)
+    edit(data)
+    return data
+
+
+BAD = [
+    (lambda d: d.update(version=2), r"version=2 is not supported"),
+    (lambda d: d.update(format="other"), r'format="other" must be "servelab.profile"'),
+    (lambda d: d.pop("latency"), r"latency is missing"),
+    (lambda d: d.update(extra=1), r'"extra" is not a known key'),
+    (lambda d: d["latency"][0].update(batch=-3), r"latency\[0\]\.batch=-3 must be an integer >= 1"),
+    (lambda d: d["latency"][0].update(batch=1.5), r"latency\[0\]\.batch=1.5 must be an integer"),
+    (lambda d: d["latency"][0].pop("batch"), r"latency\[0\]\.batch is missing"),
+    (
+        lambda d: d["latency"][0]["samples_ms"].__setitem__(1, -2.0),
+        r"latency\[0\]\.samples_ms\[1\]=-2.0 must be a finite latency > 0 ms",
+    ),
+    (lambda d: d["latency"][0]["samples_ms"].__setitem__(0, 0), r"samples_ms\[0\]=0 must be"),
+    (lambda d: d["latency"][0]["samples_ms"].__setitem__(0, "fast"), r'samples_ms\[0\]="fast"'),
+    (lambda d: d["latency"][0].update(samples_ms=[]), r"latency\[0\]\.samples_ms=\[\] must be"),
+    (
+        lambda d: d["latency"][1].update(percentiles_ms={"50": 3.0, "95": 2.0}),
+        r'latency\[1\]\.percentiles_ms\["95"\]=2.0 must be >= .*\["50"\]=3.0',
+    ),
+    (
+        lambda d: d["latency"][1].update(percentiles_ms={"150": 3.0}),
+        r'percentiles_ms\["150"\] is not a percentile',
+    ),
+    (
+        lambda d: d["latency"][0].update(hardware="tpu"),
+        r'latency\[0\]\.hardware="tpu" is not declared in "hardware" \(known: gpu\)',
+    ),
+    (lambda d: d["latency"][0].update(model="bert"), r'latency\[0\]\.model="bert" is not declared'),
+    (lambda d: d["latency"][1].update(batch=1), r"latency\[1\] repeats .* batch 1 of latency\[0\]"),
+    (
+        lambda d: d["latency"][0].update(percentiles_ms={"50": 1.0}),
+        r"latency\[0\] must have exactly one of",
+    ),
+    (
+        lambda d: d["hardware"]["gpu"].update(price_per_hour=-1),
+        r'hardware\["gpu"\]\.price_per_hour=-1 must be a finite number >= 0',
+    ),
+    (
+        lambda d: d["models"]["rm2"].update(accuracy=80),
+        r'models\["rm2"\]\.accuracy=80 must be a finite number in \[0, 1\]',
+    ),
+    (
+        lambda d: d["models"]["rm2"].update(top1=0.8),
+        r'models\["rm2"\]\["top1"\] is not a known key',
+    ),
+    (lambda d: d.update(memory_mb={"gpu": {"rm2": -5}}), r'memory_mb\["gpu"\]\["rm2"\]=-5'),
+    (lambda d: d.update(load_time_s={"cpu": {"rm2": 1}}), r'load_time_s\["cpu"\] names hardware'),
+    (lambda d: d.update(latency={"a": 1}), r'latency=\{"a": 1\} must be a list'),
+]
+
+
+@pytest.mark.parametrize(("edit", "message"), BAD, ids=[m for _, m in BAD])
+def test_bad_files_name_file_path_and_value(tmp_path, edit, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(mutate(edit)))
+    with pytest.raises(ValueError, match=message) as info:
+        profiles.load(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_malformed_json_names_file_and_line(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{\n "format": "servelab.profile",\n "version": 1,,\n}')
+    with pytest.raises(ValueError, match=rf"{path}:3:\d+: malformed JSON"):
+        profiles.load(path)
+
+
+def test_nan_in_file_is_rejected(tmp_path):
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(BASE).replace("[1.0, 2.0]", "[1.0, NaN]"))
+    with pytest.raises(ValueError, match=r"samples_ms\[1\]=NaN must be a finite latency"):
+        profiles.load(path)

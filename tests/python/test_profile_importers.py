@@ -1,0 +1,187 @@
+"""Importers of the Kairos, RAMSIS and Ribbon artifact layouts (servelab.profiles.import_*).
+
+Fidelity tests read ../shared/data and skip, saying so, when it is absent. Corruption tests write
+small artifact-format folders into tmp_path.
+"""
+
+import csv
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from servelab import profiles
+
+DATA = Path(__file__).parents[3] / "shared" / "data"
+
+
+def shared_dir(*parts: str) -> Path:
+    path = DATA.joinpath(*parts)
+    if not path.is_dir():
+        pytest.skip(f"shared data folder {path} is absent (fidelity tests need ../shared/data)")
+    return path
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def kairos() -> profiles.Profile:
+    return profiles.import_kairos(shared_dir("kairos"), models=["rm2", "wnd", "ncf"])
+
+
+def test_kairos_distributor_mean_equals_mean_without_max(kairos):
+    rows = read_csv(DATA / "kairos" / "derived" / "latency_summary.csv")
+    rows = [r for r in rows if r["model"] in {"rm2", "wnd", "ncf"}]
+    assert len(rows) == 4 * 3 * 100
+    for r in rows[::37]:  # several rows of every instance and model
+        args = (r["instance"], r["model"], int(r["batch"]))
+        assert kairos.latency(*args, "mean_without_max") * 1e3 == pytest.approx(
+            float(r["distributor_mean_ms"]), abs=5.1e-5
+        )
+        assert kairos.latency(*args, "p99") * 1e3 == pytest.approx(
+            float(r["p99_sum_ms"]), abs=5.1e-5
+        )
+
+
+def test_kairos_shape_prices_and_vio_batch(kairos):
+    assert kairos.hardware == ["c5n.2xlarge", "g4dn.xlarge", "r5n.large", "t3.xlarge"]
+    assert kairos.price("g4dn.xlarge") == 0.526 and kairos.price("r5n.large") == 0.149
+    assert kairos.batches("t3.xlarge", "rm2") == list(range(10, 1001, 10))
+    # README: the smallest rm2 batch whose distributor mean exceeds QoS 350 ms.
+    for hw, vio in {"c5n.2xlarge": 910, "r5n.large": 870, "t3.xlarge": 400}.items():
+        table = kairos.latency(hw, "rm2", list(range(10, 1001, 10)), "mean_without_max")
+        assert 10 * (int(np.argmax(table > 0.350)) + 1) == vio
+
+
+def test_kairos_drop_max_makes_mean_the_distributor_mean():
+    p = profiles.import_kairos(
+        shared_dir("kairos"), models=["rm2"], instances=["g4dn.xlarge"], drop_max=True
+    )
+    row = next(
+        r
+        for r in read_csv(DATA / "kairos" / "derived" / "latency_summary.csv")
+        if r["instance"] == "g4dn.xlarge" and r["model"] == "rm2" and r["batch"] == "100"
+    )
+    assert p.latency("g4dn.xlarge", "rm2", 100) * 1e3 == pytest.approx(
+        float(row["distributor_mean_ms"]), abs=5.1e-5
+    )
+    assert p.distribution("g4dn.xlarge", "rm2", 100)["samples_s"].size == 99
+
+
+def test_ramsis_matches_profile_summary_and_accuracy():
+    p = profiles.import_ramsis(
+        shared_dir("ramsis"),
+        tasks=["image_cloud_cpu"],
+        models=["resnet50", "efficientnet_b0", "shufflenet_v2_x0_5"],
+    )
+    assert p.hardware == ["cloud_cpu"]
+    assert p.accuracy("resnet50") == pytest.approx(0.80282)
+    rows = [
+        r
+        for r in read_csv(DATA / "ramsis" / "derived" / "profile_summary.csv")
+        if r["model"] in set(p.models)
+    ]
+    assert len(rows) > 30
+    for r in rows:
+        args = ("cloud_cpu", r["model"], int(r["batch_size"]))
+        assert p.latency(*args, "p95") * 1e3 == pytest.approx(float(r["p95_ms"]), abs=5.1e-5)
+        assert p.latency(*args, "mean") * 1e3 == pytest.approx(float(r["mean_ms"]), abs=5.1e-5)
+        n = p.distribution(*args)["samples_s"].size
+        assert n == int(r["n_samples"])  # .gz files included
+
+
+def test_ribbon_instances_prices_and_batches():
+    p = profiles.import_ribbon(shared_dir("ribbon"), models=["resnet", "dien"])
+    assert len(p.hardware) == 16 and sorted(p.models) == ["dien", "resnet"]
+    assert p.price("c5a.4xlarge") == 0.616 and p.price("t3.2xlarge") == 0.3328
+    assert p.batches("c5a.4xlarge", "resnet") == list(range(10, 501, 10))
+    assert p.has_latency("g4dn.xlarge", "dien") and not p.has_latency("g4dn.xlarge", "resnet")
+    assert p.latency("c5a.4xlarge", "resnet", 250) > p.latency("c5a.4xlarge", "resnet", 10)
+
+
+# --- corrupted artifact-format files: the error names the file and the line ---
+
+
+def kairos_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "kairos"
+    for sub in ("data/g4dn.xlarge", "data/logs_load/g4dn.xlarge"):
+        (root / sub).mkdir(parents=True)
+        (root / sub / "rm2_10_1.json").write_text("[\n    3.181,\n    1.939,\n    1.933\n]")
+    (root / "price.csv").write_text("instance,price\ng4dn.xlarge,0.526\n")
+    return root
+
+
+def test_kairos_small_copy_imports(tmp_path):
+    p = profiles.import_kairos(kairos_copy(tmp_path))
+    np.testing.assert_allclose(
+        p.distribution(0, 0, 10)["samples_s"], np.sort([0.006362, 0.003878, 0.003866])
+    )
+    assert p.price("g4dn.xlarge") == 0.526
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[\n    3.181,\n    -1.939,\n    1.933\n]", r":3: element \[1\]=-1.939 must be a finite"),
+        ("[\n    3.181,\n    1.939,\n    NaN\n]", r":4: element \[2\]=NaN"),
+        ('[\n    3.181,\n    "x",\n    1.933\n]', r":3: element \[1\]=\"x\""),
+        ("[\n    3.181,\n    1.939\n    1.933\n]", r":4: malformed JSON"),
+        ("{}", r":1: expected a non-empty JSON list"),
+    ],
+)
+def test_kairos_corrupt_sample_file(tmp_path, text, message):
+    root = kairos_copy(tmp_path)
+    bad = root / "data" / "g4dn.xlarge" / "rm2_10_1.json"
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=rf"{bad}{message}"):
+        profiles.import_kairos(root)
+
+
+def test_kairos_missing_load_component_and_bad_price(tmp_path):
+    root = kairos_copy(tmp_path)
+    (root / "price.csv").write_text("instance,price\ng4dn.xlarge,-0.5\n")
+    with pytest.raises(ValueError, match=rf"{root / 'price.csv'}:2: price='-0.5'"):
+        profiles.import_kairos(root)
+    (root / "data" / "logs_load" / "g4dn.xlarge" / "rm2_10_1.json").unlink()
+    with pytest.raises(ValueError, match=r"rm2_10_1.json: its load component .* is missing"):
+        profiles.import_kairos(root, prices={})
+
+
+def test_ribbon_corrupt_copy_of_a_real_file(tmp_path):
+    source = shared_dir("ribbon", "characterization", "logs", "c5.4xlarge") / "resnet_100_1.json"
+    logs = tmp_path / "characterization" / "logs" / "c5.4xlarge"
+    logs.mkdir(parents=True)
+    lines = source.read_text().splitlines()
+    lines[6] = "    -66.48,"  # element [5]
+    (logs / "resnet_100_1.json").write_text("\n".join(lines))
+    with pytest.raises(ValueError, match=r"resnet_100_1.json:7: element \[5\]=-66.48"):
+        profiles.import_ribbon(tmp_path)
+
+
+def test_ramsis_corrupt_gz_and_accuracy(tmp_path):
+    folder = tmp_path / "profiles" / "image_cloud_cpu" / "resnet18"
+    folder.mkdir(parents=True)
+    (folder / "resnet18_bsize-1_profile.json").write_text("[0.05, 0.06]")
+    with gzip.open(folder / "resnet18_bsize-2_profile.json.gz", "wt") as f:
+        f.write("[0.09, 0.0, 0.1]")
+    with pytest.raises(ValueError, match=r"resnet18_bsize-2_profile.json.gz:1: element \[1\]=0.0"):
+        profiles.import_ramsis(tmp_path)
+    with gzip.open(folder / "resnet18_bsize-2_profile.json.gz", "wt") as f:
+        f.write("[0.09, 0.08, 0.1]")
+    (tmp_path / "derived").mkdir()
+    (tmp_path / "derived" / "accuracy.csv").write_text(
+        "task,model,top1_accuracy_pct,note\nimage,resnet18,69.494,quantized\nimage,x,abc,\n"
+    )
+    with pytest.raises(ValueError, match=r"accuracy.csv:3: top1_accuracy_pct='abc' of model 'x'"):
+        profiles.import_ramsis(tmp_path)
+    p = profiles.import_ramsis(tmp_path, accuracy={"resnet18": 0.69494})
+    assert p.batches("cloud_cpu", "resnet18") == [1, 2] and p.accuracy("resnet18") == 0.69494
+
+
+def test_missing_folder_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        profiles.import_ribbon(tmp_path / "nowhere")
