@@ -173,18 +173,20 @@ const std::vector<Nanos>& ClusterState::table(HardwareId hardware, ModelId model
 
 std::int64_t ClusterState::max_batch(WorkerId worker, ModelId model) const {
   check_model(model, "max_batch");
-  return static_cast<std::int64_t>(table(at(worker).hardware, model).size());
+  const auto& t = table(at(worker).hardware, model);
+  return t.empty() ? 0 : static_cast<std::int64_t>(t.size()) - 1;
 }
 
 Nanos ClusterState::predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const {
   check_model(model, "predicted_latency");
   const HardwareId hw = at(worker).hardware;
   const auto& t = table(hw, model);
-  if (items < 1 || items > static_cast<std::int64_t>(t.size())) {
+  const auto max = t.empty() ? 0 : static_cast<std::int64_t>(t.size()) - 1;
+  if (items < 1 || items > max) {
     throw ValueError(str("predicted_latency: batch=", items, " is outside the profile of model '",
-                         profile_->models()[model], "' on '", profile_->hardware()[hw], "' (1..", t.size(), ")"));
+                         profile_->models()[model], "' on '", profile_->hardware()[hw], "' (1..", max, ")"));
   }
-  return t[items - 1];
+  return t[items];
 }
 
 void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) {
@@ -208,10 +210,10 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
     const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
     if (dup != sorted.end()) throw ValueError(str("dispatch: query=", *dup, " appears twice in the batch"));
   }
-  const auto& t = table(w.hardware, model);
-  if (items > static_cast<std::int64_t>(t.size())) {
+  const auto& t = table(w.hardware, model);  // indexed by batch size
+  if (items >= static_cast<std::int64_t>(t.size())) {
     throw ValueError(str("dispatch: batch of ", items, " items on worker=", worker, " exceeds the profile of model '",
-                         profile_->models()[model], "' on '", profile_->hardware()[w.hardware], "' (max ", t.size(),
+                         profile_->models()[model], "' on '", profile_->hardware()[w.hardware], "' (max ", t.size() - 1,
                          ")"));
   }
   const Nanos now = hooks_.now();
@@ -225,7 +227,7 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
   batch.queries.assign(queries.begin(), queries.end());
   batch.items = items;
   batch.dispatched = now;
-  batch.predicted = t[items - 1];
+  batch.predicted = t[items];
   w.busy_until = now + batch.predicted;
   set_status(worker, WorkerStatus::Busy);
   ++running_;

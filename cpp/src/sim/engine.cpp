@@ -103,7 +103,7 @@ class Simulator final : public cluster::WorldHooks {
       const std::size_t key = static_cast<std::size_t>(hardware) * profile.models().size() + batch.model;
       if (fixed_.size() <= key) fixed_.resize(profile.hardware().size() * profile.models().size());
       if (fixed_[key].empty()) fixed_[key] = profile.decision_table(hardware, batch.model, *spec_.service_statistic);
-      return fixed_[key][batch.items - 1];
+      return fixed_[key][batch.items];  // indexed by batch size
     }
     while (static_cast<std::size_t>(worker) >= service_rng_.size()) {
       service_rng_.push_back(service_root_.derive(str("worker", service_rng_.size())));

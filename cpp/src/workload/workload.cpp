@@ -1,1 +1,223 @@
 #include "servelab/workload/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "format.hpp"
+#include "servelab/core/errors.hpp"
+#include "servelab/core/interrupt.hpp"
+
+namespace servelab::workload {
+
+using detail::num;
+
+namespace {
+
+constexpr Nanos kMaxNanos = std::numeric_limits<Nanos>::max();
+
+// The one loop behind start() and generate(): non-virtual, so bulk generation pays only the
+// arrival cursor's and the size distribution's calls per query.
+class Generator {
+ public:
+  Generator(const Workload& w, const detail::AliasTable& choice, std::uint64_t seed)
+      : workload_(w),
+        choice_(choice),
+        cursor_(w.arrivals().start(Rng(seed, kArrivalStream))),
+        apps_rng_(seed, kAppStream),
+        seed_(seed),
+        size_rngs_(w.apps().size()) {}
+
+  bool next(Query& q) {
+    if (done_ || n_ >= workload_.max_count()) return finish();
+    const auto t = cursor_->next();
+    if (!t || *t >= workload_.horizon()) return finish();
+    const auto& apps = workload_.apps();
+    const std::size_t a = apps.size() == 1 ? 0 : choice_.pick(apps_rng_);
+    const Application& app = apps[a];
+    q.id = n_++;
+    q.app = static_cast<std::int32_t>(a);
+    q.size = app.sizes ? app.sizes->sample(size_rng(a)) : 1;
+    q.arrival = *t;
+    q.deadline = *t > kMaxNanos - app.slo ? kMaxNanos : *t + app.slo;
+    q.accuracy_floor = static_cast<float>(app.accuracy_floor);
+    return true;
+  }
+
+ private:
+  bool finish() {
+    done_ = true;
+    return false;
+  }
+  // Streams are created on first use: an application that never gets a query costs nothing.
+  Rng& size_rng(std::size_t a) {
+    if (!size_rngs_[a]) size_rngs_[a] = std::make_unique<Rng>(seed_, str("sizes/", a));
+    return *size_rngs_[a];
+  }
+
+  const Workload& workload_;
+  const detail::AliasTable& choice_;
+  std::unique_ptr<ArrivalCursor> cursor_;
+  Rng apps_rng_;
+  std::uint64_t seed_;
+  std::vector<std::unique_ptr<Rng>> size_rngs_;
+  std::int64_t n_ = 0;
+  bool done_ = false;
+};
+
+// Owns what a lazy stream needs, so it stays valid if the caller drops the Workload.
+class Stream final : public QueryStream {
+ public:
+  Stream(std::shared_ptr<const Workload> workload, std::uint64_t seed, const detail::AliasTable& table)
+      : workload_(std::move(workload)), generator_(*workload_, table, seed) {}
+  std::optional<Query> next() override {
+    Query q;
+    if (!generator_.next(q)) return std::nullopt;
+    return q;
+  }
+
+ private:
+  std::shared_ptr<const Workload> workload_;
+  Generator generator_;
+};
+
+// The expected number of queries (capped at 2^26) so the columns are allocated once.
+std::size_t expected_count(const Workload& w) {
+  double expected = static_cast<double>(w.max_count());
+  const double rate = w.arrivals().mean_rate();
+  if (w.horizon() != kUnlimitedHorizon && std::isfinite(rate)) {
+    const double mean = rate * nanos_to_seconds(w.horizon());
+    expected = std::min(expected, mean + 6 * std::sqrt(mean) + 16);
+  }
+  return static_cast<std::size_t>(std::min(expected, double{1 << 26}));
+}
+
+template <typename Vector>
+void trim(Vector& v) {
+  if (v.capacity() > 2 * v.size() + 4096) v.shrink_to_fit();
+}
+
+}  // namespace
+
+void validate_application(const Application& app) {
+  if (app.name.empty()) throw ValueError("application name='' is empty: give each application a name");
+  const std::string who = str("application '", app.name, "': ");
+  if (!detail::positive_finite(app.share)) {
+    throw ValueError(str(who, "share=", num(app.share), " must be positive and finite"));
+  }
+  if (app.slo <= 0) throw ValueError(str(who, "slo=", app.slo, " ns must be > 0"));
+  if (!(app.accuracy_floor >= 0 && app.accuracy_floor <= 1)) {
+    throw ValueError(str(who, "accuracy_floor=", num(app.accuracy_floor), " must be in [0, 1]"));
+  }
+}
+
+std::vector<double> zipf_shares(std::int64_t n, double exponent) {
+  if (n < 1 || n > (std::int64_t{1} << 31)) throw ValueError(str("n=", n, " must be in [1, 2^31]"));
+  if (!detail::non_negative_finite(exponent)) {
+    throw ValueError(str("exponent=", num(exponent), " must be non-negative and finite"));
+  }
+  std::vector<double> shares(static_cast<std::size_t>(n));
+  double sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) sum += shares[i] = std::pow(static_cast<double>(i + 1), -exponent);
+  for (double& s : shares) s /= sum;
+  return shares;
+}
+
+Workload::Workload(std::shared_ptr<const ArrivalProcess> arrivals, std::vector<Application> apps,
+                   std::int64_t max_count, Nanos horizon)
+    : arrivals_(std::move(arrivals)), apps_(std::move(apps)), max_count_(max_count), horizon_(horizon) {
+  if (!arrivals_) throw ValueError("arrivals is null: give an arrival process");
+  if (apps_.empty()) throw ValueError("apps is empty: give at least one application");
+  if (apps_.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw ValueError(str("apps has ", apps_.size(), " applications, more than 2^31 - 1"));
+  }
+  std::set<std::string> names;
+  std::vector<double> shares;
+  for (std::size_t i = 0; i < apps_.size(); ++i) {
+    try {
+      validate_application(apps_[i]);
+    } catch (const ValueError& e) {
+      throw ValueError(str("apps[", i, "]: ", e.what()));
+    }
+    if (!names.insert(apps_[i].name).second) {
+      throw ValueError(
+          str("apps[", i, "]: name='", apps_[i].name, "' is used twice: application names must be unique"));
+    }
+    shares.push_back(apps_[i].share);
+  }
+  double total = 0;
+  for (const double s : shares) total += s;
+  if (!std::isfinite(total)) throw ValueError("the shares of apps sum to infinity");
+  if (max_count < 0) throw ValueError(str("max_count=", max_count, " must be >= 0"));
+  if (horizon < 0) throw ValueError(str("horizon=", horizon, " ns must be >= 0"));
+  if (max_count == kUnlimitedCount && horizon == kUnlimitedHorizon) {
+    throw ValueError("max_count and horizon are both unlimited: give at least one of them");
+  }
+  app_choice_ = detail::AliasTable(shares);
+}
+
+std::unique_ptr<QueryStream> Workload::start(std::uint64_t seed) const {
+  // The stream keeps its own copy of this (cheap: shared parts), so it outlives the caller's.
+  auto self = std::make_shared<const Workload>(*this);
+  const detail::AliasTable& table = self->app_choice_;
+  return std::make_unique<Stream>(std::move(self), seed, table);
+}
+
+std::vector<Query> Workload::generate(std::uint64_t seed) const {
+  Generator g(*this, app_choice_, seed);
+  std::vector<Query> out;
+  out.reserve(expected_count(*this));
+  Query q;
+  while (g.next(q)) {
+    out.push_back(q);
+    if ((q.id & 4095) == 0) core::check_interrupt();
+  }
+  trim(out);
+  return out;
+}
+
+QueryColumns Workload::generate_columns(std::uint64_t seed) const {
+  Generator g(*this, app_choice_, seed);
+  QueryColumns c;
+  const std::size_t expected = expected_count(*this);
+  c.id.reserve(expected);
+  c.app.reserve(expected);
+  c.size.reserve(expected);
+  c.arrival_s.reserve(expected);
+  c.deadline_s.reserve(expected);
+  c.accuracy_floor.reserve(expected);
+  Query q;
+  while (g.next(q)) {
+    c.id.push_back(q.id);
+    c.app.push_back(q.app);
+    c.size.push_back(q.size);
+    c.arrival_s.push_back(nanos_to_seconds(q.arrival));
+    c.deadline_s.push_back(nanos_to_seconds(q.deadline));
+    c.accuracy_floor.push_back(q.accuracy_floor);
+    if ((q.id & 4095) == 0) core::check_interrupt();
+  }
+  trim(c.id);
+  trim(c.app);
+  trim(c.size);
+  trim(c.arrival_s);
+  trim(c.deadline_s);
+  trim(c.accuracy_floor);
+  return c;
+}
+
+std::string Workload::describe() const {
+  std::string apps;
+  for (const auto& a : apps_) {
+    apps +=
+        str(apps.empty() ? "" : ", ", "app(name='", a.name, "', share=", num(a.share),
+            ", slo_s=", num(nanos_to_seconds(a.slo)), ", sizes=", a.sizes ? a.sizes->describe() : "constant(value=1)",
+            ", accuracy_floor=", num(a.accuracy_floor), ")");
+  }
+  std::string limits;
+  if (max_count_ != kUnlimitedCount) limits += str(", count=", max_count_);
+  if (horizon_ != kUnlimitedHorizon) limits += str(", horizon_s=", num(nanos_to_seconds(horizon_)));
+  return str("workload(arrivals=", arrivals_->describe(), ", apps=[", apps, "]", limits, ")");
+}
+
+}  // namespace servelab::workload

@@ -148,7 +148,7 @@ class ClusterState final : public sched::ClusterView,
   std::vector<std::string> app_names_;
   std::vector<float> accuracy_;                     // by model
   std::vector<double> price_per_ns_;                // by hardware
-  mutable std::vector<std::vector<Nanos>> tables_;  // by hardware * models + model, built on first use
+  mutable std::vector<std::vector<Nanos>> tables_;  // decision_table() by hardware * models + model, lazily
 };
 
 }  // namespace servelab::cluster

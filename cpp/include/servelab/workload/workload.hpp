@@ -3,13 +3,16 @@
 // the server) or in bulk (columns, for Python). Query i of a seed is the same in both.
 //
 // Random streams under the run seed: "arrivals" (arrival times), "apps" (which application each
-// query belongs to), "sizes/<app index>" (each application's sizes).
+// query belongs to; not drawn from with a single application), "sizes/<app index>" (each
+// application's sizes). A run stops after max_count queries, at the first arrival at or after the
+// horizon (not included), or when a finite arrival trace ends, whichever comes first.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "servelab/core/time.hpp"
@@ -19,12 +22,32 @@
 
 namespace servelab::workload {
 
+inline constexpr std::string_view kAppStream = "apps";
+
 struct Application {
   std::string name;
-  double share = 1.0;  // relative rate share (normalised over all applications), > 0
-  Nanos slo = 0;       // deadline = arrival + slo; > 0
+  double share = 1.0;                             // relative rate share (normalised over all applications), > 0
+  Nanos slo = 0;                                  // deadline = arrival + slo; > 0
   std::shared_ptr<const SizeDistribution> sizes;  // null: every query has size 1
   double accuracy_floor = 0;                      // in [0, 1]
+};
+
+// Throws ValueError naming the application, the field and the value unless share > 0 and finite,
+// slo > 0, accuracy_floor in [0, 1] and the name is not empty.
+void validate_application(const Application& app);
+
+// Normalised Zipf popularity: share[i] proportional to 1 / (i + 1)^exponent, summing to 1.
+// n >= 1, exponent >= 0 and finite (0: equal shares).
+std::vector<double> zipf_shares(std::int64_t n, double exponent = 1.0);
+
+// The queries of one run as columns (for numpy), times converted to seconds as they are drawn.
+struct QueryColumns {
+  std::vector<QueryId> id;
+  std::vector<std::int32_t> app;
+  std::vector<std::int32_t> size;
+  std::vector<double> arrival_s;
+  std::vector<double> deadline_s;
+  std::vector<float> accuracy_floor;
 };
 
 // The lazy stream of queries of one run.
@@ -45,10 +68,14 @@ class Workload {
   std::unique_ptr<QueryStream> start(std::uint64_t seed) const;
   // Every query of the run, in order (same as draining start(seed)). Calls check_interrupt().
   std::vector<Query> generate(std::uint64_t seed) const;
+  // The same queries as columns. Calls check_interrupt().
+  QueryColumns generate_columns(std::uint64_t seed) const;
 
   const ArrivalProcess& arrivals() const { return *arrivals_; }
   std::shared_ptr<const ArrivalProcess> arrivals_ptr() const { return arrivals_; }
   const std::vector<Application>& apps() const { return apps_; }
+  // Each application's share of the queries, normalised to sum to 1.
+  const std::vector<double>& shares() const { return app_choice_.probabilities(); }
   std::int64_t max_count() const { return max_count_; }
   Nanos horizon() const { return horizon_; }
   std::string describe() const;
@@ -56,7 +83,7 @@ class Workload {
  private:
   std::shared_ptr<const ArrivalProcess> arrivals_;
   std::vector<Application> apps_;
-  std::vector<double> cumulative_share_;  // normalised, last = 1
+  detail::AliasTable app_choice_;  // picks an application by share in O(1)
   std::int64_t max_count_;
   Nanos horizon_;
 };
