@@ -49,6 +49,7 @@ test-python:
 bench: setup
 	@for b in $(BUILD_DIR)/benchmarks/cpp/bench_*; do echo "== $$b"; $$b; done
 	$(PY) benchmarks/python/run.py
+	$(PY) benchmarks/python/bench_sim.py
 
 lint: setup
 	$(VENV)/bin/ruff check python tests benchmarks

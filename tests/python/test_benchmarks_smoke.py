@@ -13,3 +13,14 @@ def test_python_benchmark_runner_smoke():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ratio" in proc.stdout
+
+
+def test_simulator_benchmark_smoke():
+    """Runs the FCFS benchmark small: it checks servelab against both plain-Python references."""
+    runner = RUNNER.parent / "bench_sim.py"
+    proc = subprocess.run(
+        [sys.executable, str(runner), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "identical" in proc.stdout
+    assert "bytes per query record" in proc.stdout

@@ -35,6 +35,10 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
     }
   }
   tables_.resize(profile.hardware().size() * n_models);
+  // Records grow by one per arrival; reserving for a known count avoids reallocating them.
+  const std::int64_t expected = std::min<std::int64_t>(spec.workload->max_count(), 50'000'000);
+  records_.reserve(static_cast<std::size_t>(expected));
+  where_.reserve(static_cast<std::size_t>(expected));
   for (const auto& app : spec.workload->apps()) {
     app_names_.push_back(app.name);
     app_slo_.push_back(app.slo);

@@ -12,9 +12,11 @@ namespace servelab::sched {
 // covers the query's size; -1 if none. (A model without a known accuracy meets only a 0 floor.)
 inline ModelId pick_model(const ClusterView& view, WorkerId worker, const Query& query) {
   for (const ModelId m : view.models(worker)) {
-    const double acc = view.profile().accuracy(m);
-    const bool accurate = query.accuracy_floor <= 0 || (!std::isnan(acc) && acc >= query.accuracy_floor);
-    if (accurate && query.size <= view.max_batch(worker, m)) return m;
+    if (query.accuracy_floor > 0) {
+      const double acc = view.profile().accuracy(m);
+      if (std::isnan(acc) || acc < query.accuracy_floor) continue;
+    }
+    if (query.size <= view.max_batch(worker, m)) return m;
   }
   return -1;
 }

@@ -45,19 +45,27 @@ class Fcfs final : public Scheduler {
  private:
   // Dispatches `query` to the most preferred idle worker able to serve it; false if none.
   bool serve(const Query& query, const ClusterView& view, Actions& actions) {
+    // Fast path: the most preferred idle worker usually has a model for the query.
     WorkerId best = -1;
-    ModelId best_model = -1;
     std::int64_t best_rank = std::numeric_limits<std::int64_t>::max();
     for (const WorkerId w : view.idle_workers()) {
       const std::int64_t r = rank(view, w);
-      if (r >= best_rank) continue;
-      const ModelId m = pick_model(view, w, query);
-      if (m < 0) continue;
-      best = w, best_model = m, best_rank = r;
+      if (r < best_rank) best = w, best_rank = r;
     }
     if (best < 0) return false;
+    ModelId model = pick_model(view, best, query);
+    if (model < 0) {  // slow path: the best-ranked idle worker that can serve it
+      best = -1, best_rank = std::numeric_limits<std::int64_t>::max();
+      for (const WorkerId w : view.idle_workers()) {
+        const std::int64_t r = rank(view, w);
+        if (r >= best_rank) continue;
+        const ModelId m = pick_model(view, w, query);
+        if (m >= 0) best = w, model = m, best_rank = r;
+      }
+      if (best < 0) return false;
+    }
     const QueryId id = query.id;
-    actions.dispatch(best, best_model, {&id, 1});
+    actions.dispatch(best, model, {&id, 1});
     return true;
   }
 
@@ -68,18 +76,22 @@ class Fcfs final : public Scheduler {
   }
 
   // Preference rank: position of the worker's hardware in `prefer` (unlisted last), then worker id.
+  // Inline and table-driven: it runs for every idle worker on every arrival.
   std::int64_t rank(const ClusterView& view, WorkerId w) {
-    while (static_cast<WorkerId>(hardware_rank_.size()) <= w) {
-      const auto& name = view.profile().hardware()[view.hardware(static_cast<WorkerId>(hardware_rank_.size()))];
-      const auto it = std::find(prefer_.begin(), prefer_.end(), name);
-      hardware_rank_.push_back(it - prefer_.begin());
+    if (static_cast<std::size_t>(w) >= rank_.size()) extend_ranks(view);
+    return rank_[w];
+  }
+  void extend_ranks(const ClusterView& view) {
+    for (auto w = static_cast<WorkerId>(rank_.size()); w < view.num_workers(); ++w) {
+      const auto& name = view.profile().hardware()[view.hardware(w)];
+      const std::int64_t position = std::find(prefer_.begin(), prefer_.end(), name) - prefer_.begin();
+      rank_.push_back(position * (std::int64_t{1} << 32) + w);
     }
-    return hardware_rank_[w] * (std::int64_t{1} << 32) + w;
   }
 
   std::string prefer_text_;
   std::vector<std::string> prefer_;
-  std::vector<std::int64_t> hardware_rank_;  // by worker
+  std::vector<std::int64_t> rank_;  // by worker
 };
 
 }  // namespace

@@ -1,0 +1,61 @@
+// Simulator throughput: FCFS over 100 workers (the headline case), and the other generic
+// policies on the same cluster. Reports simulated queries per second.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/sim/engine.hpp"
+#include "servelab/workload/arrivals.hpp"
+#include "servelab/workload/sizes.hpp"
+
+namespace servelab {
+namespace {
+
+// 100 identical workers, latency 8 ms + 0.5 ms per item (batch 1..16), ~80% utilisation.
+cluster::RunSpec make_spec(std::int64_t queries, bool sampled) {
+  auto profile = std::make_shared<profile::Profile>();
+  profile->set_price("cpu", 0.1);
+  for (std::int64_t b = 1; b <= 16; ++b) {
+    const double ms = 8.0 + 0.5 * static_cast<double>(b - 1);
+    profile->set_latency("cpu", "m", b,
+                         profile::LatencyDistribution::from_samples({0.9 * ms / 1e3, ms / 1e3, 1.1 * ms / 1e3}));
+  }
+  workload::Application app{"a", 1.0, 100 * kNanosPerMilli, std::make_shared<workload::UniformSize>(1, 16), 0.0};
+  auto arrivals = std::make_shared<workload::Poisson>(0.8 * 100 / 0.01175);
+  cluster::RunSpec spec;
+  spec.profile = profile;
+  spec.workers = {{"cpu", 100, {"m"}, {}}};
+  spec.workload = std::make_shared<workload::Workload>(arrivals, std::vector{app}, queries);
+  spec.seed = 7;
+  if (!sampled) spec.service_statistic = profile::Statistic::Mean;
+  return spec;
+}
+
+void run(benchmark::State& state, const char* scheduler, bool sampled) {
+  const auto spec = make_spec(state.range(0), sampled);
+  for (auto _ : state) {
+    auto policy = sched::scheduler_registry().make(scheduler);
+    auto result = sim::simulate(spec, *policy);
+    benchmark::DoNotOptimize(result.queries.finish.data());
+  }
+  state.counters["queries/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * state.range(0)), benchmark::Counter::kIsRate);
+}
+
+void BM_Fcfs100Workers(benchmark::State& state) { run(state, "fcfs", false); }
+void BM_Fcfs100WorkersSampled(benchmark::State& state) { run(state, "fcfs", true); }
+void BM_Jsq100Workers(benchmark::State& state) { run(state, "jsq", true); }
+void BM_LeastFinishTime100Workers(benchmark::State& state) { run(state, "least_finish_time", true); }
+void BM_Batching100Workers(benchmark::State& state) { run(state, "batching", true); }
+
+BENCHMARK(BM_Fcfs100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Fcfs100WorkersSampled)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Jsq100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LeastFinishTime100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Batching100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace servelab
+
+BENCHMARK_MAIN();
