@@ -1,1 +1,171 @@
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <span>
+
+#include "servelab/cluster/cluster_state.hpp"
+#include "servelab/core/errors.hpp"
+#include "sim_fixture.hpp"
+
+namespace servelab {
+namespace {
+
+using testing::ms;
+using testing::replay_spec;
+using testing::run;
+
+TEST(Simulator, FcfsOnOneWorkerQueuesExactly) {
+  // 11 ms service; arrivals at 0, 5, 30 ms: the second waits for the first.
+  const auto r = run(replay_spec({0.0, 0.005, 0.030}, {{"fast", 1, {}, {}}}), "fcfs");
+  ASSERT_EQ(r.queries.size_of(), 3u);
+  EXPECT_DOUBLE_EQ(ms(r.queries.finish[0]), 11);
+  EXPECT_DOUBLE_EQ(ms(r.queries.start[1]), 11);
+  EXPECT_DOUBLE_EQ(ms(r.queries.finish[1]), 22);
+  EXPECT_DOUBLE_EQ(ms(r.queries.start[2]), 30);
+  EXPECT_DOUBLE_EQ(ms(r.duration), 41);
+  EXPECT_EQ(r.workers.batches[0], 3);
+  EXPECT_EQ(r.workers.busy[0], millis_to_nanos(33));
+  EXPECT_EQ(r.world, "sim");
+}
+
+TEST(Simulator, CompletionsGoBeforeArrivalsAtTheSameTime) {
+  // The first batch ends at exactly 11 ms when the second query arrives: it must find the worker idle.
+  const auto r = run(replay_spec({0.0, 0.011}, {{"fast", 1, {}, {}}}), "fcfs");
+  EXPECT_EQ(r.queries.dispatch[1], r.queries.arrival[1]);
+}
+
+TEST(Simulator, SameSeedSameRecordsAndSeedsDiffer) {
+  auto spec = replay_spec({}, {{"fast", 2, {}, {}}, {"slow", 3, {}, {}}});
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(150.0), spec.workload->apps(), 3000);
+  spec.service_statistic.reset();  // sampled service times
+  spec.seed = 5;
+  const auto a = run(spec, "least_finish_time");
+  const auto b = run(spec, "least_finish_time");
+  EXPECT_EQ(a.queries.finish, b.queries.finish);
+  EXPECT_EQ(a.queries.worker, b.queries.worker);
+  spec.seed = 6;
+  EXPECT_NE(run(spec, "least_finish_time").queries.arrival, a.queries.arrival);
+}
+
+TEST(Simulator, EveryQueryEndsOnceAndNoWorkerOverlaps) {
+  auto spec = replay_spec({}, {{"fast", 1, {}, {}}, {"slow", 2, {}, {}}});
+  spec.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(400.0),
+                                                       spec.workload->apps(), 2000);  // overloaded
+  for (const auto& entry : sched::scheduler_registry().entries()) {
+    const auto r = run(spec, entry->name.c_str());
+    ASSERT_EQ(r.queries.size_of(), 2000u) << entry->name;
+    std::vector<std::pair<Nanos, Nanos>> intervals[3];
+    for (std::size_t i = 0; i < r.queries.size_of(); ++i) {
+      if (r.queries.status[i] == 0) {
+        EXPECT_LE(r.queries.arrival[i], r.queries.dispatch[i]) << entry->name;
+        EXPECT_LE(r.queries.start[i], r.queries.finish[i]) << entry->name;
+        intervals[r.queries.worker[i]].push_back({r.queries.start[i], r.queries.finish[i]});
+      } else {
+        EXPECT_GE(r.queries.drop_reason[i], 0) << entry->name;
+      }
+    }
+    for (auto& list : intervals) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());  // one entry per batch
+      for (std::size_t k = 1; k < list.size(); ++k) EXPECT_LE(list[k - 1].second, list[k].first) << entry->name;
+    }
+  }
+}
+
+TEST(Simulator, DrainLimitCutsOffWhatIsLeft) {
+  auto spec = replay_spec({0.0, 0.0, 0.0}, {{"slow", 1, {}, {}}});  // 33 ms each
+  spec.drain_limit = millis_to_nanos(50);
+  const auto r = run(spec, "fcfs");
+  EXPECT_EQ(r.queries.status[0], 0);
+  EXPECT_EQ(r.queries.status[1], 1);  // was running at 50 ms
+  EXPECT_EQ(r.queries.status[2], 1);  // still queued
+  ASSERT_EQ(r.drop_reasons.size(), 1u);
+  EXPECT_EQ(r.drop_reasons[0], "cut off at end of run");
+  EXPECT_EQ(r.queries.dispatch[1], -1);
+  EXPECT_DOUBLE_EQ(ms(r.duration), 50);
+}
+
+TEST(Simulator, CostIsPriceTimesActiveTime) {
+  const auto r = run(replay_spec({0.0}, {{"fast", 1, {}, {}}}), "fcfs");
+  EXPECT_NEAR(r.workers.cost[0], 3.6 * 0.011 / 3600, 1e-15);
+  EXPECT_NEAR(r.queries.cost[0], r.workers.cost[0], 1e-12);
+}
+
+// A scheduler that exercises the cluster-changing actions and bad actions.
+class Scripted final : public sched::Scheduler {
+ public:
+  std::string describe() const override { return "scripted"; }
+  void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
+    const sched::ModelId m = 0;
+    added = actions.add_worker("fast", std::span(&m, 1), millis_to_nanos(100));
+    actions.set_timer(millis_to_nanos(5), 42);
+    EXPECT_THROW(actions.set_timer(-1, 0), ValueError);
+    EXPECT_THROW(actions.add_worker("tpu", {}, 0), KeyError);
+  }
+  void on_arrival(const sched::Query& q, const sched::ClusterView& view, sched::Actions& actions) override {
+    const sched::QueryId id = q.id;
+    if (view.is_idle(added)) {
+      actions.dispatch(added, 0, std::span(&id, 1));
+      EXPECT_THROW(actions.dispatch(added, 0, std::span(&id, 1)), ValueError);  // busy now
+    } else {
+      EXPECT_EQ(view.status(added), sched::WorkerStatus::Starting);
+      EXPECT_THROW(actions.dispatch(added, 0, std::span(&id, 1)), ValueError);
+      EXPECT_THROW(actions.dispatch(0, 7, std::span(&id, 1)), ValueError);  // unknown model
+      EXPECT_THROW(actions.dispatch(0, 0, {}), ValueError);                 // empty batch
+      actions.enqueue(id);
+    }
+  }
+  void on_timer(std::int64_t tag, const sched::ClusterView& view, sched::Actions&) override {
+    timer_tag = tag;
+    timer_at = view.now();
+  }
+  void on_worker_ready(sched::WorkerId worker, const sched::ClusterView& view, sched::Actions& actions) override {
+    ready = worker;
+    ready_at = view.now();
+    while (!view.central_queue().empty() && view.is_idle(worker)) {
+      const sched::QueryId id = view.central_queue().front();
+      actions.dispatch(worker, 0, std::span(&id, 1));
+    }
+  }
+  sched::WorkerId added = -1, ready = -1;
+  std::int64_t timer_tag = -1;
+  Nanos timer_at = -1, ready_at = -1;
+};
+
+TEST(Simulator, AddedWorkersStartUpTimersFireAndBadActionsThrow) {
+  auto spec = replay_spec({0.010, 0.200}, {{"slow", 1, {}, {}}});
+  Scripted policy;
+  const auto r = sim::simulate(spec, policy);
+  EXPECT_EQ(policy.added, 1);
+  EXPECT_EQ(policy.timer_tag, 42);
+  EXPECT_DOUBLE_EQ(ms(policy.timer_at), 5);
+  EXPECT_EQ(policy.ready, 1);
+  EXPECT_DOUBLE_EQ(ms(policy.ready_at), 100);
+  EXPECT_EQ(r.queries.worker[0], 1);  // waited for the new worker
+  EXPECT_DOUBLE_EQ(ms(r.queries.start[0]), 100);
+  EXPECT_EQ(r.queries.worker[1], 1);
+  EXPECT_EQ(r.workers.active[1], r.duration - 0);  // paid from its add at t=0
+}
+
+TEST(Simulator, InvalidSpecsNameTheField) {
+  auto spec = replay_spec({0.0}, {{"fast", 0, {}, {}}});
+  try {
+    run(spec, "fcfs");
+    FAIL() << "count 0 accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("workers[0].count=0"), std::string::npos) << e.what();
+  }
+  spec = replay_spec({0.0}, {{"gpu", 1, {}, {}}});
+  EXPECT_THROW(run(spec, "fcfs"), KeyError);
+  spec = replay_spec({0.0}, {{"fast", 1, {"nope"}, {}}});
+  EXPECT_THROW(run(spec, "fcfs"), KeyError);
+  spec = replay_spec({0.0}, {{"fast", 1, {}, {}}}, 1000, 101);  // beyond the profile's batch 100
+  const auto r = run(spec, "fcfs");
+  EXPECT_EQ(r.queries.status[0], 1);  // no worker can serve it: dropped at once, with the reason
+  EXPECT_EQ(r.drop_reasons.at(r.queries.drop_reason[0]), "no worker can serve it");
+  EXPECT_EQ(r.queries.finish[0], 0);
+}
+
+}  // namespace
+}  // namespace servelab

@@ -43,7 +43,8 @@ class Fcfs final : public Scheduler {
   void on_worker_ready(WorkerId, const ClusterView& view, Actions& actions) override { drain(view, actions); }
 
  private:
-  // Dispatches `query` to the most preferred idle worker able to serve it; false if none.
+  // Dispatches `query` to the most preferred idle worker able to serve it, or drops it when no
+  // worker at all can; false when it has to wait.
   bool serve(const Query& query, const ClusterView& view, Actions& actions) {
     // Fast path: the most preferred idle worker usually has a model for the query.
     WorkerId best = -1;
@@ -62,11 +63,22 @@ class Fcfs final : public Scheduler {
         const ModelId m = pick_model(view, w, query);
         if (m >= 0) best = w, model = m, best_rank = r;
       }
-      if (best < 0) return false;
+      if (best < 0) {
+        if (anyone_can_serve(query, view)) return false;  // it waits for a busy worker that can
+        actions.drop(query.id, "no worker can serve it");
+        return true;  // the head is gone; the queue moves on
+      }
     }
     const QueryId id = query.id;
     actions.dispatch(best, model, {&id, 1});
     return true;
+  }
+
+  static bool anyone_can_serve(const Query& query, const ClusterView& view) {
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      if (is_live(view, w) && pick_model(view, w, query) >= 0) return true;
+    }
+    return false;
   }
 
   void drain(const ClusterView& view, Actions& actions) {
