@@ -20,9 +20,9 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_core(m);
   servelab::bindings::init_exec(m);
   servelab::bindings::init_workload(m);
-  servelab::bindings::init_sizes(m);
   servelab::bindings::init_profile(m);
-  servelab::bindings::init_sched(m);
+  servelab::bindings::init_sched(m);  // before sizes: Query must be known when QueryStream is bound
+  servelab::bindings::init_sizes(m);
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core, backends, experiments, profiles, results, workload
+from . import _core, backends, experiments, main_job, profiles, results, workload
 from ._core import (
     Actions,
     BatchDone,
@@ -57,6 +57,7 @@ __all__ = [
     "list_schedulers",
     "list_size_distributions",
     "load_scenario",
+    "main_job",
     "make_scheduler",
     "profiles",
     "register_scheduler",

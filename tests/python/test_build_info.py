@@ -38,9 +38,9 @@ def test_cli_info_json_matches_build_info():
     assert json.loads(out) == servelab.build_info()
 
 
-def test_cli_demo_json_runs_backend_smoke_work():
+def test_cli_smoke_json_runs_backend_smoke_work():
     proc = subprocess.run(
-        [sys.executable, "-m", "servelab", "demo", "--json", "--batch", "8"],
+        [sys.executable, "-m", "servelab", "smoke", "--json", "--batch", "8"],
         capture_output=True,
         text=True,
     )
@@ -56,7 +56,7 @@ def test_cli_demo_json_runs_backend_smoke_work():
 
 def test_cli_rejects_bad_batch():
     proc = subprocess.run(
-        [sys.executable, "-m", "servelab", "demo", "--batch", "0"], capture_output=True, text=True
+        [sys.executable, "-m", "servelab", "smoke", "--batch", "0"], capture_output=True, text=True
     )
     assert proc.returncode == 2
-    assert "--batch must be positive, got 0" in proc.stderr
+    assert "must be a positive integer, got 0" in proc.stderr
