@@ -9,6 +9,7 @@
 
 #include "registry_binding.hpp"
 #include "servelab/cluster/cluster_state.hpp"
+#include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "trampoline.hpp"
@@ -122,6 +123,8 @@ void bind_view(py::module_& m) {
           },
           py::arg("worker"), "Ids waiting in the worker's own queue, oldest first (a copy).")
       .def("query", &ClusterView::query, py::arg("id"))
+      .def("pick_model", &pick_model, py::arg("worker"), py::arg("query"),
+           "The first model loaded on the worker that meets the query's accuracy floor and covers its size, or -1.")
       .def(
           "predicted_latency",
           [](const ClusterView& v, WorkerId w, const py::object& model, std::int64_t items) {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides["scheduler"] = args.scheduler
     if args.seed is not None:
         overrides["seed"] = args.seed
+    if args.count is not None:
+        overrides["workload"] = {**scenario.workload, "count": args.count}
     result = (simulate if args.command == "simulate" else serve)(scenario, **overrides)
     summary = result.summary(warmup_s=args.warmup_s)
     if args.json:
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         p.add_argument("--scheduler", help="override the scenario's scheduler, e.g. 'jsq'")
         p.add_argument("--seed", type=int, help="override the scenario's seed")
+        p.add_argument("--count", type=_positive_int, help="override the number of queries")
         p.add_argument("--warmup-s", type=float, default=0.0, help="exclude early arrivals")
         p.add_argument("--json", action="store_true", help="print summary and scenario as JSON")
         p.set_defaults(run=_cmd_run)
@@ -160,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError) as e:
         print(f"servelab {args.command}: error: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `servelab ... | head`: the reader left; that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _positive_int(text: str) -> int:

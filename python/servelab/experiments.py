@@ -30,7 +30,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .results import COMPLETED, NS_PER_MS, Result, _flatten
 
@@ -381,6 +380,8 @@ def sweep(
         raise ValueError(f"processes={processes!r} must be an integer >= 1")
     processes = min(processes, max(len(points), 1))
     rows: list[dict[str, Any] | None] = [None] * len(points)
+    from tqdm.auto import tqdm  # here, not at import: tqdm.auto warns in notebooks without widgets
+
     bar = tqdm(total=len(points), desc=desc, disable=not progress)
     try:
         if processes == 1:

@@ -5,12 +5,12 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
     profile: example:hetero_cpu_gpu        # an embedded example, or a path to a profile JSON
     workers:
       - {hardware: g4dn.xlarge, count: 1}
-      - {hardware: c5.2xlarge, count: 3, models: [rm2]}
+      - {hardware: c5n.2xlarge, count: 3, models: [rm2]}
     workload:
       arrivals: poisson(rate=200)          # any registered arrival process (a spec or a dict)
       count: 20000                         # and/or horizon_s
       apps:
-        - {name: rm2, slo_ms: 350, sizes: kairos(), share: 1.0, accuracy_floor: 0}
+        - {name: rm2, slo_ms: 350, sizes: kairos_mix, share: 1.0, accuracy_floor: 0}
     scheduler: fcfs(prefer='g4dn.xlarge')  # any registered scheduler (a spec or a dict)
     seed: 0
     decision_statistic: mean               # what policies see (mean, p50, p95, p99, ...)

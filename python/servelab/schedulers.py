@@ -8,6 +8,7 @@ scenarios, the CLI and the conformance suite like a built-in one.
 
 from __future__ import annotations
 
+import ast
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -35,15 +36,21 @@ def unregister_scheduler(name: str) -> None:
 
 
 def _python_params(factory: Callable[..., Any]) -> list[dict[str, Any]]:
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # e.g. a pybind11 class: its __init__ has no Python signature
+        return []
     params = []
-    for p in inspect.signature(factory).parameters.values():
+    for p in signature.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         required = p.default is inspect.Parameter.empty
         params.append(
             {
                 "name": p.name,
-                "type": getattr(p.annotation, "__name__", str(p.annotation)) if p.annotation else "",
+                "type": getattr(p.annotation, "__name__", str(p.annotation))
+                if p.annotation
+                else "",
                 "required": required,
                 "default": None if required else p.default,
                 "doc": "",
@@ -56,7 +63,9 @@ def list_schedulers() -> list[dict[str, Any]]:
     """Every scheduler (built-in and Python-registered): name, doc, params, and where it lives."""
     out = [dict(e, origin="c++") for e in _core.list_schedulers()]
     for name, (factory, doc) in _PYTHON_SCHEDULERS.items():
-        out.append({"name": name, "doc": doc, "params": _python_params(factory), "origin": "python"})
+        out.append(
+            {"name": name, "doc": doc, "params": _python_params(factory), "origin": "python"}
+        )
     return sorted(out, key=lambda e: e["name"])
 
 
@@ -64,13 +73,26 @@ def make_scheduler(spec: str, **params: Any) -> _core.Scheduler:
     """A fresh scheduler from 'name(a=1)' or a name plus keyword parameters."""
     name = spec.split("(", 1)[0].strip()
     if name in _PYTHON_SCHEDULERS:
-        if "(" in spec:
-            raise ValueError(
-                f"scheduler spec {spec!r}: pass parameters of a Python scheduler as keywords"
-            )
         factory, _ = _PYTHON_SCHEDULERS[name]
-        scheduler = factory(**params)
+        spec_params = _parse_call(spec) if "(" in spec else {}
+        both = sorted(set(spec_params) & set(params))
+        if both:
+            raise ValueError(f"parameter {both[0]!r} is given in the spec and as a keyword")
+        scheduler = factory(**spec_params, **params)
         if not isinstance(scheduler, _core.Scheduler):
             raise TypeError(f"the factory of {name!r} returned {scheduler!r}, not a Scheduler")
         return scheduler
     return _core.make_scheduler(spec, **params)
+
+
+def _parse_call(spec: str) -> dict[str, Any]:
+    """The keyword arguments of 'name(a=1, b="x")' (literals only)."""
+    try:
+        call = ast.parse(spec.strip(), mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            raise ValueError
+        return {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+    except (SyntaxError, ValueError):
+        raise ValueError(
+            f"scheduler spec {spec!r} must look like name(a=1, b='x') with literal values"
+        ) from None

@@ -113,7 +113,7 @@ class Actions {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  // The policy and its parameters, e.g. "fcfs(order='price')".
+  // The policy and its parameters, e.g. "fcfs(prefer='g4dn.xlarge')".
   virtual std::string describe() const = 0;
   virtual void on_start(const ClusterView& view, Actions& actions) {}
   virtual void on_arrival(const Query& query, const ClusterView& view, Actions& actions) = 0;
