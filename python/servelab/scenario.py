@@ -44,6 +44,14 @@ _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
 _WORKER_KEYS = {"hardware", "count", "models", "config"}
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _fail(path: str, value: Any, why: str) -> ValueError:
     return ValueError(f"{path}={value!r} {why}")
 
@@ -118,7 +126,7 @@ class Scenario:
     description: str = ""
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "scenario") -> Scenario:
+    def from_dict(cls, data: Any, where: str | None = None) -> Scenario:
         try:
             d = _check_keys("scenario", data, _TOP_KEYS)
             for key in ("profile", "workers", "workload"):
@@ -132,11 +140,27 @@ class Scenario:
                 if "hardware" not in w:
                     raise KeyError(f"workers[{i}]: missing key 'hardware'")
                 count = w.get("count", 1)
-                if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                if not _is_int(count) or count < 1:
                     raise _fail(f"workers[{i}].count", count, "must be an integer >= 1")
+                models = w.get("models", [])
+                if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+                    raise _fail(f"workers[{i}].models", models, "must be a list of model names")
+                config = w.get("config", {})
+                if not isinstance(config, Mapping) or not all(
+                    isinstance(k, str) and _is_int(v) for k, v in config.items()
+                ):
+                    raise _fail(f"workers[{i}].config", config, "must map names to integers")
             wl = _check_keys("workload", d["workload"], _WORKLOAD_KEYS)
             if "arrivals" not in wl:
                 raise KeyError("workload: missing key 'arrivals'")
+            count = wl.get("count")
+            if count is not None and (not _is_int(count) or count < 0):
+                raise _fail("workload.count", count, "must be an integer >= 0 (or absent)")
+            horizon = wl.get("horizon_s")
+            if horizon is not None and not _is_number(horizon):
+                raise _fail(
+                    "workload.horizon_s", horizon, "must be a number of seconds (or absent)"
+                )
             apps = wl.get("apps")
             if not isinstance(apps, list) or not apps:
                 raise _fail("workload.apps", apps, "must be a non-empty list of applications")
@@ -145,9 +169,19 @@ class Scenario:
                 for key in ("name", "slo_ms"):
                     if key not in app:
                         raise KeyError(f"workload.apps[{i}]: missing key {key!r}")
+                slo = app["slo_ms"]
+                if not _is_number(slo) or not slo > 0:
+                    raise _fail(
+                        f"workload.apps[{i}].slo_ms", slo, "must be a positive number of ms"
+                    )
             seed = d.get("seed", 0)
-            if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            if not _is_int(seed) or seed < 0:
                 raise _fail("seed", seed, "must be a non-negative integer")
+            for key in ("decision_statistic", "service"):
+                if key in d and not isinstance(d[key], str):
+                    raise _fail(key, d[key], "must be a string such as 'mean' or 'p99'")
+            if "drain_s" in d and (not _is_number(d["drain_s"]) or not d["drain_s"] >= 0):
+                raise _fail("drain_s", d["drain_s"], "must be a non-negative number of seconds")
             return cls(
                 profile=d["profile"],
                 workers=[dict(w) for w in workers],
@@ -161,6 +195,8 @@ class Scenario:
                 description=d.get("description", ""),
             )
         except (KeyError, ValueError) as e:
+            if where is None:
+                raise
             msg = e.args[0] if e.args else str(e)
             raise type(e)(f"{where}: {msg}") from None
 
@@ -207,10 +243,6 @@ class Scenario:
         apps = []
         for i, app in enumerate(wl["apps"]):
             slo_ms = app["slo_ms"]
-            if not isinstance(slo_ms, int | float) or isinstance(slo_ms, bool):
-                raise _fail(
-                    f"workload.apps[{i}].slo_ms", slo_ms, "must be a number of milliseconds"
-                )
             sizes = app.get("sizes")
             apps.append(
                 _core.Application(

@@ -78,7 +78,9 @@ def make_scheduler(spec: str, **params: Any) -> _core.Scheduler:
         both = sorted(set(spec_params) & set(params))
         if both:
             raise ValueError(f"parameter {both[0]!r} is given in the spec and as a keyword")
-        scheduler = factory(**spec_params, **params)
+        given = {**spec_params, **params}
+        _check_python_params(name, factory, given)
+        scheduler = factory(**given)
         if not isinstance(scheduler, _core.Scheduler):
             raise TypeError(f"the factory of {name!r} returned {scheduler!r}, not a Scheduler")
         return scheduler
@@ -96,3 +98,18 @@ def _parse_call(spec: str) -> dict[str, Any]:
         raise ValueError(
             f"scheduler spec {spec!r} must look like name(a=1, b='x') with literal values"
         ) from None
+
+
+def _check_python_params(name: str, factory: Callable[..., Any], given: dict[str, Any]) -> None:
+    """KeyError naming the scheduler for a parameter its factory does not take."""
+    try:
+        accepted = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        accepted = []  # a Scheduler subclass without its own __init__ takes no parameters
+    if any(p.kind == p.VAR_KEYWORD for p in accepted):
+        return
+    names = [p.name for p in accepted if p.kind != p.VAR_POSITIONAL]
+    for key in given:
+        if key not in names:
+            known = ", ".join(names) or "(none)"
+            raise KeyError(f"{name} has no parameter {key!r}; its parameters are: {known}")

@@ -1,0 +1,986 @@
+"""Bad input across the run API: scenarios, run keywords, workers, workload, applications,
+arrivals, sizes, profiles, schedulers, Actions misused by a Python policy, results and the CLI.
+
+Every case checks the exception type AND that the message names the field and the offending
+value. Cases whose message is not yet clear are strict xfails that state the expected behaviour.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import servelab
+from servelab import cli
+
+from . import conformance_policies as cp
+
+# Five queries, 0.16 ms apart on average, each of 100 items (37 ms on the GPU): a run that fails
+# fails within milliseconds, in either world.
+BASE: dict[str, Any] = {
+    "profile": "example:hetero_cpu_gpu",
+    "workers": [
+        {"hardware": "g4dn.xlarge", "count": 1, "models": ["rm2"]},
+        {"hardware": "c5n.2xlarge", "count": 2, "models": ["rm2"]},
+    ],
+    "workload": {
+        "arrivals": "poisson(rate=1000)",
+        "count": 5,
+        "apps": [{"name": "rm2", "slo_ms": 350, "sizes": "constant(value=100)"}],
+    },
+    "scheduler": "fcfs",
+    "drain_s": 10,
+}
+DELETE = object()
+
+
+def scenario(**changes: Any) -> dict[str, Any]:
+    """BASE with changes at dotted paths (``workload__apps__0__slo_ms=0``); DELETE removes."""
+    out = copy.deepcopy(BASE)
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        node: Any = out
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if isinstance(node, list):
+            node[int(last)] = value
+        elif value is DELETE:
+            del node[last]
+        else:
+            node[last] = value
+    return out
+
+
+def sim(**changes: Any):
+    return lambda: servelab.simulate(scenario(**changes))
+
+
+def sim_kw(**kwargs: Any):
+    return lambda: servelab.simulate(scenario(), **kwargs)
+
+
+def serve_kw(**kwargs: Any):
+    return lambda: servelab.serve(scenario(), **kwargs)
+
+
+def with_profile(build):
+    """A run on a one-hardware profile that build(profile) prepares."""
+
+    def go():
+        p = servelab.Profile()
+        build(p)
+        return servelab.simulate(
+            scenario(profile=p, workers=[{"hardware": "x", "models": ["rm2"]}])
+        )
+
+    return go
+
+
+def profile_call(fn):
+    return lambda: fn(servelab.Profile())
+
+
+def example_call(fn):
+    return lambda: fn(servelab.profiles.example("hetero_cpu_gpu"))
+
+
+def unclear(reason: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+def no_price(p):
+    p.add_hardware("x")
+    p.set_latency("x", "rm2", 1, samples_s=[0.01])
+
+
+def latency_dict_bad_batch():
+    d = servelab.profiles.example("hetero_cpu_gpu").to_dict()
+    d["latency"][0]["batch"] = -1
+    return servelab.simulate(scenario(profile=d))
+
+
+def register_bad_factory():
+    servelab.register_scheduler("bad_input_factory", lambda: 5)
+    try:
+        servelab.make_scheduler("bad_input_factory")
+    finally:
+        servelab.unregister_scheduler("bad_input_factory")
+
+
+def make_py_fcfs(spec: str, **params: Any):
+    cp.register()
+    return servelab.make_scheduler(spec, **params)
+
+
+CASES = [
+    # --- scenario structure -------------------------------------------------------------------
+    pytest.param(sim(bogus=1), KeyError, r"unknown key 'bogus'", id="scenario-unknown-key"),
+    pytest.param(
+        sim(workload__bogus=1),
+        KeyError,
+        r"workload: unknown key 'bogus'",
+        id="workload-unknown-key",
+    ),
+    pytest.param(
+        sim(workload__apps__0={"name": "rm2", "slo_ms": 350, "sla": 1}),
+        KeyError,
+        r"workload\.apps\[0\]: unknown key 'sla'",
+        id="app-unknown-key",
+    ),
+    pytest.param(
+        sim(workers=[{"hardware": "g4dn.xlarge", "cnt": 1}]),
+        KeyError,
+        r"workers\[0\]: unknown key 'cnt'",
+        id="worker-unknown-key",
+    ),
+    pytest.param(sim(profile=DELETE), KeyError, r"missing key 'profile'", id="no-profile"),
+    pytest.param(
+        sim(workload__arrivals=DELETE), KeyError, r"missing key 'arrivals'", id="no-arrivals"
+    ),
+    pytest.param(
+        sim(workload__apps__0={"name": "rm2"}),
+        KeyError,
+        r"workload\.apps\[0\]: missing key 'slo_ms'",
+        id="app-no-slo",
+    ),
+    pytest.param(
+        sim(workers=[{"count": 1}]),
+        KeyError,
+        r"workers\[0\]: missing key 'hardware'",
+        id="worker-no-hardware",
+    ),
+    pytest.param(
+        lambda: servelab.simulate([1, 2]),
+        TypeError,
+        r"scenario=\[1, 2\] must be",
+        id="scenario-a-list",
+    ),
+    pytest.param(
+        lambda: servelab.simulate(42), TypeError, r"scenario=42 must be", id="scenario-an-int"
+    ),
+    pytest.param(
+        lambda: servelab.simulate("missing.yaml"),
+        FileNotFoundError,
+        r"'missing\.yaml' is neither a file nor a built-in scenario",
+        id="scenario-missing-file",
+    ),
+    pytest.param(sim_kw(bogus=1), KeyError, r"unknown key 'bogus'", id="simulate-unknown-keyword"),
+    # --- workers ------------------------------------------------------------------------------
+    pytest.param(sim(workers=[]), ValueError, r"workers=\[\] must be", id="workers-empty"),
+    pytest.param(
+        sim(workers={"hardware": "g4dn.xlarge"}),
+        ValueError,
+        r"workers=\{'hardware': 'g4dn\.xlarge'\} must be a non-empty list",
+        id="workers-a-dict",
+    ),
+    pytest.param(
+        sim(workers__0__count=0), ValueError, r"workers\[0\]\.count=0 must be", id="workers-count-0"
+    ),
+    pytest.param(
+        sim(workers__1__count=-1),
+        ValueError,
+        r"workers\[1\]\.count=-1 must be",
+        id="workers-count-negative",
+    ),
+    pytest.param(
+        sim(workers__0__count=1.5),
+        ValueError,
+        r"workers\[0\]\.count=1\.5 must be an integer",
+        id="workers-count-float",
+    ),
+    pytest.param(
+        sim(workers__0__hardware="tpu9"),
+        KeyError,
+        r"hardware 'tpu9' is not in the profile",
+        id="workers-unknown-hardware",
+    ),
+    pytest.param(
+        sim(workers__0__models=["gpt9"]),
+        KeyError,
+        r"model 'gpt9' is not in the profile",
+        id="workers-unknown-model",
+    ),
+    pytest.param(
+        sim(workers__0__models="rm2"),
+        ValueError,
+        r"workers\[0\]\.models='rm2' must be a list",
+        id="workers-models-a-string",
+    ),
+    pytest.param(
+        sim(workers__0__config={"intra_op_threads": "x"}),
+        ValueError,
+        r"workers\[0\]\.config.*intra_op_threads.*'x'",
+        id="workers-config-not-int",
+    ),
+    # --- workload: arrivals and counts --------------------------------------------------------
+    pytest.param(
+        sim(workload__arrivals="poisson(rate=-5)"),
+        ValueError,
+        r"rate=-5 must be > 0",
+        id="rate-neg",
+    ),
+    pytest.param(
+        sim(workload__arrivals={"name": "poisson", "rate": float("nan")}),
+        ValueError,
+        r"rate=nan",
+        id="rate-nan",
+    ),
+    pytest.param(
+        sim(workload__arrivals="poisson(rate=inf)"), ValueError, r"rate=inf", id="rate-inf"
+    ),
+    pytest.param(
+        sim(workload__arrivals="poisson(rate=0)"), ValueError, r"rate=0 must be > 0", id="rate-0"
+    ),
+    pytest.param(
+        sim(workload__arrivals={"name": "gamma", "rate": 10, "cv": -1}),
+        ValueError,
+        r"gamma: cv=-1",
+        id="gamma-cv-negative",
+    ),
+    pytest.param(
+        sim(workload__arrivals="bogus(rate=1)"),
+        KeyError,
+        r"unknown arrival process 'bogus'",
+        id="arrivals-unknown-name",
+    ),
+    pytest.param(
+        sim(workload__arrivals="poisson(rat=1)"),
+        KeyError,
+        r"poisson has no parameter 'rat'",
+        id="arrivals-unknown-param",
+    ),
+    pytest.param(
+        sim(workload__arrivals=5), ValueError, r"workload\.arrivals=5 must be", id="arrivals-an-int"
+    ),
+    pytest.param(
+        sim(workload__arrivals={"rate": 10}),
+        ValueError,
+        r"workload\.arrivals=\{'rate': 10\} must be",
+        id="arrivals-dict-without-name",
+    ),
+    pytest.param(
+        sim(workload__arrivals="poisson(rate="),
+        ValueError,
+        r"spec 'poisson\(rate=' at character",
+        id="arrivals-malformed-spec",
+    ),
+    pytest.param(sim(workload__count=-3), ValueError, r"count=-3 must be", id="count-negative"),
+    pytest.param(
+        sim(workload__count=DELETE),
+        ValueError,
+        r"count=None and horizon_s=None",
+        id="count-and-horizon-missing",
+    ),
+    pytest.param(
+        sim(workload__count=None, workload__horizon_s=-1),
+        ValueError,
+        r"horizon_s=-1 must be",
+        id="horizon-negative",
+    ),
+    pytest.param(
+        sim(workload__count=None, workload__horizon_s=float("nan")),
+        ValueError,
+        r"horizon_s=nan must be",
+        id="horizon-nan",
+    ),
+    pytest.param(
+        sim(workload__count=2.5),
+        (TypeError, ValueError),
+        r"count=2\.5 must be",
+        id="count-float",
+    ),
+    pytest.param(
+        sim(workload__count="10"),
+        (TypeError, ValueError),
+        r"count='10' must be",
+        id="count-string",
+    ),
+    pytest.param(
+        sim(workload__count=True),
+        ValueError,
+        r"count=True must be",
+        id="count-bool",
+    ),
+    # --- applications, SLOs, sizes ------------------------------------------------------------
+    pytest.param(sim(workload__apps=[]), ValueError, r"apps=\[\] must be", id="apps-empty"),
+    pytest.param(
+        sim(workload__apps="rm2"), ValueError, r"apps='rm2' must be a non-empty list", id="apps-str"
+    ),
+    pytest.param(
+        sim(workload__apps=[BASE["workload"]["apps"][0]] * 2),
+        ValueError,
+        r"name='rm2' is used twice",
+        id="apps-duplicate-name",
+    ),
+    pytest.param(
+        sim(workload__apps__0__name=""), ValueError, r"name='' is empty", id="app-no-name"
+    ),
+    pytest.param(
+        sim(workload__apps__0__slo_ms=0),
+        ValueError,
+        r"workload\.apps\[0\]\.slo_ms=0 must be",
+        id="slo-0",
+    ),
+    pytest.param(
+        sim(workload__apps__0__slo_ms=-5),
+        ValueError,
+        r"workload\.apps\[0\]\.slo_ms=-5 must be",
+        id="slo-negative",
+    ),
+    pytest.param(
+        sim(workload__apps__0__slo_ms=float("nan")), ValueError, r"slo_ms=nan must be", id="slo-nan"
+    ),
+    pytest.param(
+        sim(workload__apps__0__slo_ms="fast"),
+        ValueError,
+        r"workload\.apps\[0\]\.slo_ms='fast' must be a positive number",
+        id="slo-string",
+    ),
+    pytest.param(
+        sim(workload__apps__0__share=-1), ValueError, r"share=-1 must be", id="share-negative"
+    ),
+    pytest.param(sim(workload__apps__0__share=0), ValueError, r"share=0 must be", id="share-0"),
+    pytest.param(
+        sim(workload__apps__0__accuracy_floor=2),
+        ValueError,
+        r"accuracy_floor=2 must be in \[0, 1\]",
+        id="accuracy-floor-2",
+    ),
+    pytest.param(
+        sim(workload__apps__0__accuracy_floor=-1),
+        ValueError,
+        r"accuracy_floor=-1 must be",
+        id="accuracy-floor-negative",
+    ),
+    pytest.param(
+        sim(workload__apps__0__sizes="bogus()"),
+        KeyError,
+        r"unknown size distribution 'bogus'",
+        id="sizes-unknown-name",
+    ),
+    pytest.param(
+        sim(workload__apps__0__sizes="constant(value=0)"),
+        ValueError,
+        r"constant: value=0 must be >= 1",
+        id="sizes-0",
+    ),
+    pytest.param(
+        sim(workload__apps__0__sizes="uniform(low=10, high=2)"),
+        ValueError,
+        r"low=10 is above high=2",
+        id="sizes-low-above-high",
+    ),
+    pytest.param(
+        sim(workload__apps__0__sizes="kairos_mix(round_to=0)"),
+        ValueError,
+        r"round_to=0 must be >= 1",
+        id="sizes-round-to-0",
+    ),
+    pytest.param(
+        sim(workload__apps__0__sizes=5),
+        ValueError,
+        r"workload\.apps\[0\]\.sizes=5 must be",
+        id="sizes-an-int",
+    ),
+    # --- run keywords (both worlds validate before anything runs) -----------------------------
+    pytest.param(sim_kw(seed=-1), ValueError, r"seed=-1 must be", id="seed-negative"),
+    pytest.param(sim_kw(seed="x"), ValueError, r"seed='x' must be", id="seed-string"),
+    pytest.param(sim_kw(seed=1.5), ValueError, r"seed=1\.5 must be", id="seed-float"),
+    pytest.param(
+        sim_kw(seed=2**64), ValueError, r"seed=18446744073709551616 must be", id="seed-2**64"
+    ),
+    pytest.param(
+        sim_kw(decision_statistic="p42"),
+        ValueError,
+        r"decision_statistic='p42' is not a statistic",
+        id="decision-statistic-p42",
+    ),
+    pytest.param(
+        sim_kw(decision_statistic=5),
+        (TypeError, ValueError),
+        r"decision_statistic=5 ",
+        id="decision-statistic-int",
+    ),
+    pytest.param(
+        sim_kw(service="bogus"), ValueError, r"service='bogus' is not a statistic", id="service"
+    ),
+    pytest.param(sim_kw(drain_s=-1), ValueError, r"drain_s=-1 must be", id="drain-negative"),
+    pytest.param(sim_kw(drain_s=float("nan")), ValueError, r"drain_s=nan must be", id="drain-nan"),
+    pytest.param(
+        sim_kw(drain_s="long"),
+        ValueError,
+        r"drain_s='long'",
+        id="drain-string",
+    ),
+    pytest.param(serve_kw(seed=-1), ValueError, r"seed=-1 must be", id="serve-seed-negative"),
+    pytest.param(
+        serve_kw(decision_statistic="p42"),
+        ValueError,
+        r"decision_statistic='p42'",
+        id="serve-decision-statistic-p42",
+    ),
+    pytest.param(
+        serve_kw(service="bogus"), ValueError, r"service='bogus'", id="serve-service-bogus"
+    ),
+    pytest.param(serve_kw(drain_s=-1), ValueError, r"drain_s=-1 must be", id="serve-drain-neg"),
+    # --- profiles -----------------------------------------------------------------------------
+    pytest.param(
+        sim(profile="example:nope"),
+        KeyError,
+        r"example 'nope' does not exist",
+        id="profile-example",
+    ),
+    pytest.param(
+        sim(profile="/nonexistent/p.json"),
+        FileNotFoundError,
+        r"/nonexistent/p\.json",
+        id="profile-missing-file",
+    ),
+    pytest.param(sim(profile=5), ValueError, r"profile=5 must be", id="profile-an-int"),
+    pytest.param(
+        lambda: servelab.simulate(scenario(profile=servelab.Profile())),
+        KeyError,
+        r"hardware 'g4dn\.xlarge' is not in the profile \(known: none\)",
+        id="profile-empty",
+    ),
+    pytest.param(with_profile(no_price), KeyError, r"hardware 'x' has no price", id="no-price"),
+    pytest.param(
+        latency_dict_bad_batch,
+        ValueError,
+        r"latency\[0\]\.batch=-1 must be",
+        id="profile-dict-batch-negative",
+    ),
+    pytest.param(
+        profile_call(lambda p: p.add_hardware("x", price_per_hour=-1)),
+        ValueError,
+        r"price_per_hour=-1 for hardware 'x'",
+        id="price-negative",
+    ),
+    pytest.param(
+        profile_call(lambda p: p.add_hardware("x", price_per_hour=float("nan"))),
+        ValueError,
+        r"price_per_hour=nan",
+        id="price-nan",
+    ),
+    pytest.param(
+        profile_call(lambda p: p.set_latency("x", "m", 1, samples_s=[-0.1])),
+        ValueError,
+        r"samples\[0\]=-0\.1 must be",
+        id="latency-negative-sample",
+    ),
+    pytest.param(
+        profile_call(lambda p: p.set_latency("x", "m", 1, samples_s=[])),
+        ValueError,
+        r"samples=\[\] must hold",
+        id="latency-no-samples",
+    ),
+    pytest.param(
+        profile_call(lambda p: p.set_latency("x", "m", 0, samples_s=[0.1])),
+        ValueError,
+        r"batch=0 must be >= 1",
+        id="latency-batch-0",
+    ),
+    pytest.param(
+        example_call(lambda p: p.latency("g4dn.xlarge", "rm2", 5000)),
+        ValueError,
+        r"batch=5000 exceeds the largest profiled batch 1000",
+        id="latency-beyond-max-batch",
+    ),
+    pytest.param(
+        example_call(lambda p: p.latency("g4dn.xlarge", "rm2", 5, statistic="p42")),
+        ValueError,
+        r"statistic='p42' is not a statistic",
+        id="latency-statistic-p42",
+    ),
+    pytest.param(
+        example_call(lambda p: p.latency("tpu", "rm2", 5)),
+        KeyError,
+        r"hardware 'tpu' is not in the profile",
+        id="latency-unknown-hardware",
+    ),
+    pytest.param(
+        lambda: servelab.profiles.loads(b'{"format": "x"}'),
+        ValueError,
+        r'format="x" must be "servelab\.profile"',
+        id="profile-json-format",
+    ),
+    pytest.param(
+        lambda: servelab.profiles.loads(b"{not json"),
+        ValueError,
+        r":1:2: malformed JSON",
+        id="profile-json-malformed",
+    ),
+    # --- schedulers ---------------------------------------------------------------------------
+    pytest.param(
+        sim(scheduler="bogus"), KeyError, r"unknown scheduler 'bogus'", id="scheduler-unknown"
+    ),
+    pytest.param(
+        sim(scheduler="fcfs(bogus=1)"),
+        KeyError,
+        r"fcfs has no parameter 'bogus'",
+        id="scheduler-unknown-param",
+    ),
+    pytest.param(
+        sim(scheduler="fcfs(prefer='tpu')"),
+        KeyError,
+        r"hardware 'tpu' is not in the profile",
+        id="fcfs-prefer-unknown",
+    ),
+    pytest.param(
+        sim(scheduler="fcfs(prefer='a,,b')"),
+        ValueError,
+        r"prefer='a,,b' has an empty hardware name",
+        id="fcfs-prefer-empty-item",
+    ),
+    pytest.param(
+        sim(scheduler="batching(max_batch=0)"),
+        ValueError,
+        r"max_batch=0 must be >= 1",
+        id="batching-max-batch-0",
+    ),
+    pytest.param(
+        sim(scheduler="batching(timeout_ms=-1)"),
+        ValueError,
+        r"timeout_ms=-1 must be >= 0",
+        id="batching-timeout-negative",
+    ),
+    pytest.param(
+        sim(scheduler="batching(max_batch='big')"),
+        ValueError,
+        r"max_batch='big' is not a int",
+        id="batching-max-batch-string",
+    ),
+    pytest.param(
+        sim(scheduler={"name": "edf", "drop_late": "maybe"}),
+        ValueError,
+        r"drop_late='maybe' is not a bool",
+        id="edf-drop-late-string",
+    ),
+    pytest.param(
+        sim(scheduler="fcfs(prefer="),
+        ValueError,
+        r"spec 'fcfs\(prefer=' at character 13",
+        id="scheduler-malformed-spec",
+    ),
+    pytest.param(sim(scheduler=5), ValueError, r"scheduler=5 must be", id="scheduler-an-int"),
+    pytest.param(
+        sim(scheduler={"prefer": "x"}),
+        ValueError,
+        r"scheduler=\{'prefer': 'x'\} must be",
+        id="scheduler-dict-without-name",
+    ),
+    pytest.param(
+        lambda: servelab.make_scheduler("bogus"),
+        KeyError,
+        r"unknown scheduler 'bogus'",
+        id="make-scheduler-unknown",
+    ),
+    pytest.param(
+        lambda: servelab.register_scheduler("fcfs", cp.PyFcfs),
+        ValueError,
+        r"scheduler 'fcfs' is already registered",
+        id="register-duplicate",
+    ),
+    pytest.param(
+        lambda: servelab.register_scheduler("", cp.PyFcfs),
+        ValueError,
+        r"name='' must be",
+        id="register-empty-name",
+    ),
+    pytest.param(
+        lambda: servelab.unregister_scheduler("fcfs"),
+        KeyError,
+        r"'fcfs' is not a scheduler registered from Python",
+        id="unregister-builtin",
+    ),
+    pytest.param(
+        register_bad_factory,
+        TypeError,
+        r"factory of 'bad_input_factory' returned 5, not a Scheduler",
+        id="factory-returns-non-scheduler",
+    ),
+    pytest.param(
+        lambda: make_py_fcfs("py_fcfs(x=1)", x=2),
+        ValueError,
+        r"parameter 'x' is given in the spec and as a keyword",
+        id="python-scheduler-param-twice",
+    ),
+    pytest.param(
+        lambda: make_py_fcfs("py_fcfs(x=)"),
+        ValueError,
+        r"scheduler spec 'py_fcfs\(x=\)' must look like",
+        id="python-scheduler-malformed-spec",
+    ),
+    pytest.param(
+        lambda: make_py_fcfs("py_fcfs(x=1)"),
+        (KeyError, TypeError),
+        r"py_fcfs.*'x'",
+        id="python-scheduler-unknown-param",
+    ),
+    pytest.param(
+        sim(scheduler=cp.NoOnArrival()),
+        TypeError,
+        r"NoOnArrival must override on_arrival",
+        id="python-policy-without-on-arrival",
+    ),
+    pytest.param(
+        lambda: servelab.simulate(scenario(scheduler=cp.NoSuperInit())),
+        TypeError,
+        r"Scheduler\.__init__\(\) must be called",
+        id="python-policy-without-super-init",
+    ),
+    # --- results ------------------------------------------------------------------------------
+    pytest.param(
+        lambda: servelab.simulate(scenario()).summary(warmup_s=-1),
+        ValueError,
+        r"warmup_s=-1 must be >= 0",
+        id="summary-warmup-negative",
+    ),
+    pytest.param(
+        lambda: servelab.simulate(scenario()).summary(warmup_s=100),
+        ValueError,
+        r"warmup_s=100 must be < the run's duration_s",
+        id="summary-warmup-beyond-run",
+    ),
+    pytest.param(
+        lambda: servelab.simulate(scenario()).summary(by="hw"),
+        ValueError,
+        r"by='hw' must be None or 'app'",
+        id="summary-by-unknown",
+    ),
+    pytest.param(
+        lambda: servelab.simulate(scenario()).timeseries(window_s=0),
+        ValueError,
+        r"window_s=0 must be > 0",
+        id="timeseries-window-0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), CASES)
+def test_bad_input_raises_naming_field_and_value(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# --- Actions misused inside a Python policy, in both worlds -------------------------------------
+
+MISUSES = [
+    pytest.param(
+        cp.dispatch_to_busy_worker,
+        1,
+        {},
+        ValueError,
+        r"dispatch: worker=0 is busy",
+        id="dispatch-busy-worker",
+    ),
+    pytest.param(
+        cp.dispatch_unknown_model_name,
+        0,
+        {},
+        KeyError,
+        r"model 'no_such_model' is not in the profile",
+        id="dispatch-unknown-model-name",
+    ),
+    pytest.param(
+        cp.dispatch_unknown_model_index,
+        0,
+        {},
+        ValueError,
+        r"dispatch: model=99 is not a model id",
+        id="dispatch-unknown-model-index",
+    ),
+    pytest.param(
+        cp.dispatch_model_not_loaded,
+        0,
+        {},
+        ValueError,
+        r"model 'dien' is not loaded on worker=0",
+        id="dispatch-model-not-loaded",
+    ),
+    pytest.param(
+        cp.dispatch_unknown_worker,
+        0,
+        {},
+        ValueError,
+        r"worker=99 is not a worker id",
+        id="dispatch-unknown-worker",
+    ),
+    pytest.param(
+        cp.dispatch_empty_batch,
+        0,
+        {},
+        ValueError,
+        r"empty batch for worker=0",
+        id="dispatch-empty-batch",
+    ),
+    pytest.param(
+        cp.dispatch_query_twice,
+        0,
+        {},
+        ValueError,
+        r"query=0 appears twice",
+        id="dispatch-query-twice",
+    ),
+    pytest.param(
+        cp.dispatch_dropped_query,
+        0,
+        {},
+        ValueError,
+        r"query=0 has already ended",
+        id="dispatch-ended-query",
+    ),
+    pytest.param(
+        cp.dispatch_running_query,
+        1,
+        {},
+        ValueError,
+        r"query=0 is already running",
+        id="dispatch-running-query",
+    ),
+    pytest.param(
+        cp.dispatch_future_query,
+        0,
+        {},
+        ValueError,
+        r"query=1 has not arrived",
+        id="dispatch-future-query",
+    ),
+    pytest.param(
+        cp.dispatch_beyond_max_batch,
+        0,
+        {"workload__apps__0__sizes": "constant(value=5000)"},
+        ValueError,
+        r"batch of 5000 items on worker=0 exceeds .*\(max 1000\)",
+        id="dispatch-beyond-max-batch",
+    ),
+    pytest.param(
+        cp.drop_twice, 0, {}, ValueError, r"drop: query=0 has already ended", id="drop-twice"
+    ),
+    pytest.param(
+        cp.drop_without_reason,
+        0,
+        {},
+        ValueError,
+        r"query=0 needs a non-empty reason",
+        id="drop-without-reason",
+    ),
+    pytest.param(
+        cp.timer_in_the_past,
+        1,
+        {},
+        ValueError,
+        r"set_timer: at=-\d+ ns is before now=",
+        id="timer-in-the-past",
+    ),
+    pytest.param(
+        cp.timer_at_nan, 0, {}, ValueError, r"at_s=nan is not a finite time", id="timer-at-nan"
+    ),
+    pytest.param(
+        cp.enqueue_to_unknown_worker,
+        0,
+        {},
+        ValueError,
+        r"worker=99 is not a worker id",
+        id="enqueue-to-unknown-worker",
+    ),
+    pytest.param(
+        cp.predicted_latency_beyond_max,
+        0,
+        {},
+        ValueError,
+        r"batch=1000000 is outside the profile",
+        id="predicted-latency-beyond-max",
+    ),
+    pytest.param(
+        cp.add_worker_unknown_hardware,
+        0,
+        {},
+        KeyError,
+        r"hardware 'no_such_hw' is not in the profile",
+        id="add-worker-unknown-hw",
+    ),
+    pytest.param(
+        cp.raise_from_hook, 0, {}, RuntimeError, r"policy bug on purpose", id="hook-raises"
+    ),
+]
+
+
+@pytest.mark.parametrize("world", ["sim", "serve"])
+@pytest.mark.parametrize(("action", "on_arrival", "changes", "error", "match"), MISUSES)
+def test_actions_misuse_raises_naming_action_and_value(
+    world, action, on_arrival, changes, error, match
+):
+    go = servelab.simulate if world == "sim" else servelab.serve
+    policy = cp.Misuse(action, on_arrival_id=on_arrival)
+    with pytest.raises(error, match=match):
+        go(scenario(**changes), scheduler=policy)
+
+
+def test_a_failed_run_leaves_the_world_usable():
+    with pytest.raises(ValueError, match=r"empty batch"):
+        servelab.serve(scenario(), scheduler=cp.Misuse(cp.dispatch_empty_batch))
+    res = servelab.serve(scenario(), scheduler=cp.PyFcfs())
+    assert res.summary()["completed"] == 5
+    res.check_consistency()
+
+
+# --- files and the command line ----------------------------------------------------------------
+
+MALFORMED_YAML = "profile: example:hetero_cpu_gpu\nworkers: [ {hardware: g4dn.xlarge\n"
+UNKNOWN_KEY_YAML = (
+    "profile: example:hetero_cpu_gpu\n"
+    "workers: [{hardware: g4dn.xlarge}]\n"
+    "workload: {arrivals: poisson(rate=10), count: 5, apps: [{name: a, slo_ms: 100}]}\n"
+    "schedular: fcfs\n"
+)
+
+
+def test_load_scenario_malformed_yaml_names_the_file_and_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(MALFORMED_YAML)
+    with pytest.raises(ValueError, match=rf"(?s){re.escape(str(path))}: not valid YAML.*line 2"):
+        servelab.load_scenario(path)
+
+
+def test_load_scenario_unknown_key_names_the_file_and_key(tmp_path):
+    path = tmp_path / "typo.yaml"
+    path.write_text(UNKNOWN_KEY_YAML)
+    with pytest.raises(KeyError, match=rf"{re.escape(str(path))}: .*unknown key 'schedular'"):
+        servelab.load_scenario(path)
+
+
+def test_load_scenario_malformed_json_names_the_file(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"profile": ')
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}: not valid YAML/JSON"):
+        servelab.load_scenario(path)
+
+
+def test_load_scenario_on_a_directory_names_the_path(tmp_path):
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        servelab.load_scenario(tmp_path)
+
+
+def test_unknown_top_level_key_message_is_not_doubled():
+    with pytest.raises(KeyError) as info:
+        servelab.simulate(scenario(bogus=1))
+    assert "scenario: scenario:" not in str(info.value)
+
+
+def servelab_command() -> list[str]:
+    script = Path(sys.executable).with_name("servelab")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "servelab"]
+
+
+def test_cli_simulate_missing_file_exits_nonzero_with_a_message(tmp_path):
+    proc = subprocess.run(
+        [*servelab_command(), "simulate", "missing.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    assert "servelab simulate: error:" in proc.stderr
+    assert "'missing.yaml' is neither a file nor a built-in scenario" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+CLI_CASES = [
+    pytest.param(
+        ["serve", "missing.yaml"],
+        None,
+        r"'missing\.yaml' is neither a file",
+        id="serve-missing-file",
+    ),
+    pytest.param(
+        ["simulate", "{file}"],
+        MALFORMED_YAML,
+        r"bad\.yaml: not valid YAML.*line 2",
+        id="malformed-yaml",
+    ),
+    pytest.param(
+        ["simulate", "{file}"], UNKNOWN_KEY_YAML, r"unknown key 'schedular'", id="unknown-key"
+    ),
+    pytest.param(["simulate", "{file}"], "", r"scenario=None must be a mapping", id="empty-file"),
+    pytest.param(
+        ["simulate", "{file}"], "[1, 2]\n", r"scenario=\[1, 2\] must be a mapping", id="yaml-list"
+    ),
+    pytest.param(
+        ["simulate", "default", "--scheduler", "bogus"],
+        None,
+        r"unknown scheduler 'bogus'",
+        id="unknown-scheduler",
+    ),
+    pytest.param(
+        ["simulate", "default", "--seed", "-1"], None, r"seed=-1 must be", id="seed-negative"
+    ),
+    pytest.param(
+        ["simulate", "default", "--warmup-s", "-1"],
+        None,
+        r"warmup_s=-1(\.0)? must be",
+        id="warmup-negative",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "content", "match"), CLI_CASES)
+def test_cli_bad_input_exits_2_naming_the_problem(argv, content, match, tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    if content is not None:
+        path.write_text(content)
+    rc = cli.main([a.replace("{file}", str(path)) for a in argv])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith(f"servelab {argv[0]}: error:")
+    assert re.search(match, err, flags=re.S), err
+
+
+# --- edges that are not errors -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("world", ["sim", "serve"])
+def test_count_zero_gives_an_empty_consistent_result(world):
+    go = servelab.simulate if world == "sim" else servelab.serve
+    res = go(scenario(workload__count=0))
+    assert len(res) == 0 and res.meta["world"] == world
+    res.check_consistency()
+    s = res.summary()
+    assert (s["queries"], s["completed"], s["dropped"]) == (0, 0, 0)
+    assert s["latency_ms"]["p99"] is None and s["slo_violation_rate"] is None
+
+
+def test_non_monotone_profile_is_accepted_with_a_warning_naming_the_batches():
+    p = servelab.Profile()
+    p.add_hardware("x", price_per_hour=1.0)
+    p.set_latency("x", "rm2", 10, samples_s=[0.02])
+    p.set_latency("x", "rm2", 20, samples_s=[0.01])
+    warnings = p.warnings()
+    assert len(warnings) == 1
+    assert re.search(r"'x' model 'rm2'.*batch 10.*batch 20", warnings[0])
+    assert servelab.Profile().warnings() == []
+
+
+@pytest.mark.parametrize("world", ["sim", "serve"])
+def test_sizes_beyond_every_profile_are_dropped_with_a_reason(world):
+    go = servelab.simulate if world == "sim" else servelab.serve
+    res = go(scenario(workload__apps__0__sizes="constant(value=5000)"))
+    c = res.columns
+    assert len(res) == 5 and np.all(c["status"] == 1)
+    assert np.all(c["drop_reason"] >= 0) and res.meta["drop_reasons"]
+    res.check_consistency()
+
+
+def test_unservable_queries_are_dropped_for_the_same_reason_in_both_worlds():
+    changes = {"workload__apps__0__sizes": "constant(value=5000)"}
+    sim_res = servelab.simulate(scenario(**changes))
+    real = servelab.serve(scenario(**changes))
+    assert sim_res.meta["drop_reasons"] == real.meta["drop_reasons"]
