@@ -8,7 +8,7 @@ BUILD_DIR = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_t
 # A fixed build directory: re-running the editable install recompiles only what changed.
 DEV_DEFINES := -Cbuild-dir=build/{cache_tag} -Ccmake.define.SERVELAB_BUILD_TESTS=ON -Ccmake.define.SERVELAB_BUILD_BENCHMARKS=ON
 
-.PHONY: setup build demo test test-cpp test-python bench lint format clean
+.PHONY: setup build demo test test-cpp test-python bench lint format stubs clean
 
 ## setup: Debian packages, the virtual environment and an editable build (idempotent)
 setup: build
@@ -60,6 +60,12 @@ format: setup
 	$(VENV)/bin/ruff format python tests benchmarks
 	$(VENV)/bin/ruff check --fix python tests benchmarks
 	clang-format -i $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'benchmarks/cpp/*.cpp')
+
+## stubs: regenerate python/servelab/_core.pyi from the built module (after changing bindings)
+stubs: build
+	$(VENV)/bin/pybind11-stubgen servelab._core -o build/stubs --numpy-array-remove-parameters
+	sed 's/^from \. import testing$$/testing: typing.Any  # private helpers for the test suite/' \
+	  build/stubs/servelab/_core/__init__.pyi > python/servelab/_core.pyi
 
 clean:
 	rm -rf build $(STAMPS)

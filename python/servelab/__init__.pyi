@@ -1,14 +1,43 @@
+# The package's public names for type checkers: what __init__.py exports, plus the backend
+# models it resolves lazily through __getattr__.
 from typing import Any
 
 from . import backends as backends
+from . import experiments as experiments
+from . import main_job as main_job
+from . import profiles as profiles
+from . import results as results
+from . import workload as workload
+from ._core import Actions as Actions
+from ._core import BatchDone as BatchDone
+from ._core import ClusterView as ClusterView
 from ._core import MlpWeights as MlpWeights
 from ._core import Model as Model
 from ._core import OneDnnMlp as OneDnnMlp
+from ._core import Query as Query
 from ._core import ReferenceMlp as ReferenceMlp
+from ._core import Scheduler as Scheduler
+from ._core import WorkerGroup as WorkerGroup
 from ._cuda import CudaMlp as CudaMlp
 from ._torch import TorchScriptModel as TorchScriptModel
 from .backends import BackendUnavailable as BackendUnavailable
 from .backends import build_info as build_info
+from .experiments import QoS as QoS
+from .experiments import allowable_throughput as allowable_throughput
+from .experiments import sweep as sweep
+from .profiles import Profile as Profile
+from .results import Result as Result
+from .run import serve as serve
+from .run import simulate as simulate
+from .scenario import Scenario as Scenario
+from .scenario import builtin_scenarios as builtin_scenarios
+from .scenario import load_scenario as load_scenario
+from .schedulers import list_schedulers as list_schedulers
+from .schedulers import make_scheduler as make_scheduler
+from .schedulers import register_scheduler as register_scheduler
+from .schedulers import unregister_scheduler as unregister_scheduler
+from .workload import list_arrival_processes as list_arrival_processes
+from .workload import list_size_distributions as list_size_distributions
 
 __version__: str
 
