@@ -54,12 +54,12 @@ bench: setup
 lint: setup
 	$(VENV)/bin/ruff check python tests benchmarks
 	$(VENV)/bin/ruff format --check python tests benchmarks
-	clang-format --dry-run --Werror $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'benchmarks/cpp/*.cpp')
+	clang-format --dry-run --Werror $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'tests/cpp/*.hpp' 'benchmarks/cpp/*.cpp')
 
 format: setup
 	$(VENV)/bin/ruff format python tests benchmarks
 	$(VENV)/bin/ruff check --fix python tests benchmarks
-	clang-format -i $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'benchmarks/cpp/*.cpp')
+	clang-format -i $$(git ls-files 'cpp/*.hpp' 'cpp/*.cpp' 'cpp/*.cu' 'tests/cpp/*.cpp' 'tests/cpp/*.hpp' 'benchmarks/cpp/*.cpp')
 
 ## stubs: regenerate python/servelab/_core.pyi from the built module (after changing bindings)
 stubs: build

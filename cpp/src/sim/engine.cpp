@@ -30,12 +30,20 @@ struct Event {
   }
 };
 
-class Simulator final : public cluster::WorldHooks {
+// Shared with the ClusterState it creates (through the state's deleter): a Python policy that keeps
+// its view after the run keeps a valid clock (the finished run's end time) instead of a dangling one.
+class Simulator final : public cluster::WorldHooks, public std::enable_shared_from_this<Simulator> {
  public:
   explicit Simulator(const cluster::RunSpec& spec) : spec_(spec), service_root_(spec.seed, "service") {}
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
-    state_ = std::make_shared<ClusterState>(spec_, *this);
+    // Released however run() ends (a policy may throw), so the state never keeps us in a cycle.
+    struct ReleaseState {
+      std::shared_ptr<ClusterState>& state;
+      ~ReleaseState() { state.reset(); }
+    } release{state_};
+    auto self = shared_from_this();
+    state_ = std::shared_ptr<ClusterState>(new ClusterState(spec_, *this), [self](ClusterState* p) { delete p; });
     auto stream = spec_.workload->start(spec_.seed);
     auto next = stream->next();
     Nanos last_arrival = 0;
@@ -128,8 +136,7 @@ class Simulator final : public cluster::WorldHooks {
 
 cluster::RunResult simulate(const cluster::RunSpec& spec, sched::Scheduler& scheduler) {
   spec.validate();
-  Simulator simulator(spec);
-  return simulator.run(scheduler);
+  return std::make_shared<Simulator>(spec)->run(scheduler);
 }
 
 }  // namespace servelab::sim

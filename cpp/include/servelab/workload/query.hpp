@@ -11,10 +11,10 @@ using QueryId = std::int64_t;  // dense: the i-th generated query has id i
 
 struct Query {
   QueryId id = 0;
-  std::int32_t app = 0;    // index into the workload's applications
-  std::int32_t size = 1;   // items in the request (>= 1)
-  Nanos arrival = 0;       // absolute, from t=0
-  Nanos deadline = 0;      // arrival + the application's SLO
+  std::int32_t app = 0;      // index into the workload's applications
+  std::int32_t size = 1;     // items in the request (>= 1)
+  Nanos arrival = 0;         // absolute, from t=0
+  Nanos deadline = 0;        // arrival + the application's SLO
   float accuracy_floor = 0;  // the lowest model accuracy the application accepts (0: any)
 };
 

@@ -1,0 +1,40 @@
+// The real serving loop: the same scheduler objects as the simulator, on the wall clock.
+//
+// The calling thread is the controller: it owns the cluster state and calls every scheduler hook,
+// one at a time. Each worker has a thread (the initial workers from the start, added workers from
+// add_worker) that takes a dispatched batch, stamps its actual start, runs the worker's Executor,
+// stamps the finish and posts the completion back to the controller. The controller sleeps until
+// the earliest of the next arrival (released at its workload time), the next timer, startup or
+// model load, and a completion; then it handles the due events one by one in time order (ties as
+// in the simulator: completions, startups/loads, timers, arrivals).
+//
+// now() is steady_clock time in ns since the run's start (t = 0 just before on_start, once the
+// worker threads run), read when the controller takes up an event and fixed while its hook runs
+// (so set_timer(view.now(), ...) is valid, as in the simulator). The controller spins the last
+// kDefaultSpin before a deadline, so arrivals and timers are taken up within microseconds.
+// A query's arrival is its workload time; its start and finish are the worker thread's stamps.
+//
+// The run ends under the simulator's rules: once the workload has ended and nothing is queued,
+// running or loading (or no event is left), or drain_limit after the last arrival, when what is
+// still queued or running is dropped "cut off at end of run" and running batches are abandoned
+// (their executors are asked to stop). Ctrl-C (check_interrupt(), polled at least every 20 ms)
+// or an exception from a hook or an executor stops every worker thread, joins it and rethrows:
+// no thread outlives serve().
+#pragma once
+
+#include "servelab/cluster/cluster_spec.hpp"
+#include "servelab/cluster/records.hpp"
+#include "servelab/sched/scheduler.hpp"
+#include "servelab/serve/executor.hpp"
+
+namespace servelab::serve {
+
+struct ServeOptions {
+  ExecutorFactory executor;  // empty: emulated_executors()
+};
+
+// Runs `scheduler` (fresh: schedulers keep per-run state) on `spec` in real time; result.world is
+// "serve". Blocks for the run's wall time.
+cluster::RunResult serve(const cluster::RunSpec& spec, sched::Scheduler& scheduler, const ServeOptions& options = {});
+
+}  // namespace servelab::serve

@@ -1,0 +1,221 @@
+#include "servelab/serve/server.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "servelab/cluster/cluster_state.hpp"
+#include "servelab/core/errors.hpp"
+#include "servelab/core/interrupt.hpp"
+#include "servelab/core/rng.hpp"
+#include "worker_thread.hpp"
+
+namespace servelab::serve {
+namespace {
+
+using cluster::ClusterState;
+using cluster::RunningBatch;
+using sched::HardwareId;
+using sched::WorkerId;
+
+// Event kinds in the simulator's tie order (arrivals, from the workload stream, come last).
+enum class Kind : std::uint8_t { BatchDone = 0, TransitionDone = 1, Timer = 2 };
+
+struct Pending {
+  Nanos time;
+  Kind kind;
+  std::int64_t seq;      // scheduling order, breaks ties within a kind
+  std::int64_t payload;  // worker id or timer tag
+  bool operator>(const Pending& o) const {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+// The longest the controller sleeps between check_interrupt() calls.
+constexpr Nanos kPollInterval = 20 * kNanosPerMilli;
+// ClusterView::config's fallback that marks a knob as never set.
+constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
+
+// The controller. Shared with the ClusterState it creates (through the state's deleter), so a
+// Python policy that keeps the view after the run still has a valid clock; actions then fail.
+class Server final : public cluster::WorldHooks, public std::enable_shared_from_this<Server> {
+ public:
+  Server(const cluster::RunSpec& spec, const ServeOptions& options)
+      : spec_(spec),
+        factory_(options.executor ? options.executor : emulated_executors()),
+        service_root_(spec.seed, "service") {}
+
+  cluster::RunResult run(sched::Scheduler& scheduler) {
+    // Whatever happens, every worker thread is stopped and joined before run() returns.
+    struct Shutdown {
+      Server& s;
+      ~Shutdown() { s.shut_down(); }
+    } shutdown{*this};
+
+    auto self = shared_from_this();
+    state_ = std::shared_ptr<ClusterState>(new ClusterState(spec_, *this), [self](ClusterState* p) { delete p; });
+    start_threads();
+    auto stream = spec_.workload->start(spec_.seed);
+    auto next = stream->next();
+    Nanos last_arrival = 0;
+    // Time 0 is now, once the threads run: setting up must not make the first arrivals late.
+    // (Worker threads read the clock only after a submit, which orders them after this.)
+    clock_.restart();
+    now_ = clock_.now();
+    scheduler.on_start(*state_, *state_);
+    const char* cut_reason = "unserved at end of run";
+    std::vector<Completion> posted;
+    for (;;) {
+      core::check_interrupt();
+      inbox_.take(posted);
+      collect(posted);
+      const bool have_event = !events_.empty() || in_flight_ > 0;
+      if (!next && (!have_event || state_->quiescent())) break;
+      const Nanos end = next ? kNever : last_arrival + std::min(spec_.drain_limit, kNever - last_arrival);
+      const Nanos clock = clock_.now();
+      // The earliest due thing: an event (completions are due once posted) or the next arrival.
+      const bool event_due = !events_.empty() && events_.top().time <= clock;
+      // An arrival goes after events of the same time (completions free workers first).
+      const bool arrival_due = next && next->arrival <= clock && (!event_due || next->arrival < events_.top().time);
+      if (arrival_due) {
+        now_ = std::max(now_, clock);
+        last_arrival = next->arrival;
+        const auto id = state_->arrive(*next);
+        next->id = id;
+        scheduler.on_arrival(*next, *state_, *state_);
+        state_->place_if_unplaced(id);
+        next = stream->next();
+        continue;
+      }
+      if (event_due && events_.top().time <= end) {
+        const Pending e = events_.top();
+        events_.pop();
+        now_ = std::max(now_, clock);
+        handle(e, scheduler);
+        continue;
+      }
+      if (clock >= end) {
+        now_ = std::max(now_, end);
+        cut_reason = "cut off at end of run";
+        break;
+      }
+      // Nothing due: sleep until the next arrival, timer or the end, a completion, or the next poll;
+      // the last stretch before a deadline is spun (as in wait_until_precise) so that arrivals and
+      // timers are taken up within microseconds, not a timed wake-up's tens of microseconds.
+      Nanos wake = std::min(end, next ? next->arrival : kNever);
+      if (!events_.empty()) wake = std::min(wake, events_.top().time);
+      const Nanos left = wake - clock;  // > 0: nothing is due
+      if (left <= kDefaultSpin) {
+        std::this_thread::yield();
+      } else {
+        inbox_.wait_until(clock_.at(clock + std::min(left - kDefaultSpin, kPollInterval)), posted);
+      }
+    }
+    return state_->finish(now_, cut_reason, "serve", scheduler.describe());
+  }
+
+  Nanos now() const override { return now_; }
+
+  void start_batch(WorkerId worker, HardwareId, const RunningBatch& batch) override {
+    check_running("dispatch");
+    start_threads();
+    WorkerThread& thread = *threads_[worker];
+    Job job{batch.model, batch.items, batch.queries, {}};
+    for (const auto& key : thread.knobs()) {
+      const std::int64_t value = state_->config(worker, key, kUnset);
+      if (value != kUnset) job.config.emplace(key, value);
+    }
+    ++in_flight_;
+    thread.submit(std::move(job));
+  }
+  void start_timer(Nanos at, std::int64_t tag) override {
+    check_running("set_timer");
+    events_.push({at, Kind::Timer, seq_++, tag});
+  }
+  void start_transition(WorkerId worker, Nanos duration) override {
+    check_running("add_worker/load_model");
+    start_threads();  // add_worker: the new worker gets its thread now, ready when its startup ends
+    events_.push({now_ + duration, Kind::TransitionDone, seq_++, worker});
+  }
+
+ private:
+  void check_running(const char* action) const {
+    if (ended_) throw RuntimeError(str(action, ": the serving run has ended (now=", now_, " ns)"));
+  }
+
+  // Gives every worker of the cluster that has no thread yet its executor and thread.
+  void start_threads() {
+    while (static_cast<WorkerId>(threads_.size()) < state_->num_workers()) {
+      const auto w = static_cast<WorkerId>(threads_.size());
+      const HardwareId hw = state_->hardware(w);
+      threads_.push_back(std::make_unique<WorkerThread>(w, hw, factory_(w, hw, spec_),
+                                                        service_root_.derive(str("worker", w)), clock_, inbox_));
+    }
+  }
+
+  // Turns posted completions into events at their finish times; rethrows a failed batch's error.
+  void collect(std::vector<Completion>& posted) {
+    for (auto& c : posted) {
+      if (c.error) std::rethrow_exception(c.error);
+      started_.resize(std::max<std::size_t>(started_.size(), c.worker + 1), 0);
+      started_[c.worker] = c.start;
+      events_.push({c.finish, Kind::BatchDone, seq_++, c.worker});
+      --in_flight_;
+    }
+    posted.clear();
+  }
+
+  void handle(const Pending& e, sched::Scheduler& scheduler) {
+    switch (e.kind) {
+      case Kind::BatchDone: {
+        const auto w = static_cast<WorkerId>(e.payload);
+        const auto done = state_->finish_batch(w, started_[w], e.time);
+        scheduler.on_batch_done(done, *state_, *state_);
+        break;
+      }
+      case Kind::TransitionDone: {
+        const auto w = static_cast<WorkerId>(e.payload);
+        if (state_->finish_transition(w)) scheduler.on_worker_ready(w, *state_, *state_);
+        break;
+      }
+      case Kind::Timer:
+        scheduler.on_timer(e.payload, *state_, *state_);
+        break;
+    }
+  }
+
+  void shut_down() {
+    ended_ = true;
+    threads_.clear();  // each one stops and joins its thread
+    state_.reset();    // the state may live on (a Python view), holding this server, not the reverse
+  }
+
+  const cluster::RunSpec& spec_;
+  ExecutorFactory factory_;
+  RunClock clock_;
+  Nanos now_ = 0;
+  bool ended_ = false;
+  std::shared_ptr<ClusterState> state_;
+  Rng service_root_;
+  std::int64_t seq_ = 0, in_flight_ = 0;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> events_;
+  std::vector<Nanos> started_;  // by worker: its current completed batch's start stamp
+  Inbox inbox_;
+  std::vector<std::unique_ptr<WorkerThread>> threads_;  // after the inbox and clock they use
+};
+
+}  // namespace
+
+cluster::RunResult serve(const cluster::RunSpec& spec, sched::Scheduler& scheduler, const ServeOptions& options) {
+  spec.validate();
+  auto server = std::make_shared<Server>(spec, options);
+  return server->run(scheduler);
+}
+
+}  // namespace servelab::serve
