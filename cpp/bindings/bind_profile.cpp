@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "numpy_owner.hpp"
+#include "seed.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/profile/estimator.hpp"
@@ -29,18 +30,6 @@ using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecas
 
 // Random draws of Profile.sample() come from this stream of the given seed.
 constexpr const char* kSampleStream = "profile/sample";
-
-std::uint64_t seed_value(const py::object& seed) {
-  const auto fail = [&] {
-    PyErr_Clear();
-    throw ValueError(str("seed=", std::string(py::repr(seed)), " must be an integer in [0, 2**64)"));
-  };
-  const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
-  if (!index) fail();
-  const unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
-  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) fail();
-  return value;
-}
 
 // A hardware type or model given by name (str) or index (int).
 std::int32_t resolve(const Profile& profile, const py::handle& key, bool hardware) {
@@ -230,7 +219,7 @@ void init_profile(py::module_& m) {
             if (count < 0) throw ValueError(str("count=", count, " must be >= 0"));
             const auto hi = hw(p, h);
             const auto mi = md(p, model);
-            Rng rng(seed_value(seed), kSampleStream);
+            Rng rng(to_seed(seed), kSampleStream);
             std::vector<double> out(static_cast<std::size_t>(count));
             for (auto& x : out) x = nanos_to_seconds(p.sample_ns(hi, mi, batch, rng));
             return to_numpy(std::move(out));

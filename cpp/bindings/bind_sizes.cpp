@@ -14,6 +14,7 @@
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
+#include "seed.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/workload/arrival_registry.hpp"
 #include "servelab/workload/size_registry.hpp"
@@ -31,19 +32,6 @@ using namespace servelab::workload;
 using SizeHolder = std::shared_ptr<SizeDistribution>;
 
 std::string py_repr(const py::handle& value) { return py::repr(value).cast<std::string>(); }
-
-// Any Python integer (int, numpy integer) in [0, 2**64); ValueError naming seed otherwise.
-std::uint64_t to_seed(const py::object& seed) {
-  const auto fail = [&] {
-    PyErr_Clear();
-    throw ValueError(str("seed=", py_repr(seed), " must be an integer in [0, 2**64)"));
-  };
-  const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
-  if (!index) fail();
-  const unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
-  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) fail();
-  return value;
-}
 
 // A SizeDistribution, a registry spec string or (when allowed) None; `field` names it in errors.
 SizePtr to_sizes(const py::handle& value, const std::string& field, bool allow_none) {

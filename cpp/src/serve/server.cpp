@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
+#include "servelab/cluster/world_event.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/core/rng.hpp"
@@ -21,20 +22,9 @@ using cluster::RunningBatch;
 using sched::HardwareId;
 using sched::WorkerId;
 
-// Event kinds in the simulator's tie order (arrivals, from the workload stream, come last).
-enum class Kind : std::uint8_t { BatchDone = 0, TransitionDone = 1, Timer = 2 };
-
-struct Pending {
-  Nanos time;
-  Kind kind;
-  std::int64_t seq;      // scheduling order, breaks ties within a kind
-  std::int64_t payload;  // worker id or timer tag
-  bool operator>(const Pending& o) const {
-    if (time != o.time) return time > o.time;
-    if (kind != o.kind) return kind > o.kind;
-    return seq > o.seq;
-  }
-};
+// Events in the tie order both worlds share (servelab/cluster/world_event.hpp).
+using Kind = cluster::WorldEventKind;
+using Pending = cluster::WorldEvent;
 
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 // The longest the controller sleeps between check_interrupt() calls.
@@ -204,7 +194,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   std::shared_ptr<ClusterState> state_;
   Rng service_root_;
   std::int64_t seq_ = 0, in_flight_ = 0;
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> events_;
+  cluster::WorldEventQueue events_;
   std::vector<Nanos> started_;  // by worker: its current completed batch's start stamp
   Inbox inbox_;
   std::vector<std::unique_ptr<WorkerThread>> threads_;  // after the inbox and clock they use

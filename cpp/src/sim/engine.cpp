@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
+#include "servelab/cluster/world_event.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/core/rng.hpp"
 
@@ -16,19 +17,8 @@ using cluster::RunningBatch;
 using sched::HardwareId;
 using sched::WorkerId;
 
-enum class EventKind : std::uint8_t { BatchDone = 0, TransitionDone = 1, Timer = 2 };
-
-struct Event {
-  Nanos time;
-  EventKind kind;
-  std::int64_t seq;      // scheduling order, breaks ties within a kind
-  std::int64_t payload;  // worker id or timer tag
-  bool operator>(const Event& o) const {
-    if (time != o.time) return time > o.time;
-    if (kind != o.kind) return kind > o.kind;
-    return seq > o.seq;
-  }
-};
+using EventKind = cluster::WorldEventKind;
+using Event = cluster::WorldEvent;
 
 // Shared with the ClusterState it creates (through the state's deleter): a Python policy that keeps
 // its view after the run keeps a valid clock (the finished run's end time) instead of a dangling one.
@@ -125,7 +115,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   std::shared_ptr<ClusterState> state_;
   Nanos now_ = 0;
   std::int64_t seq_ = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  cluster::WorldEventQueue events_;
   std::vector<Nanos> started_;  // by worker: when its current batch started
   Rng service_root_;
   std::vector<Rng> service_rng_;           // by worker
