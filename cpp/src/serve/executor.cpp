@@ -31,31 +31,16 @@ Nanos wait_until_precise(Clock::time_point deadline, std::stop_token stop, Nanos
 
 EmulatedExecutor::EmulatedExecutor(std::shared_ptr<const profile::Profile> profile,
                                    std::optional<profile::Statistic> service, Nanos spin)
-    : profile_(std::move(profile)), service_(service), spin_(spin) {
-  if (!profile_) throw ValueError("EmulatedExecutor: profile is null");
+    : times_(std::move(profile), service), spin_(spin) {
   if (spin < 0) throw ValueError(str("EmulatedExecutor: spin=", spin, " ns must be >= 0"));
 }
 
 std::string EmulatedExecutor::describe() const {
-  return str("emulated(service='", service_ ? profile::statistic_name(*service_) : "sample", "')");
+  return str("emulated(service='", times_.fixed() ? profile::statistic_name(*times_.fixed()) : "sample", "')");
 }
 
 Nanos EmulatedExecutor::service_time(const ExecRequest& request) {
-  const auto& profile = *profile_;
-  if (!service_) return profile.sample_ns(request.hardware, request.model, request.items, request.rng);
-  // The statistic's decision table, as the simulator's fixed service times (entry b = batch b).
-  const std::size_t n_models = profile.models().size();
-  const std::size_t key = static_cast<std::size_t>(request.hardware) * n_models + request.model;
-  if (fixed_.size() <= key) fixed_.resize(profile.hardware().size() * n_models);
-  auto& table = fixed_[key];
-  if (table.empty()) table = profile.decision_table(request.hardware, request.model, *service_);
-  const auto max_batch = static_cast<std::int64_t>(table.size()) - 1;
-  if (request.items < 1 || request.items > max_batch) {
-    throw ValueError(str("EmulatedExecutor: batch=", request.items, " is outside the profile of model '",
-                         profile.models()[request.model], "' on '", profile.hardware()[request.hardware], "' (1..",
-                         max_batch, ")"));
-  }
-  return table[request.items];
+  return times_.draw(request.hardware, request.model, request.items, request.rng);
 }
 
 void EmulatedExecutor::run(const ExecRequest& request) {

@@ -37,9 +37,7 @@ constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
 class Server final : public cluster::WorldHooks, public std::enable_shared_from_this<Server> {
  public:
   Server(const cluster::RunSpec& spec, const ServeOptions& options)
-      : spec_(spec),
-        factory_(options.executor ? options.executor : emulated_executors()),
-        service_root_(spec.seed, "service") {}
+      : spec_(spec), factory_(options.executor ? options.executor : emulated_executors()) {}
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
     // Whatever happens, every worker thread is stopped and joined before run() returns.
@@ -145,7 +143,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       const auto w = static_cast<WorkerId>(threads_.size());
       const HardwareId hw = state_->hardware(w);
       threads_.push_back(std::make_unique<WorkerThread>(w, hw, factory_(w, hw, spec_),
-                                                        service_root_.derive(str("worker", w)), clock_, inbox_));
+                                                        cluster::service_stream(spec_.seed, w), clock_, inbox_));
     }
   }
 
@@ -162,22 +160,8 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   }
 
   void handle(const Pending& e, sched::Scheduler& scheduler) {
-    switch (e.kind) {
-      case Kind::BatchDone: {
-        const auto w = static_cast<WorkerId>(e.payload);
-        const auto done = state_->finish_batch(w, started_[w], e.time);
-        scheduler.on_batch_done(done, *state_, *state_);
-        break;
-      }
-      case Kind::TransitionDone: {
-        const auto w = static_cast<WorkerId>(e.payload);
-        if (state_->finish_transition(w)) scheduler.on_worker_ready(w, *state_, *state_);
-        break;
-      }
-      case Kind::Timer:
-        scheduler.on_timer(e.payload, *state_, *state_);
-        break;
-    }
+    const auto batch_start = e.kind == Kind::BatchDone ? started_[e.payload] : 0;
+    cluster::deliver(e, batch_start, *state_, scheduler);
   }
 
   void shut_down() {
@@ -192,7 +176,6 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   Nanos now_ = 0;
   bool ended_ = false;
   std::shared_ptr<ClusterState> state_;
-  Rng service_root_;
   std::int64_t seq_ = 0, in_flight_ = 0;
   cluster::WorldEventQueue events_;
   std::vector<Nanos> started_;  // by worker: its current completed batch's start stamp

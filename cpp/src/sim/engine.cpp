@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
+#include "servelab/cluster/service_times.hpp"
 #include "servelab/cluster/world_event.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/core/rng.hpp"
@@ -24,7 +25,8 @@ using Event = cluster::WorldEvent;
 // its view after the run keeps a valid clock (the finished run's end time) instead of a dangling one.
 class Simulator final : public cluster::WorldHooks, public std::enable_shared_from_this<Simulator> {
  public:
-  explicit Simulator(const cluster::RunSpec& spec) : spec_(spec), service_root_(spec.seed, "service") {}
+  explicit Simulator(const cluster::RunSpec& spec)
+      : spec_(spec), service_times_(spec.profile, spec.service_statistic) {}
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
     // Released however run() ends (a policy may throw), so the state never keeps us in a cycle.
@@ -62,22 +64,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       }
       events_.pop();
       now_ = e.time;
-      switch (e.kind) {
-        case EventKind::BatchDone: {
-          const auto w = static_cast<WorkerId>(e.payload);
-          const auto done = state_->finish_batch(w, started_[w], now_);
-          scheduler.on_batch_done(done, *state_, *state_);
-          break;
-        }
-        case EventKind::TransitionDone: {
-          const auto w = static_cast<WorkerId>(e.payload);
-          if (state_->finish_transition(w)) scheduler.on_worker_ready(w, *state_, *state_);
-          break;
-        }
-        case EventKind::Timer:
-          scheduler.on_timer(e.payload, *state_, *state_);
-          break;
-      }
+      cluster::deliver(e, e.kind == EventKind::BatchDone ? started_[e.payload] : 0, *state_, scheduler);
     }
     return state_->finish(now_, cut_reason, "sim", scheduler.describe());
   }
@@ -96,17 +83,10 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
  private:
   Nanos service_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
-    const auto& profile = *spec_.profile;
-    if (spec_.service_statistic) {
-      const std::size_t key = static_cast<std::size_t>(hardware) * profile.models().size() + batch.model;
-      if (fixed_.size() <= key) fixed_.resize(profile.hardware().size() * profile.models().size());
-      if (fixed_[key].empty()) fixed_[key] = profile.decision_table(hardware, batch.model, *spec_.service_statistic);
-      return fixed_[key][batch.items];  // indexed by batch size
-    }
     while (static_cast<std::size_t>(worker) >= service_rng_.size()) {
-      service_rng_.push_back(service_root_.derive(str("worker", service_rng_.size())));
+      service_rng_.push_back(cluster::service_stream(spec_.seed, static_cast<WorkerId>(service_rng_.size())));
     }
-    return profile.sample_ns(hardware, batch.model, batch.items, service_rng_[worker]);
+    return service_times_.draw(hardware, batch.model, batch.items, service_rng_[worker]);
   }
 
   void push(Nanos at, EventKind kind, std::int64_t payload) { events_.push({at, kind, seq_++, payload}); }
@@ -117,9 +97,8 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   std::int64_t seq_ = 0;
   cluster::WorldEventQueue events_;
   std::vector<Nanos> started_;  // by worker: when its current batch started
-  Rng service_root_;
-  std::vector<Rng> service_rng_;           // by worker
-  std::vector<std::vector<Nanos>> fixed_;  // by hardware * models + model
+  cluster::ServiceTimes service_times_;
+  std::vector<Rng> service_rng_;  // by worker
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <queue>
 #include <vector>
 
+#include "servelab/cluster/cluster_state.hpp"
 #include "servelab/core/time.hpp"
+#include "servelab/sched/scheduler.hpp"
 
 namespace servelab::cluster {
 
@@ -28,5 +30,9 @@ struct WorldEvent {
 
 // Earliest first.
 using WorldEventQueue = std::priority_queue<WorldEvent, std::vector<WorldEvent>, std::greater<>>;
+
+// Applies a due event to the state and calls the scheduler's hook, identically in both worlds.
+// `batch_start` is when the finished batch started (BatchDone only); the event's time is its end.
+void deliver(const WorldEvent& event, Nanos batch_start, ClusterState& state, sched::Scheduler& scheduler);
 
 }  // namespace servelab::cluster

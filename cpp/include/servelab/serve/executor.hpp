@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "servelab/cluster/cluster_spec.hpp"
+#include "servelab/cluster/service_times.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
@@ -82,10 +83,8 @@ class EmulatedExecutor final : public Executor {
   Nanos service_time(const ExecRequest& request);
 
  private:
-  std::shared_ptr<const profile::Profile> profile_;
-  std::optional<profile::Statistic> service_;
+  cluster::ServiceTimes times_;  // the simulator's service times, so both worlds agree
   Nanos spin_;
-  std::vector<std::vector<Nanos>> fixed_;  // by hardware * models + model, built on first use
 };
 
 // Builds the executor of one worker. Called on the controller thread when the worker's thread

@@ -1,0 +1,36 @@
+// Service times of emulated batches, the same in both worlds: drawn from the profile's
+// distribution (sampled), or always one statistic (fixed). The simulator and the serving loop's
+// emulated executor both use this, with the same per-worker streams, so the same dispatch
+// sequence gets the same service times in either world.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "servelab/core/rng.hpp"
+#include "servelab/core/time.hpp"
+#include "servelab/profile/profile.hpp"
+
+namespace servelab::cluster {
+
+class ServiceTimes {
+ public:
+  // `fixed`: nullopt samples the distribution; otherwise every batch takes that statistic.
+  ServiceTimes(std::shared_ptr<const profile::Profile> profile, std::optional<profile::Statistic> fixed);
+  // The service time of `items` items of `model` on `hardware`; draws from `rng` only when sampling.
+  // ValueError when the batch is outside the profile.
+  Nanos draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng);
+  std::optional<profile::Statistic> fixed() const { return fixed_; }
+
+ private:
+  std::shared_ptr<const profile::Profile> profile_;
+  std::optional<profile::Statistic> fixed_;
+  std::vector<std::vector<Nanos>> tables_;  // decision_table() by hardware * models + model, lazily
+};
+
+// The stream a worker's service times come from: Rng(seed, "service").derive("worker<i>").
+Rng service_stream(std::uint64_t seed, std::int32_t worker);
+
+}  // namespace servelab::cluster

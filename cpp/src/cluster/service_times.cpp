@@ -1,0 +1,32 @@
+#include "servelab/cluster/service_times.hpp"
+
+#include <utility>
+
+#include "servelab/core/errors.hpp"
+
+namespace servelab::cluster {
+
+ServiceTimes::ServiceTimes(std::shared_ptr<const profile::Profile> profile, std::optional<profile::Statistic> fixed)
+    : profile_(std::move(profile)), fixed_(fixed) {
+  if (!profile_) throw ValueError("ServiceTimes: profile is null");
+  tables_.resize(profile_->hardware().size() * profile_->models().size());
+}
+
+Nanos ServiceTimes::draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng) {
+  const auto& profile = *profile_;
+  if (!fixed_) return profile.sample_ns(hardware, model, items, rng);
+  auto& table = tables_[static_cast<std::size_t>(hardware) * profile.models().size() + model];
+  if (table.empty()) table = profile.decision_table(hardware, model, *fixed_);  // entry b = batch b
+  const auto max_batch = static_cast<std::int64_t>(table.size()) - 1;
+  if (items < 1 || items > max_batch) {
+    throw ValueError(str("service time: batch=", items, " is outside the profile of model '", profile.models()[model],
+                         "' on '", profile.hardware()[hardware], "' (1..", max_batch, ")"));
+  }
+  return table[items];
+}
+
+Rng service_stream(std::uint64_t seed, std::int32_t worker) {
+  return Rng(seed, "service").derive(str("worker", worker));
+}
+
+}  // namespace servelab::cluster
