@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "limits.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
@@ -81,21 +82,8 @@ std::string describe_application(const Application& a) {
 
 std::shared_ptr<Workload> make_workload(const py::object& arrivals, const std::vector<Application>& apps,
                                         std::optional<std::int64_t> count, std::optional<double> horizon_s) {
-  std::int64_t max_count = kUnlimitedCount;
-  Nanos horizon = kUnlimitedHorizon;
-  if (count) {
-    if (*count < 0) throw ValueError(str("count=", *count, " must be >= 0 (or None for no limit)"));
-    max_count = *count;
-  }
-  if (horizon_s) {
-    const double h = *horizon_s;
-    if (!(h >= 0)) throw ValueError(str("horizon_s=", h, " must be a non-negative number of seconds (or None)"));
-    if (h < 9.2e9) horizon = seconds_to_nanos(h, "horizon_s");  // else: beyond Nanos, no limit
-  }
-  if (max_count == kUnlimitedCount && horizon == kUnlimitedHorizon) {
-    throw ValueError("count=None and horizon_s=None: give count, horizon_s or both");
-  }
-  return std::make_shared<Workload>(to_arrivals(arrivals), apps, max_count, horizon);
+  const auto limits = to_limits(count, horizon_s);
+  return std::make_shared<Workload>(to_arrivals(arrivals), apps, limits.count, limits.horizon);
 }
 
 py::dict columns_to_dict(QueryColumns&& c) {

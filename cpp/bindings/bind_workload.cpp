@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "limits.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
@@ -41,28 +42,6 @@ std::span<const double> as_span(const DoubleArray& array, const char* name) {
     throw ValueError(str(name, " must be 1-D, got shape (", shape, ")"));
   }
   return {array.data(), static_cast<std::size_t>(array.size())};
-}
-
-struct Limits {
-  std::int64_t count;
-  Nanos horizon;
-};
-
-Limits to_limits(std::optional<std::int64_t> count, std::optional<double> horizon_s) {
-  Limits limits{kUnlimitedCount, kUnlimitedHorizon};
-  if (count) {
-    if (*count < 0) throw ValueError(str("count=", *count, " must be >= 0 (or None for no limit)"));
-    limits.count = *count;
-  }
-  if (horizon_s) {
-    const double h = *horizon_s;
-    if (!(h >= 0)) throw ValueError(str("horizon_s=", h, " must be a non-negative number of seconds (or None)"));
-    if (h < 9.2e9) limits.horizon = seconds_to_nanos(h, "horizon_s");  // else: beyond Nanos, no limit
-  }
-  if (limits.count == kUnlimitedCount && limits.horizon == kUnlimitedHorizon) {
-    throw ValueError("count=None and horizon_s=None: give count, horizon_s or both");
-  }
-  return limits;
 }
 
 // Raises FileNotFoundError (with the path) rather than a generic error for a missing file.

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._core import make_arrival_process
 from .experiments import QoS, allowable_throughput
 from .results import Result
 from .run import serve, simulate
@@ -41,7 +42,7 @@ def run_main_job(
 ) -> dict[str, Any]:
     """Runs the experiment, writes plots and summary.json into `out`, returns the summary."""
     base = load_scenario("default")
-    rate = float(base.workload["arrivals"].split("=")[1].rstrip(")"))
+    rate = make_arrival_process(base.workload["arrivals"]).mean_rate
     qos = QoS(percentile=99, target_ms=float(base.workload["apps"][0]["slo_ms"]))
     workload = _with_rate(base.workload, rate, queries)
     started = time.perf_counter()
