@@ -158,6 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     smoke_cmd.set_defaults(run=_cmd_smoke)
 
+    # The systems bring their own subcommands (servelab kairos ..., servelab ramsis ...).
+    from servelab.kairos import cli as kairos_cli
+    from servelab.ramsis import cli as ramsis_cli
+
+    kairos_cli.add_parser(sub)
+    ramsis_cli.add_parser(sub)
+
     args = parser.parse_args(argv)
     try:
         return args.run(args)

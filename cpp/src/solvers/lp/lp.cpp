@@ -1,0 +1,2 @@
+// Placeholder: replaced by the LP adapter.
+namespace servelab::solvers {}

@@ -1,0 +1,2 @@
+// Placeholder: replaced by the search methods.
+namespace servelab::solvers {}
