@@ -2,3 +2,19 @@
 
 Each solver lives in its own module; this package re-exports their public names.
 """
+
+from .lap import linear_sum_assignment
+from .mdp import (
+    Mdp,
+    MdpSolution,
+    StationaryDistribution,
+    average_reward,
+    evaluate_policy,
+    expectation,
+    greedy_policy,
+    policy_iteration,
+    q_values,
+    stationary_distribution,
+    value_iteration,
+)
+from .search import SearchResult, SearchSpace, list_search_methods, trace_frame

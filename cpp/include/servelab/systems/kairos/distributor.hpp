@@ -1,0 +1,159 @@
+// Kairos's query distributor (Kairos, HPDC'23, Sec. 5.1) as a scheduler.
+//
+// Queries wait in the central queue. At every scheduling step (an arrival, a finished batch, a
+// worker becoming ready, and the instants at which a QoS penalty of the matrix changes state) the
+// controller builds the queries x instances matrix of completion times from now,
+//   L_ij = remaining busy time of instance j + predicted latency of query i on j,
+// weights it by the heterogeneity coefficient C_j (the latency of the largest query on the base
+// type divided by its latency on j's type), penalises pairs that would miss QoS, and solves the
+// rectangular min-cost assignment (Jonker-Volgenant, solvers::AssignmentSolver). Every query is
+// matched when there are fewer queries than instances, every instance otherwise. Only the pairs
+// whose instance is idle now are dispatched, one query per batch (a query of `size` items is one
+// batch of that size); the others wait for the next step. Busy instances take part in the
+// matching, so a query may wait for a fast instance that is about to finish instead of taking a
+// slow idle one. The step repeats while it dispatches, as the artifact's busy loop would.
+//
+// Two formulations:
+//   Paper (Eq. 2-8): cost = C_j L'_ij with L'_ij = L_ij if L_ij + W_i <= xi T_qos, else
+//     penalty x T_qos (10 x in the paper), W_i the time query i has waited and xi = 0.98 the
+//     noise safeguard. Every pending query is a row (window = 0).
+//   Artifact (kairos_query_distributor.py): rows = the 2N oldest pending queries (window = 2);
+//     slack_ij = -C_j L_ij; with t_qos the time left to the target (0 once it has passed),
+//     r = t_qos - L_ij and a safeguard of (1 - xi) T_qos, a pair with r - safeguard < 0 (and a
+//     query not yet late) gets slack -500 if r >= 0 else -1000; cost = -slack (ms). C_j is
+//     rounded to 2 decimals and predictions to whole ms.
+//
+// The QoS target T_qos is qos_ms, or each query's own deadline - arrival when qos_ms = 0. The base
+// type is `base`, or the hardware fastest on the largest query every instance covers (ClusterRoles).
+// Latencies come from a LatencyPredictor (learned online, or the profile). `noise` > 0 perturbs
+// every prediction by additive Gaussian noise of standard deviation noise x prediction (Fig. 16b:
+// 0.05), drawn once per (query, instance type) from Rng(seed, "scheduler/kairos").
+//
+// Pairs an instance cannot serve (the model is missing or the size is beyond its profile) get a
+// cost above any full assignment of allowed pairs and are never dispatched. A query no live
+// worker can serve is dropped on arrival ("no worker can serve it").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "servelab/core/params.hpp"
+#include "servelab/core/rng.hpp"
+#include "servelab/sched/policy_helpers.hpp"
+#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/solvers/lap/assignment.hpp"
+#include "servelab/systems/kairos/cluster_roles.hpp"
+#include "servelab/systems/kairos/latency_predictor.hpp"
+
+namespace servelab::kairos {
+
+enum class Variant { Paper, Artifact };
+Variant parse_variant(std::string_view name);  // "paper" | "artifact"; ValueError otherwise
+std::string_view variant_name(Variant variant);
+
+struct KairosOptions {
+  Variant variant = Variant::Paper;
+  double qos_ms = 0.0;  // 0: each query's deadline - arrival
+  std::string base;     // empty: the fastest type on the largest query
+  double noise = 0.0;   // standard deviation of the prediction noise, relative to the prediction
+  PredictorSource predictor = PredictorSource::Online;
+  double xi = 0.98;              // QoS safeguard: completion within xi T_qos counts as meeting it
+  double penalty = 10.0;         // paper: L'_ij = penalty x T_qos for a pair that misses QoS
+  std::int64_t window = 0;       // rows: the window x instances oldest queries (0: all pending)
+  std::int64_t table_after = 3;  // observations a size needs before its lookup-table mean is used
+  std::int64_t coef_batch = 0;   // size at which C_j is measured (0: ClusterRoles::largest)
+  std::string description = "kairos";
+
+  // ValueError naming the field and value.
+  void validate() const;
+  // The defaults of a variant: paper (online predictor, all rows) or artifact (profile, 2N rows).
+  static KairosOptions defaults(Variant variant);
+};
+
+// The inputs of one matrix entry, in milliseconds.
+struct EntryInputs {
+  double coefficient = 1.0;  // C_j
+  double remaining_ms = 0;   // remaining busy time of instance j
+  double latency_ms = 0;     // predicted latency of query i on j
+  double waited_ms = 0;      // W_i
+  double qos_ms = 0;         // T_qos of query i
+};
+// Eq. 2 with Eq. 8: C_j L'_ij.
+double paper_cost(const EntryInputs& e, double xi, double penalty);
+// The artifact's -slack_ij.
+double artifact_cost(const EntryInputs& e, double xi);
+// C_j = base / type latency at the coefficient size (1 when either is unknown, i.e. not > 0),
+// rounded to 2 decimals when `round2`.
+double heterogeneity_coefficient(double base_ms, double type_ms, bool round2);
+
+class KairosDistributor final : public sched::Scheduler {
+ public:
+  explicit KairosDistributor(KairosOptions options);
+
+  std::string describe() const override { return options_.description; }
+  void on_start(const sched::ClusterView& view, sched::Actions& actions) override;
+  void on_arrival(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override;
+  void on_batch_done(const sched::BatchDone& done, const sched::ClusterView& view, sched::Actions& actions) override;
+  void on_timer(std::int64_t tag, const sched::ClusterView& view, sched::Actions& actions) override;
+  void on_worker_ready(sched::WorkerId worker, const sched::ClusterView& view, sched::Actions& actions) override;
+
+  // One matching: builds the matrix over the pending queries and the idle or busy instances,
+  // solves it and dispatches the pairs whose instance is idle. Returns how many it dispatched.
+  std::int64_t decide_once(const sched::ClusterView& view, sched::Actions& actions);
+
+  struct Stats {
+    std::int64_t decisions = 0;   // matrices built and solved
+    std::int64_t dispatched = 0;  // queries dispatched
+    std::int64_t timer_steps = 0; // steps run because a penalty changed state
+    std::int64_t max_rows = 0;    // largest matrix: rows
+  };
+  const Stats& stats() const { return stats_; }
+  const KairosOptions& options() const { return options_; }
+  const ClusterRoles& roles() const { return roles_; }
+  // C_j of each worker as used by the last decision (1 for workers not in it).
+  double coefficient(sched::WorkerId worker) const;
+  const LatencyPredictor& predictor() const { return predictor_; }
+
+ private:
+  void step(const sched::ClusterView& view, sched::Actions& actions);
+  void refresh_workers(const sched::ClusterView& view);
+  void refresh_coefficients(const sched::ClusterView& view);
+  double noise_factor(sched::QueryId id, std::size_t type_class);
+  double query_qos_ms(const sched::Query& query) const;
+
+  KairosOptions options_;
+  LatencyPredictor predictor_;
+  ClusterRoles roles_;
+  Rng rng_{0, "scheduler/kairos"};
+  solvers::AssignmentSolver solver_;
+  Stats stats_;
+
+  // Workers with the same hardware and models behave alike: predictions are made per class.
+  sched::WorkerId known_workers_ = -1;
+  std::vector<std::int32_t> class_of_;          // by worker
+  std::vector<sched::WorkerId> class_rep_;      // a worker of each class
+  std::vector<double> class_coef_;              // C_j by class
+  bool coefficients_fresh_ = false;
+  std::vector<Nanos> finish_;                   // predicted end of the batch we started, by worker (-1: none)
+
+  // Scratch, reused between decisions.
+  std::vector<sched::WorkerId> cols_;
+  std::vector<sched::QueryId> rows_;
+  std::vector<double> cost_, latency_ms_;
+  std::vector<sched::ModelId> model_;
+  std::unordered_map<sched::QueryId, std::vector<double>> noise_;  // standard normals by class
+
+  Nanos next_change_ = sched::kNever;  // when a penalty of the last matrix changes state
+  Nanos timer_at_ = sched::kNever;
+  std::int64_t timer_tag_ = 0;
+};
+
+// kairos(variant='paper', qos_ms=0, base='', noise=0, predictor='auto', xi=0.98, penalty=10,
+// window=-1, table_after=3, coef_batch=0); 'auto' and -1 take the variant's defaults.
+void register_kairos(sched::SchedulerRegistry& registry);
+KairosOptions kairos_options_from(const Params& params);
+
+}  // namespace servelab::kairos

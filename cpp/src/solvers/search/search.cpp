@@ -1,2 +1,0 @@
-// Placeholder: replaced by the search methods.
-namespace servelab::solvers {}

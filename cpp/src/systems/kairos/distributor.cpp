@@ -1,0 +1,376 @@
+// Kairos's query distributor: cost matrix, assignment, dispatch to idle instances.
+#include "servelab/systems/kairos/distributor.hpp"
+
+#include <algorithm>
+#include <boost/random/normal_distribution.hpp>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "servelab/core/errors.hpp"
+#include "servelab/sched/policy_helpers.hpp"
+
+namespace servelab::kairos {
+
+using sched::ClusterView;
+using sched::ModelId;
+using sched::QueryId;
+using sched::WorkerId;
+
+namespace {
+
+// The artifact's slack penalties (ms): a pair that only fits without the safeguard, one that misses.
+constexpr double kArtifactNearMiss = -500.0;
+constexpr double kArtifactMiss = -1000.0;
+// Per row, on busy instances: small enough never to overturn a real cost difference (1 ns per row).
+constexpr double kTieBreakMs = 1e-6;
+
+// The first integer nanosecond strictly after `t` (ns, as a double), saturating.
+Nanos first_after(double t) {
+  if (!(t < 9.0e18)) return sched::kNever;
+  return static_cast<Nanos>(std::floor(t)) + 1;
+}
+
+}  // namespace
+
+Variant parse_variant(std::string_view name) {
+  if (name == "paper") return Variant::Paper;
+  if (name == "artifact") return Variant::Artifact;
+  throw ValueError(str("variant='", name, "' is not one of 'paper', 'artifact'"));
+}
+
+std::string_view variant_name(Variant variant) { return variant == Variant::Paper ? "paper" : "artifact"; }
+
+void KairosOptions::validate() const {
+  if (!(std::isfinite(qos_ms) && qos_ms >= 0)) throw ValueError(str("qos_ms=", qos_ms, " must be >= 0 (0: deadlines)"));
+  if (!(std::isfinite(noise) && noise >= 0)) throw ValueError(str("noise=", noise, " must be >= 0"));
+  if (!(std::isfinite(xi) && xi > 0 && xi <= 1)) throw ValueError(str("xi=", xi, " must be in (0, 1]"));
+  if (!(std::isfinite(penalty) && penalty > 0)) throw ValueError(str("penalty=", penalty, " must be > 0"));
+  if (window < 0) throw ValueError(str("window=", window, " must be >= 0 (0: every pending query)"));
+  if (table_after < 1) throw ValueError(str("table_after=", table_after, " must be >= 1"));
+  if (coef_batch < 0) throw ValueError(str("coef_batch=", coef_batch, " must be >= 0 (0: the largest query)"));
+}
+
+KairosOptions KairosOptions::defaults(Variant variant) {
+  KairosOptions o;
+  o.variant = variant;
+  if (variant == Variant::Artifact) {
+    o.predictor = PredictorSource::Profile;
+    o.window = 2;
+  }
+  return o;
+}
+
+double paper_cost(const EntryInputs& e, double xi, double penalty) {
+  double completion = e.remaining_ms + e.latency_ms;  // L_ij
+  if (completion + e.waited_ms > xi * e.qos_ms) completion = penalty * e.qos_ms;  // Eq. 8
+  return e.coefficient * completion;
+}
+
+double artifact_cost(const EntryInputs& e, double xi) {
+  const double completion = e.remaining_ms + e.latency_ms;
+  const double t_qos = e.waited_ms >= e.qos_ms ? 0.0 : e.qos_ms - e.waited_ms;  // 0 once late
+  const double residual = t_qos - completion;
+  double slack = e.coefficient * -completion;
+  if (residual - (1.0 - xi) * e.qos_ms < 0 && t_qos > 0) slack = residual >= 0 ? kArtifactNearMiss : kArtifactMiss;
+  return -slack;
+}
+
+double heterogeneity_coefficient(double base_ms, double type_ms, bool round2) {
+  if (!(base_ms > 0 && type_ms > 0 && std::isfinite(base_ms) && std::isfinite(type_ms))) return 1.0;
+  const double c = base_ms / type_ms;
+  return round2 ? std::nearbyint(c * 100.0) / 100.0 : c;
+}
+
+KairosDistributor::KairosDistributor(KairosOptions options)
+    : options_(std::move(options)),
+      predictor_(options_.predictor, options_.table_after, options_.variant == Variant::Artifact) {
+  options_.validate();
+}
+
+void KairosDistributor::on_start(const ClusterView& view, sched::Actions&) {
+  rng_ = Rng(view.seed(), "scheduler/kairos");
+  if (!options_.base.empty()) view.profile().hardware_index(options_.base);  // KeyError for unknown names
+  known_workers_ = -1;
+  refresh_workers(view);
+}
+
+void KairosDistributor::refresh_workers(const ClusterView& view) {
+  if (view.num_workers() == known_workers_) return;
+  known_workers_ = view.num_workers();
+  roles_ = find_roles(view, options_.base);
+  class_of_.assign(known_workers_, -1);
+  class_rep_.clear();
+  for (WorkerId w = 0; w < known_workers_; ++w) {
+    for (std::size_t c = 0; c < class_rep_.size(); ++c) {
+      const WorkerId r = class_rep_[c];
+      if (view.hardware(r) == view.hardware(w) && view.models(r) == view.models(w)) {
+        class_of_[w] = static_cast<std::int32_t>(c);
+        break;
+      }
+    }
+    if (class_of_[w] < 0) {
+      class_of_[w] = static_cast<std::int32_t>(class_rep_.size());
+      class_rep_.push_back(w);
+    }
+  }
+  finish_.resize(known_workers_, -1);
+  coefficients_fresh_ = false;
+}
+
+void KairosDistributor::refresh_coefficients(const ClusterView& view) {
+  if (coefficients_fresh_ && !predictor_.learns()) return;
+  class_coef_.assign(class_rep_.size(), 1.0);
+  const ModelId model = roles_.model;
+  const std::int64_t batch = options_.coef_batch > 0 ? options_.coef_batch : roles_.largest;
+  if (model >= 0 && batch >= 1 && roles_.base >= 0) {
+    // The base latency: from a base worker when there is one, else straight from the profile.
+    double base_ms = -1.0;
+    for (const WorkerId r : class_rep_) {
+      if (view.hardware(r) == roles_.base && view.has_model(r, model) && batch <= view.max_batch(r, model)) {
+        base_ms = predictor_.predict_ms(view, r, model, batch);
+        break;
+      }
+    }
+    const auto& profile = view.profile();
+    if (base_ms < 0 && profile.has_latency(roles_.base, model) && batch <= profile.max_batch(roles_.base, model)) {
+      base_ms = profile.latency(roles_.base, model, batch, view.decision_statistic()) * 1e3;
+    }
+    for (std::size_t c = 0; c < class_rep_.size(); ++c) {
+      const WorkerId r = class_rep_[c];
+      if (!view.has_model(r, model) || batch > view.max_batch(r, model)) continue;
+      class_coef_[c] = heterogeneity_coefficient(base_ms, predictor_.predict_ms(view, r, model, batch),
+                                                 options_.variant == Variant::Artifact);
+    }
+  }
+  coefficients_fresh_ = true;
+}
+
+double KairosDistributor::coefficient(WorkerId worker) const {
+  if (worker < 0 || static_cast<std::size_t>(worker) >= class_of_.size()) return 1.0;
+  const auto c = static_cast<std::size_t>(class_of_[worker]);
+  return c < class_coef_.size() ? class_coef_[c] : 1.0;
+}
+
+double KairosDistributor::query_qos_ms(const sched::Query& query) const {
+  return options_.qos_ms > 0 ? options_.qos_ms : nanos_to_millis(query.deadline - query.arrival);
+}
+
+double KairosDistributor::noise_factor(QueryId id, std::size_t type_class) {
+  auto& normals = noise_[id];
+  boost::random::normal_distribution<double> normal(0.0, 1.0);
+  while (normals.size() <= type_class) normals.push_back(normal(rng_.engine()));
+  return std::max(0.0, 1.0 + options_.noise * normals[type_class]);
+}
+
+void KairosDistributor::on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) {
+  bool servable = false;
+  for (WorkerId w = 0; w < view.num_workers() && !servable; ++w) {
+    servable = sched::is_live(view, w) && sched::pick_model(view, w, query) >= 0;
+  }
+  if (!servable) {
+    actions.drop(query.id, "no worker can serve it");
+    return;
+  }
+  actions.enqueue(query.id);
+  step(view, actions);
+}
+
+void KairosDistributor::on_batch_done(const sched::BatchDone& done, const ClusterView& view, sched::Actions& actions) {
+  predictor_.observe(view.hardware(done.worker), done.model, done.items, done.measured());
+  step(view, actions);
+}
+
+void KairosDistributor::on_worker_ready(WorkerId, const ClusterView& view, sched::Actions& actions) {
+  step(view, actions);
+}
+
+void KairosDistributor::on_timer(std::int64_t tag, const ClusterView& view, sched::Actions& actions) {
+  if (tag != timer_tag_) return;  // superseded by a later plan
+  timer_at_ = sched::kNever;
+  ++stats_.timer_steps;
+  step(view, actions);
+}
+
+void KairosDistributor::step(const ClusterView& view, sched::Actions& actions) {
+  next_change_ = sched::kNever;
+  while (!view.idle_workers().empty() && !view.central_queue().empty()) {
+    if (decide_once(view, actions) == 0) {
+      // Nothing to start now; look again when a penalty in the matrix changes state (the
+      // artifact re-solves continuously, so it would notice then).
+      if (next_change_ != sched::kNever && next_change_ != timer_at_) {
+        actions.set_timer(next_change_, ++timer_tag_);
+        timer_at_ = next_change_;
+      }
+      break;
+    }
+  }
+}
+
+std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Actions& actions) {
+  refresh_workers(view);
+  next_change_ = sched::kNever;
+  cols_.clear();
+  bool any_idle = false;
+  for (WorkerId w = 0; w < view.num_workers(); ++w) {
+    const auto s = view.status(w);
+    if (s == sched::WorkerStatus::Idle || s == sched::WorkerStatus::Busy) {
+      cols_.push_back(w);
+      any_idle = any_idle || s == sched::WorkerStatus::Idle;
+    }
+  }
+  const auto& queue = view.central_queue();
+  if (!any_idle || queue.empty()) return 0;
+  ++stats_.decisions;
+  refresh_coefficients(view);
+
+  const auto n_cols = static_cast<std::int64_t>(cols_.size());
+  auto n_rows = static_cast<std::int64_t>(queue.size());
+  if (options_.window > 0) n_rows = std::min(n_rows, options_.window * n_cols);
+  stats_.max_rows = std::max(stats_.max_rows, n_rows);
+  rows_.assign(queue.begin(), queue.begin() + n_rows);
+
+  const Nanos now = view.now();
+  const std::size_t n_classes = class_rep_.size();
+  latency_ms_.assign(static_cast<std::size_t>(n_rows) * n_classes, 0.0);
+  model_.assign(static_cast<std::size_t>(n_rows) * n_classes, -1);
+  cost_.resize(static_cast<std::size_t>(n_rows * n_cols));
+
+  const bool paper = options_.variant == Variant::Paper;
+  const double safeguard_share = 1.0 - options_.xi;
+  double max_cost = 0.0;
+  for (std::int64_t i = 0; i < n_rows; ++i) {
+    const sched::Query q = view.query(rows_[i]);
+    const double waited = nanos_to_millis(now - q.arrival);
+    const double qos = query_qos_ms(q);
+    const auto at = static_cast<std::size_t>(i) * n_classes;
+    for (std::size_t c = 0; c < n_classes; ++c) {
+      const ModelId m = sched::pick_model(view, class_rep_[c], q);
+      model_[at + c] = m;
+      if (m < 0) continue;
+      double ms = predictor_.predict_ms(view, class_rep_[c], m, q.size);
+      if (options_.noise > 0) ms *= noise_factor(q.id, c);
+      latency_ms_[at + c] = ms;
+    }
+    for (std::int64_t j = 0; j < n_cols; ++j) {
+      const WorkerId w = cols_[j];
+      const auto c = static_cast<std::size_t>(class_of_[w]);
+      double& entry = cost_[i * n_cols + j];
+      if (model_[at + c] < 0) {
+        entry = std::numeric_limits<double>::quiet_NaN();  // forbidden; priced below
+        continue;
+      }
+      const bool idle = view.is_idle(w);
+      // Our own prediction of its running batch (noise and learning included); the view's when we
+      // did not start it.
+      const Nanos free_at = idle ? now : std::max(now, finish_[w] >= 0 ? finish_[w] : view.busy_until(w));
+      EntryInputs e{class_coef_[c], nanos_to_millis(free_at - now), latency_ms_[at + c], waited, qos};
+      entry = paper ? paper_cost(e, options_.xi, options_.penalty) : artifact_cost(e, options_.xi);
+      // L_ij = remaining + latency is additive, so swapping two queries between an idle and a busy
+      // instance of one type often costs the same. Among such ties, the older query starts now.
+      if (!idle) entry += kTieBreakMs * static_cast<double>(n_rows - i);
+      max_cost = std::max(max_cost, entry);
+
+      // When this entry's penalty changes state: while j is busy, L_ij + W_i stays constant; from
+      // the moment it is free (free_at), it grows with time.
+      const auto arrival = static_cast<double>(q.arrival);
+      const double lat_ns = e.latency_ms * 1e6;
+      // A threshold on L_ij + W_i below free_at was crossed already (L_ij + W_i is what it will
+      // be at free_at); one above it is crossed just after it.
+      auto consider = [&](double threshold_ns) {
+        if (threshold_ns < static_cast<double>(free_at)) return;
+        const Nanos t = first_after(threshold_ns);
+        if (t > now && t < next_change_) next_change_ = t;
+      };
+      if (paper) {
+        if (e.remaining_ms + e.latency_ms + waited <= options_.xi * qos) {
+          consider(arrival + options_.xi * qos * 1e6 - lat_ns);
+        }
+      } else {
+        const double deadline = arrival + qos * 1e6;
+        consider(deadline - lat_ns - safeguard_share * qos * 1e6);
+        consider(deadline - lat_ns);
+        // The query becomes late (t_qos = 0) at its deadline, busy instance or not: the artifact
+        // lifts its penalty then.
+        const auto late = static_cast<Nanos>(std::ceil(deadline));
+        if (late > now && late < next_change_) next_change_ = late;
+      }
+    }
+  }
+  // A forbidden pair costs more than any assignment of allowed pairs, so the solver uses one only
+  // where a full assignment needs it; such pairs are never dispatched.
+  const double forbidden = (max_cost + 1.0) * static_cast<double>(std::min(n_rows, n_cols) + 1);
+  for (double& entry : cost_) {
+    if (std::isnan(entry)) entry = forbidden;
+  }
+  const auto& plan = solver_.solve(cost_, n_rows, n_cols);
+
+  std::int64_t dispatched = 0;
+  for (std::int64_t i = 0; i < n_rows; ++i) {
+    const std::int32_t j = plan.row_to_col[i];
+    if (j < 0 || cost_[i * n_cols + j] >= forbidden) continue;
+    const WorkerId w = cols_[j];
+    if (!view.is_idle(w)) continue;  // it waits for this busy instance
+    const auto at = static_cast<std::size_t>(i) * n_classes + static_cast<std::size_t>(class_of_[w]);
+    const QueryId id = rows_[i];
+    actions.dispatch(w, model_[at], {&id, 1});
+    finish_[w] = now + static_cast<Nanos>(std::llround(latency_ms_[at] * 1e6));
+    noise_.erase(id);
+    ++dispatched;
+  }
+  stats_.dispatched += dispatched;
+  return dispatched;
+}
+
+KairosOptions kairos_options_from(const Params& p) {
+  KairosOptions o = KairosOptions::defaults(parse_variant(p.get_string("variant")));
+  o.qos_ms = p.get_float("qos_ms");
+  o.base = p.get_string("base");
+  o.noise = p.get_float("noise");
+  if (p.get_string("predictor") != "auto") o.predictor = parse_predictor_source(p.get_string("predictor"));
+  o.xi = p.get_float("xi");
+  o.penalty = p.get_float("penalty");
+  if (p.get_int("window") >= 0) o.window = p.get_int("window");
+  o.table_after = p.get_int("table_after");
+  o.coef_batch = p.get_int("coef_batch");
+  o.description = p.describe();
+  return o;
+}
+
+void register_kairos(sched::SchedulerRegistry& registry) {
+  registry.add(
+      {"kairos",
+       "Kairos (HPDC'23) query distributor: min-cost matching of pending queries to instances on completion time "
+       "weighted by heterogeneity coefficients, with a QoS penalty; dispatches the pairs whose instance is idle.",
+       {
+           ParamSpec{"variant", ParamType::String, std::string("paper"),
+                     "'paper' (Eq. 2-8, every pending query) or 'artifact' (2N oldest queries, -500/-1000 slack "
+                     "penalties, coefficients to 2 decimals, whole-ms predictions)",
+                     {}, {}, false, {"paper", "artifact"}},
+           ParamSpec::non_negative("qos_ms", 0.0, "QoS target T_qos in ms (0: each query's deadline - arrival)"),
+           ParamSpec{"base", ParamType::String, std::string(),
+                     "base instance type (empty: the fastest type on the largest query)", {}, {}, false, {}},
+           ParamSpec::non_negative("noise", 0.0,
+                                   "standard deviation of additive Gaussian noise on predictions, relative to the "
+                                   "prediction (Fig. 16b: 0.05)"),
+           ParamSpec{"predictor", ParamType::String, std::string("auto"),
+                     "latency prediction: 'online' (linear model, then lookup table), 'online_from_profile' (lookup "
+                     "table, profile before), 'profile'; 'auto': online for paper, profile for artifact",
+                     {}, {}, false, {"auto", "profile", "online", "online_from_profile"}},
+           ParamSpec{"xi", ParamType::Float, 0.98, "QoS safeguard: a pair must finish within xi x T_qos", 0.0, 1.0,
+                     true, {}},
+           ParamSpec::positive("penalty", 10.0, "paper: a pair missing QoS costs C_j x penalty x T_qos"),
+           ParamSpec{"window", ParamType::Int, std::int64_t{-1},
+                     "rows: the window x instances oldest pending queries (0: all; -1: paper all, artifact 2)", -1.0,
+                     {}, false, {}},
+           ParamSpec{"table_after", ParamType::Int, std::int64_t{3},
+                     "observations a size needs before its lookup-table mean replaces the linear model", 1.0, {},
+                     false, {}},
+           ParamSpec{"coef_batch", ParamType::Int, std::int64_t{0},
+                     "query size at which C_j is measured (0: the largest size every instance covers)", 0.0, {}, false,
+                     {}},
+       },
+       [](const Params& p) { return std::make_shared<KairosDistributor>(kairos_options_from(p)); }});
+}
+
+}  // namespace servelab::kairos

@@ -1,0 +1,209 @@
+"""Kairos+ (Algorithm 1) and the search methods it is compared with, over Kairos's space.
+
+Every method evaluates configurations one at a time with ``objective`` (typically the allowable
+throughput of a configuration, servelab.kairos.evaluate, or a lookup of measured values) and prunes
+the sub-configurations of what it evaluated (fewer instances never serve more). Kairos+ visits
+configurations in descending upper-bound order and also prunes every configuration whose bound
+does not exceed the best value found; it stops when the next bound is no better::
+
+    result = kairos.search(frame, objective=lambda c: throughput[c], method="kairos+")
+    result.best_config, result.evaluations, result.share
+
+The competitors (``random``, ``genetic``, ``bo`` (Ribbon's Bayesian optimisation), ``annealing``,
+``hill_climbing``, ``exhaustive``) come from the generic searches of servelab's solvers; as in the
+paper they get sub-configuration pruning, and bound pruning too with ``bound_pruning=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .._core import kairos as _k
+from .bounds import Source, table_of, upper_bounds
+
+#: Accepted method names -> the registered search method.
+METHODS: dict[str, str] = {
+    "kairos+": "kairos_plus",
+    "kairos_plus": "kairos_plus",
+    "random": "random",
+    "genetic": "genetic",
+    "bo": "bayesian",
+    "bayesian": "bayesian",
+    "annealing": "annealing",
+    "hill_climbing": "hill_climbing",
+    "exhaustive": "exhaustive",
+}
+
+Objective = Callable[[dict[str, int]], float] | Mapping[Any, float]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search found and what it cost in evaluations."""
+
+    method: str  # the registered method with its parameters
+    found: bool  # False: no feasible configuration was evaluated
+    best_config: dict[str, int] | None
+    best_value: float
+    best_cost: float
+    evaluations: int  # configurations evaluated
+    evaluations_to_best: int  # the evaluation that found best_config (1-based; 0 if none)
+    space_points: int  # configurations in the space
+    pruned: int  # pruned without evaluation when the search stopped
+    unexplored: int  # neither evaluated nor pruned when it stopped
+    stop_reason: str
+    trace: pd.DataFrame = field(repr=False)  # one row per evaluation, in order
+
+    @property
+    def share(self) -> float:
+        """Evaluations as a share of the search space (the paper: under 1% for Kairos+)."""
+        return self.evaluations / self.space_points if self.space_points else float("nan")
+
+    def evaluations_to_reach(self, value: float, tolerance: float = 1e-9) -> int:
+        """Evaluations after which a configuration worth at least ``value`` had been evaluated (0: never)."""
+        hits = self.trace.index[self.trace["value"] >= value - tolerance]
+        return int(hits[0]) if len(hits) else 0
+
+
+def _objective(objective: Objective, types: Sequence[str]) -> Callable[[tuple[int, ...]], float]:
+    """The C++ side calls with a counts tuple; users get {type: count}, or a lookup by tuple/dict."""
+    if isinstance(objective, Mapping):
+
+        def lookup(counts: tuple[int, ...]) -> float:
+            if counts in objective:
+                return float(objective[counts])
+            named = tuple(sorted(zip(types, counts, strict=True)))
+            for key, value in objective.items():
+                if isinstance(key, Mapping) and tuple(sorted(key.items())) == named:
+                    return float(value)
+            raise KeyError(f"objective has no value for configuration {counts} ({', '.join(types)})")
+
+        return lookup
+    if not callable(objective):
+        raise ValueError(f"objective={objective!r} is neither a callable nor a mapping of values")
+
+    def call(counts: tuple[int, ...]) -> float:
+        return objective(dict(zip(types, counts, strict=True)))
+
+    return call
+
+
+def search(
+    source: Source,
+    model: str | None = None,
+    *,
+    objective: Objective,
+    method: str = "kairos+",
+    seed: int = 0,
+    max_evaluations: int = 0,
+    stop_at: float | None = None,
+    bound_pruning: bool = False,
+    params: Mapping[str, Any] | None = None,
+    **bound_args: Any,
+) -> SearchResult:
+    """Searches the configurations under the budget for the highest ``objective``.
+
+    source: an upper_bounds frame (its ``bound`` column guides Kairos+; replace it to try another
+    bound), or the arguments of upper_bounds (``model``, ``space``, ``budget``, ``qos_ms``, ...).
+    objective: called with ``{type: count}`` (base type first), or a mapping from counts tuples.
+    method: ``kairos+``, ``random``, ``genetic``, ``bo``, ``annealing``, ``hill_climbing`` or
+    ``exhaustive``; ``params``: the method's own parameters (e.g. ``{"xi": 0.1}`` for ``bo``).
+    max_evaluations: 0 for no limit; stop_at: stop once a value this high is found.
+    bound_pruning: give the competitors Kairos+'s bound pruning too (Kairos+ always has it).
+    Same seed, same result. An empty space raises ValueError ("no feasible configuration").
+    """
+    if method not in METHODS:
+        raise KeyError(f"method {method!r} is not one of {', '.join(METHODS)}")
+    frame = source if isinstance(source, pd.DataFrame) else upper_bounds(source, model, **bound_args)
+    table = table_of(frame)
+    types = list(table.space.types)
+    raw = _k.search(
+        table,
+        _objective(objective, types),
+        METHODS[method],
+        seed=seed,
+        max_evaluations=max_evaluations,
+        stop_at=stop_at,
+        bound_pruning=bound_pruning,
+        **dict(params or {}),
+    )
+    bounds = dict(zip(map(tuple, table.counts.tolist()), zip(table.bound, table.rank, strict=True), strict=True))
+    rows = []
+    best = float("-inf")
+    for index, config, value, cost, _feasible in raw["trace"]:
+        best = max(best, value)
+        bound, rank = bounds[tuple(config)]
+        rows.append({"evaluation": index, **dict(zip(types, config, strict=True)), "value": value,
+                     "best_so_far": best, "cost": cost, "bound": bound, "rank": int(rank)})
+    trace = pd.DataFrame(rows, columns=["evaluation", *types, "value", "best_so_far", "cost", "bound", "rank"])
+    trace = trace.set_index("evaluation")
+    best_config = raw["best_config"]
+    return SearchResult(
+        method=raw["method"],
+        found=bool(raw["found"]),
+        best_config=dict(zip(types, best_config, strict=True)) if best_config is not None else None,
+        best_value=float(raw["best_value"]),
+        best_cost=float(raw["best_cost"]),
+        evaluations=len(trace),
+        evaluations_to_best=int(raw["best_index"]),
+        space_points=int(raw["space_points"]),
+        pruned=int(raw["pruned"]),
+        unexplored=int(raw["unexplored"]),
+        stop_reason=raw["stop_reason"],
+        trace=trace,
+    )
+
+
+def compare_searches(
+    source: Source,
+    model: str | None = None,
+    *,
+    objective: Objective,
+    methods: Sequence[str] = ("kairos+", "random", "genetic", "bo", "annealing", "hill_climbing"),
+    seeds: Sequence[int] = (0,),
+    optimum: float | None = None,
+    bound_pruning: bool = False,
+    **bound_args: Any,
+) -> pd.DataFrame:
+    """Methods side by side: evaluations to reach the optimum, per method and seed.
+
+    optimum: the best value of the space (default: found by exhaustive search). Objective values
+    are cached across methods, so each configuration is evaluated once.
+    """
+    frame = source if isinstance(source, pd.DataFrame) else upper_bounds(source, model, **bound_args)
+    types = list(frame.attrs["types"])
+    cache: dict[tuple[int, ...], float] = {}
+    user = _objective(objective, types)
+
+    def cached(config: dict[str, int]) -> float:
+        key = tuple(config[t] for t in types)
+        if key not in cache:
+            cache[key] = user(key)
+        return cache[key]
+
+    if optimum is None:
+        optimum = search(frame, objective=cached, method="exhaustive").best_value
+    rows = []
+    for method in methods:
+        for seed in seeds if method not in ("kairos+", "kairos_plus", "exhaustive") else seeds[:1]:
+            r = search(frame, objective=cached, method=method, seed=seed, bound_pruning=bound_pruning)
+            to_opt = r.evaluations_to_reach(optimum, tolerance=1e-9 * max(1.0, abs(optimum)))
+            rows.append(
+                {
+                    "method": method,
+                    "seed": seed,
+                    "evaluations": r.evaluations,
+                    "evaluations_to_optimum": to_opt if to_opt else None,
+                    "share_to_optimum": to_opt / r.space_points if to_opt else None,
+                    "best_value": r.best_value,
+                    "reached_optimum": bool(to_opt),
+                    "space_points": r.space_points,
+                }
+            )
+    out = pd.DataFrame(rows)
+    out.attrs["optimum"] = optimum
+    return out
