@@ -136,7 +136,8 @@ void init_ramsis_sim(py::module_& m) {
       "model_switching_table",
       [](const profile::Profile& profile, const std::string& hardware, std::int32_t workers,
          double slo_ms, std::vector<double> loads, std::vector<std::string> models, double duration_s,
-         double target_violation, std::uint64_t seed, const std::string& statistic, std::int32_t threads) {
+         double target_violation, std::uint64_t seed, std::int32_t replications, const std::string& statistic,
+         std::int32_t threads) {
         ModelSwitchingSearch s;
         s.profile = std::make_shared<const profile::Profile>(profile);  // a snapshot, as runs take
         s.hardware = hardware;
@@ -147,6 +148,7 @@ void init_ramsis_sim(py::module_& m) {
         s.duration = seconds_to_nanos(duration_s, "duration_s");
         s.target_violation = target_violation;
         s.seed = seed;
+        s.replications = replications;
         s.statistic = profile::parse_statistic(statistic, "statistic");
         s.threads = threads;
         ModelSwitchingResult r = run_long([&] { return generate_model_switching_table(s); });
@@ -168,9 +170,11 @@ void init_ramsis_sim(py::module_& m) {
       },
       py::arg("profile"), py::arg("hardware"), py::kw_only(), py::arg("workers"), py::arg("slo_ms"),
       py::arg("loads"), py::arg("models") = std::vector<std::string>{}, py::arg("duration_s") = 300.0,
-      py::arg("target_violation") = 0.01, py::arg("seed") = 0, py::arg("statistic") = "p95", py::arg("threads") = 1,
+      py::arg("target_violation") = 0.01, py::arg("seed") = 0, py::arg("replications") = 1,
+      py::arg("statistic") = "p95", py::arg("threads") = 1,
       "ModelSwitching's choice table: for each load, the most accurate model whose simulated violation\n"
-      "rate (constant Poisson load, fixed service times) is below target_violation. Returns {loads,\n"
+      "rate (constant Poisson load, fixed service times; pooled over `replications` seeds) is below\n"
+      "target_violation. Returns {loads,\n"
       "models, candidates, violation [load x candidate] (NaN: not needed), simulated}.");
 }
 

@@ -25,7 +25,7 @@ from servelab.solvers.search import SearchSpace, minimize_cost
 from .shared_data import shared_path
 
 MODELS = ["resnet", "mtwnd", "dien", "candle", "vgg"]
-# The data README's table: cheapest config meeting 99% QoS and its saving vs the best homogeneous pool.
+# The data README: cheapest config meeting 99% QoS, its saving vs the best homogeneous pool (%).
 README = {
     "resnet": ((4, 0, 5), 16.2),
     "mtwnd": ((4, 0, 1), 14.4),
@@ -103,7 +103,9 @@ def artifact_bo(model: str) -> tuple[float, list[int | None]]:
 def search_trial(
     model: str, method: str, seed: int, target_price: float, max_evaluations: int | None
 ):
-    """Evaluations until (a) a config at the artifact's target price, (b) the exact optimum; 0 = never."""
+    """Evaluations until a config at the artifact's target price, and until the exact optimum.
+
+    0 means never."""
     table = lookup(model)
     optimum = table.optimum().best_cost
     result = minimize_cost(
@@ -146,7 +148,8 @@ def test_exhaustive_search_reproduces_ribbons_cost_saving(model):
     saving = 100.0 * (1.0 - optimum.best_cost / homogeneous_cost)
     expected_config, expected_saving = README[model]
     print(
-        f"\n{model}: cheapest meeting {QOS_TARGET}% QoS {optimum.best_config} ${optimum.best_cost:.3f}/h "
+        f"\n{model}: cheapest meeting {QOS_TARGET}% QoS {optimum.best_config} "
+        f"${optimum.best_cost:.3f}/h "
         f"({optimum.best_value}%), best homogeneous {homogeneous} ${homogeneous_cost:.3f}/h, "
         f"saving {saving:.1f}% (Ribbon: {expected_saving}%)"
     )
@@ -167,7 +170,7 @@ def test_base_type_pruning_never_prunes_the_optimum(model):
         "a violator with more base instances dominates the optimum"
     )
     if model in ("resnet", "dien", "vgg"):
-        # Why plain dominance is not used: violators with as many base instances dominate the optimum.
+        # Why not plain dominance: violators with as many base instances dominate the optimum.
         assert dominating, model
 
 
@@ -210,8 +213,9 @@ def test_bo_reaches_the_optimum_like_the_artifact():
         )
 
     print(
-        f"\nBO iterations to the artifact's target price (Ribbon: mean of 100 trials, nulls in brackets; ours: {SEEDS}"
-        " seeds),\nthen evaluations to the exact optimum for BO and the competitors, same pruning"
+        "\nBO iterations to the artifact's target price (Ribbon: mean of 100 trials, nulls in "
+        f"brackets; ours: {SEEDS} seeds),\nthen evaluations to the exact optimum for BO and the "
+        "competitors, same pruning"
     )
     print(
         f"{'model':7} {'target':>6} {'Ribbon it.':>13} {'ours it.':>8} {'bayesian':>9} "

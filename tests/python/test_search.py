@@ -3,8 +3,11 @@
 import math
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -239,3 +242,13 @@ def test_ctrl_c_stops_a_long_search_promptly():
         minimize_cost(ribbon_space(), qos, 99.0, method="random", max_evaluations=3).evaluations
         == 3
     )
+
+
+def test_search_benchmark_smoke():
+    """The benchmark checks both implementations reach the optimum before printing its ratios."""
+    bench = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_search.py"
+    proc = subprocess.run(
+        [sys.executable, str(bench), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ratio" in proc.stdout

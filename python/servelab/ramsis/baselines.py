@@ -85,6 +85,7 @@ def model_switching_table(
     duration_s: float = 300.0,
     target_violation: float = 0.01,
     seed: int = 0,
+    replications: int = 1,
     hardware: str = HARDWARE,
     statistic: str = "p95",
     threads: int = 1,
@@ -95,11 +96,13 @@ def model_switching_table(
     none is. Models that cannot sustain a load at all are not simulated (their queue grows without
     bound). Returns ``{"loads", "models", "candidates", "violation", "simulated"}``:
     ``violation[i, j]`` is candidate j's rate at load i (NaN where a more accurate model already
-    qualified). The same seed gives the same table, whatever ``threads``."""
+    qualified). ``replications`` > 1 pools that many runs (seeds ``seed``, ``seed + 1``, ...) per
+    cell, which steadies choices near a model's capacity. The same seed gives the same table,
+    whatever ``threads``."""
     return _core.ramsis.model_switching_table(
         profile, hardware, workers=workers, slo_ms=slo_ms, loads=[float(x) for x in loads],
         models=list(models), duration_s=duration_s, target_violation=target_violation,
-        seed=seed, statistic=statistic, threads=threads,
+        seed=seed, replications=replications, statistic=statistic, threads=threads,
     )  # fmt: skip
 
 

@@ -83,7 +83,10 @@ class SearchSpace(_solvers._SearchSpace):
             f"{n}=[{lo}, {hi}] @ {c:g}"
             for n, lo, hi, c in zip(self.names, self.lower, self.upper, self.unit_cost, strict=True)
         )
-        return f"SearchSpace({dims}, budget={self.budget}, at_least={self.at_least}, min_total={self.min_total})"
+        return (
+            f"SearchSpace({dims}, budget={self.budget}, at_least={self.at_least}, "
+            f"min_total={self.min_total})"
+        )
 
 
 def _as_callable(
@@ -189,9 +192,20 @@ def maximize(
             "method='kairos_plus' needs upper_bound (a callable or a {config: bound} mapping)"
         )
     return _run(
-        space, objective, "maximize", method, seed, max_evaluations, stop_at, upper_bound, 0.0, monotone,
-        bound_pruning, strict_dimensions, params,
-    )  # fmt: skip
+        space,
+        objective,
+        "maximize",
+        method,
+        seed,
+        max_evaluations,
+        stop_at,
+        upper_bound,
+        0.0,
+        monotone,
+        bound_pruning,
+        strict_dimensions,
+        params,
+    )
 
 
 def minimize_cost(
@@ -216,9 +230,20 @@ def minimize_cost(
     distributor preferring the base type, adding auxiliary instances alone can lower QoS.
     """
     return _run(
-        space, objective, "minimize_cost", method, seed, max_evaluations, stop_at, None, target, pruning,
-        False, strict_dimensions, params,
-    )  # fmt: skip
+        space,
+        objective,
+        "minimize_cost",
+        method,
+        seed,
+        max_evaluations,
+        stop_at,
+        None,
+        target,
+        pruning,
+        False,
+        strict_dimensions,
+        params,
+    )
 
 
 def trace_frame(result: SearchResult, names: Sequence[str] | None = None) -> Any:

@@ -333,3 +333,33 @@ TEST(MdpSolve, CtrlCStopsTheSweeps) {
   EXPECT_THROW(mdp::stationary_distribution(m, mdp::Policy(50, 0), {.tolerance = 0, .max_iterations = 1000000}),
                servelab::Interrupted);
 }
+
+TEST(MdpSolve, FixedStepCountMatchesAPlainPowerIteration) {
+  // RAMSIS's use: 1,000 steps from state 0, tolerance 0. The solver may stop at an exact fixed
+  // point or 2-cycle; the answer must still be that of all 1,000 steps, bit for bit.
+  const auto m = random_mdp(300, 2, 8, 21, true);
+  const mdp::Policy policy(300, 0);
+  std::vector<double> x(300, 0.0);
+  x[0] = 1.0;
+  const std::vector<double> start = x;
+  for (int step = 0; step < 1000; ++step) {
+    std::vector<double> y(300, 0.0);
+    for (int s = 0; s < 300; ++s) {
+      const auto a = m.state_begin[s];
+      for (auto t = m.pair_begin[a]; t < m.pair_begin[a + 1]; ++t) y[m.next_state[t]] += m.probability[t] * x[s];
+    }
+    double total = 0;
+    for (double p : y) total += p;
+    for (auto& p : y) p /= total;
+    x = y;
+  }
+  const auto st = mdp::stationary_distribution(m, policy, {.tolerance = 0, .max_iterations = 1000}, start);
+  EXPECT_EQ(st.distribution, x);
+  EXPECT_EQ(st.iterations, 1000);
+  for (int threads : {2, 3}) {
+    EXPECT_EQ(mdp::stationary_distribution(m, policy, {.tolerance = 0, .max_iterations = 1000, .threads = threads},
+                                           start)
+                  .distribution,
+              x);
+  }
+}

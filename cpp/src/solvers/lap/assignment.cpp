@@ -29,9 +29,7 @@ constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 // have no meaning as a cost. One branch-free pass finds whether there is one; a second names it.
 void check_entries(std::span<const double> cost, std::int64_t cols, bool maximize) {
   const double sign = maximize ? -1.0 : 1.0;
-  bool bad = false;
-  for (const double x : cost) bad |= !(sign * x > -kInf);
-  if (!bad) return;
+  if (lap_kernels::all_valid(cost.data(), static_cast<std::int64_t>(cost.size()), sign)) return;
   for (std::size_t k = 0; k < cost.size(); ++k) {
     if (!(sign * cost[k] > -kInf)) {
       const auto row = static_cast<std::int64_t>(k) / cols, col = static_cast<std::int64_t>(k) % cols;
@@ -112,10 +110,13 @@ const Assignment& AssignmentSolver::solve(std::span<const double> cost, std::int
 }
 
 void AssignmentSolver::solve_min(const double* c, std::int32_t n, std::int32_t m) {
-  u_.assign(n, 0.0);
-  v_.assign(m, 0.0);
+  // Only what is read before being written is reset: small problems are dominated by fixed costs.
+  u_.resize(n);
+  v_.resize(m);
   col4row_.assign(n, -1);
   row4col_.assign(m, -1);
+  free_cols_.resize(m);
+  free_pos_.resize(m);
   dist_.resize(m);
   pred_.resize(m);
   retired_dist_.resize(n);
@@ -127,6 +128,7 @@ void AssignmentSolver::solve_min(const double* c, std::int32_t n, std::int32_t m
   if (n == m) {
     column_reduction(c, n);
   } else {
+    std::fill(v_.begin(), v_.end(), 0.0);
     for (std::int32_t i = 0; i < n; ++i) free_rows_.push_back(i);
   }
   // Augmenting row reduction assigns most free rows at O(m) each, but its tail is slow (rows
@@ -139,14 +141,14 @@ void AssignmentSolver::solve_min(const double* c, std::int32_t n, std::int32_t m
     const auto j = col4row_[i];
     u_[i] = j >= 0 ? c[static_cast<std::int64_t>(i) * m + j] - v_[j] : 0.0;
   }
-  free_cols_.clear();
-  free_pos_.assign(m, -1);
-  for (std::int32_t j = 0; j < m; ++j) {
-    if (row4col_[j] < 0) {
-      free_pos_[j] = static_cast<std::int32_t>(free_cols_.size());
-      free_cols_.push_back(j);
-    }
+  std::int32_t num_free = 0;
+  for (std::int32_t j = 0; j < m; ++j) {  // without branches: free or not is a coin toss
+    const bool free = row4col_[j] < 0;
+    free_cols_[num_free] = j;
+    free_pos_[j] = free ? num_free : -1;
+    num_free += free;
   }
+  free_cols_.resize(num_free);
   for (const auto row : free_rows_) {
     core::check_interrupt();
     if (!augment(c, m, row)) throw_infeasible();
@@ -158,15 +160,20 @@ void AssignmentSolver::column_reduction(const double* c, std::int32_t n) {
   std::fill(v_.begin(), v_.end(), kInf);
   for (std::int32_t i = 0; i < n; ++i)
     kernels::column_min(c + static_cast<std::int64_t>(i) * n, i, v_.data(), pred_.data(), n);
+  for (std::int32_t j = 0; j < n; ++j)
+    if (v_[j] == kInf) throw_infeasible();  // a column nobody may take
+  // A row that is the minimum of several columns keeps the last of them. Without branches: which
+  // row wins a column is random.
   auto& matches = visited_rows_;
   std::fill(matches.begin(), matches.end(), 0);
-  for (std::int32_t j = n - 1; j >= 0; --j) {
-    if (v_[j] == kInf) throw_infeasible();  // a column nobody may take
+  for (std::int32_t j = 0; j < n; ++j) {
+    const auto i = pred_[j];
+    col4row_[i] = j;
+    ++matches[i];
+  }
+  for (std::int32_t j = 0; j < n; ++j) {
     const auto i = static_cast<std::int32_t>(pred_[j]);
-    if (matches[i]++ == 0) {
-      col4row_[i] = j;
-      row4col_[j] = i;
-    }
+    row4col_[j] = col4row_[i] == j ? i : -1;
   }
   // Reduction transfer: a row that won exactly one column lowers that column's v by its slack to
   // its second-best column, making the column cheaper for other rows.
@@ -194,7 +201,7 @@ void AssignmentSolver::augmenting_row_reduction(const double* c, std::int32_t m)
     const auto best = kernels::two_smallest(row, v_.data(), m);
     const double u1 = best.first, u2 = best.second;
     if (u1 == kInf) throw_infeasible();  // every entry of the row is forbidden
-    auto j1 = kernels::find_reduced(row, v_.data(), m, u1, 0);
+    auto j1 = best.first_index;
     auto i0 = row4col_[j1];
     const bool lowers = u1 < u2 && u2 < kInf;
     if (reductions < budget) {

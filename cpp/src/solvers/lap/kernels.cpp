@@ -67,37 +67,55 @@ void column_min(const double* row, std::int64_t i, double* col_min, std::int64_t
 
 SERVELAB_LAP_KERNEL
 TwoSmallest two_smallest(const double* row, const double* v, std::int32_t m) {
-  // Per lane the two smallest seen (lo <= hi), merged across lanes without branches.
+  // Per lane the two smallest seen (lo <= hi) and where lo first occurred, then merged across
+  // lanes without branches (an unpredictable branch costs more than the whole merge).
   Doubles lo = splat(kInf), hi = splat(kInf);
+  Ints lo_index = splat(std::int64_t{-1}), index = lane_index();
   std::int32_t j = 0;
   for (; j + kLanes <= m; j += kLanes) {
     const Doubles x = load<Doubles>(row + j) - load<Doubles>(v + j);
+    const Ints below = x < lo;
     hi = min(hi, max(lo, x));
-    lo = min(lo, x);
+    lo = select(below, x, lo);
+    lo_index = select(below, index, lo_index);
+    index += splat(std::int64_t{kLanes});
   }
-  {
-    const Doubles lo2 = __builtin_shufflevector(lo, lo, 2, 3, 0, 1), hi2 = __builtin_shufflevector(hi, hi, 2, 3, 0, 1);
+  const auto merge = [&](Doubles lo2, Doubles hi2, Ints index2) {
+    const Ints take = (lo2 < lo) | ((lo2 == lo) & (index2 < lo_index) & (index2 >= 0));
     hi = min(min(hi, hi2), max(lo, lo2));
-    lo = min(lo, lo2);
-  }
-  {
-    const Doubles lo2 = __builtin_shufflevector(lo, lo, 1, 0, 3, 2), hi2 = __builtin_shufflevector(hi, hi, 1, 0, 3, 2);
-    hi = min(min(hi, hi2), max(lo, lo2));
-    lo = min(lo, lo2);
-  }
-  TwoSmallest out{lo[0], hi[0]};
+    lo = select(take, lo2, lo);
+    lo_index = select(take, index2, lo_index);
+  };
+  merge(__builtin_shufflevector(lo, lo, 2, 3, 0, 1), __builtin_shufflevector(hi, hi, 2, 3, 0, 1),
+        __builtin_shufflevector(lo_index, lo_index, 2, 3, 0, 1));
+  merge(__builtin_shufflevector(lo, lo, 1, 0, 3, 2), __builtin_shufflevector(hi, hi, 1, 0, 3, 2),
+        __builtin_shufflevector(lo_index, lo_index, 1, 0, 3, 2));
+  TwoSmallest out{lo[0], hi[0], static_cast<std::int32_t>(lo_index[0])};
   for (; j < m; ++j) {
     const double x = row[j] - v[j];
     if (x < out.second) {
       if (x < out.first) {
         out.second = out.first;
         out.first = x;
+        out.first_index = j;
       } else {
         out.second = x;
       }
     }
   }
   return out;
+}
+
+SERVELAB_LAP_KERNEL
+bool all_valid(const double* x, std::int64_t count, double sign) {
+  // NaN compares false, so !(sign * x > -inf) catches NaN and the forbidden infinity together.
+  const Doubles s = splat(sign), low = splat(-kInf);
+  Ints ok = splat(std::int64_t{-1});
+  std::int64_t k = 0;
+  for (; k + kLanes <= count; k += kLanes) ok &= (s * load<Doubles>(x + k)) > low;
+  bool valid = (ok[0] & ok[1] & ok[2] & ok[3]) != 0;
+  for (; k < count; ++k) valid &= sign * x[k] > -kInf;
+  return valid;
 }
 
 SERVELAB_LAP_KERNEL

@@ -15,9 +15,13 @@ namespace servelab::solvers::lap_kernels {
 void column_min(const double* row, std::int64_t i, double* col_min, std::int64_t* argmin, std::int32_t m);
 
 struct TwoSmallest {
-  double first, second;  // the two smallest values of row[j] - v[j] (equal when the minimum repeats)
+  double first, second;      // the two smallest values of row[j] - v[j] (equal when the minimum repeats)
+  std::int32_t first_index;  // the first j attaining `first` (-1 when all are +inf)
 };
 TwoSmallest two_smallest(const double* row, const double* v, std::int32_t m);
+
+// Whether every sign * x[k] is > -inf (no NaN, no -inf after the sign).
+bool all_valid(const double* x, std::int64_t count, double sign);
 
 // The first j >= from with row[j] - v[j] == value (computed exactly as two_smallest does), or -1.
 std::int32_t find_reduced(const double* row, const double* v, std::int32_t m, double value, std::int32_t from);
@@ -46,13 +50,14 @@ inline void column_min(const double* row, std::int64_t i, double* col_min, std::
 }
 
 inline TwoSmallest two_smallest(const double* row, const double* v, std::int32_t m) {
-  TwoSmallest out{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  TwoSmallest out{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), -1};
   for (std::int32_t j = 0; j < m; ++j) {
     const double x = row[j] - v[j];
     if (x < out.second) {
       if (x < out.first) {
         out.second = out.first;
         out.first = x;
+        out.first_index = j;
       } else {
         out.second = x;
       }

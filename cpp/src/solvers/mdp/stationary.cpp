@@ -1,6 +1,7 @@
 // Stationary distribution of a policy's Markov chain by power iteration, and expectations under it.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "bellman.hpp"
@@ -86,30 +87,46 @@ Stationary stationary_distribution(const Mdp& mdp, const Policy& policy, const S
     }
   };
 
+  // Floating-point power iteration ends, after enough steps, in a cycle of iterates that repeat
+  // bit for bit (period 1 is an exact fixed point; rounding makes longer ones common). Brent's
+  // method finds the cycle with one saved iterate; the loop then skips whole periods, so the
+  // result is still bit-identical to running every step.
+  std::vector<double> saved = x;
+  std::int32_t saved_at = 0, window = 1;
+  bool skipped = false;
+  std::vector<double> changes;  // per step until the skip, to see if a step in the cycle would stop the loop
   Stationary out;
   while (out.iterations < o.max_iterations) {
     core::check_interrupt();
     team.run(step);
     ++out.iterations;
-    double total = 0.0;  // summed in state order, on one thread: the same for any thread count
+    double total = 0.0;  // sums in state order, on one thread: the same for any thread count
     for (const double p : y) total += p;
     if (!(total > 0) || !std::isfinite(total)) {
       throw ValueError(str("stationary_distribution: the probability mass became ", total, " after ",
                            out.iterations, " steps (is the MDP valid?)"));
     }
     for (auto& p : y) p /= total;
-    const bool needed = (o.tolerance > 0 && out.iterations >= o.min_iterations) || out.iterations == o.max_iterations;
-    if (needed) {
-      double change = 0.0;
-      for (std::int32_t s = 0; s < n; ++s) change += std::abs(y[s] - x[s]);
-      out.residual = change;
-    }
+    double change = 0.0;
+    for (std::int32_t s = 0; s < n; ++s) change += std::abs(y[s] - x[s]);
+    out.residual = change;
     std::swap(x, y);
-    if (needed && out.iterations >= o.min_iterations && out.residual < o.tolerance) {
-      out.converged = true;
-      break;
+    if (change < o.tolerance && out.iterations >= o.min_iterations) break;
+    if (skipped) continue;
+    changes.push_back(change);
+    if (std::memcmp(x.data(), saved.data(), x.size() * sizeof(double)) == 0) {
+      skipped = true;
+      const std::int32_t period = out.iterations - saved_at;
+      const bool stops_in_cycle = std::any_of(changes.end() - period, changes.end(),
+                                              [&](double c) { return c < o.tolerance; });
+      if (!stops_in_cycle) out.iterations = o.max_iterations - (o.max_iterations - out.iterations) % period;
+    } else if (out.iterations - saved_at == window) {
+      saved = x;
+      saved_at = out.iterations;
+      window *= 2;
     }
   }
+  out.converged = out.residual < o.tolerance || (out.iterations > 0 && out.residual == 0.0);
   out.distribution = std::move(x);
   return out;
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/core/interrupt.hpp"
 
 namespace servelab::solvers::search {
 namespace {
@@ -116,7 +117,8 @@ std::vector<Config> SearchSpace::enumerate() const {
   std::vector<Config> points;
   Config current(dimensions_.size());
   for (std::size_t d = 0; d < dimensions_.size(); ++d) current[d] = dimensions_[d].lower;
-  while (true) {
+  for (std::int64_t visited = 1;; ++visited) {
+    if (visited % 65536 == 0) core::check_interrupt();  // large boxes take a while
     if (feasible(current)) points.push_back(current);
     // Odometer increment, last dimension fastest.
     std::size_t d = dimensions_.size();

@@ -173,6 +173,7 @@ void KairosDistributor::on_arrival(const sched::Query& query, const ClusterView&
     return;
   }
   actions.enqueue(query.id);
+  if (options_.window == 0) live_.push_back(query.id);
   step(view, actions);
 }
 
@@ -207,6 +208,96 @@ void KairosDistributor::step(const ClusterView& view, sched::Actions& actions) {
   }
 }
 
+double KairosDistributor::predict_row(const ClusterView& view, const sched::Query& q, double* latency_ms,
+                                      ModelId* model) {
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t c = 0; c < class_rep_.size(); ++c) {
+    const ModelId m = sched::pick_model(view, class_rep_[c], q);
+    model[c] = m;
+    latency_ms[c] = 0.0;
+    if (m < 0) continue;
+    double ms = predictor_.predict_ms(view, class_rep_[c], m, q.size);
+    if (options_.noise > 0) ms *= noise_factor(q.id, c);
+    latency_ms[c] = ms;
+    best = std::min(best, ms);
+  }
+  return best;
+}
+
+Nanos KairosDistributor::qos_key(const sched::Query& q) const {
+  return options_.qos_ms > 0 ? millis_to_nanos(options_.qos_ms, "qos_ms") : q.deadline - q.arrival;
+}
+
+void KairosDistributor::forget(const sched::Query& q) {
+  if (options_.window > 0) return;
+  const auto it = std::find(live_.begin(), live_.end(), q.id);
+  if (it != live_.end()) {
+    live_.erase(it);
+  } else {
+    hopeless_.erase({qos_key(q), q.id});
+  }
+}
+
+void KairosDistributor::resync(const std::deque<QueryId>& queue) {
+  // Queries reached the central queue without an arrival (a removed worker's queue) or left it
+  // without a dispatch: rebuild the bookkeeping from the queue itself.
+  std::vector<QueryId> pending(queue.begin(), queue.end());
+  std::sort(pending.begin(), pending.end());
+  std::vector<QueryId> lost;
+  for (auto it = hopeless_.begin(); it != hopeless_.end();) {
+    if (std::binary_search(pending.begin(), pending.end(), it->second)) {
+      lost.push_back(it->second);
+      ++it;
+    } else {
+      it = hopeless_.erase(it);
+    }
+  }
+  std::sort(lost.begin(), lost.end());
+  live_.clear();
+  for (const QueryId id : pending) {
+    if (!std::binary_search(lost.begin(), lost.end(), id)) live_.push_back(id);
+  }
+}
+
+void KairosDistributor::select_rows(const ClusterView& view, std::int64_t n_cols) {
+  rows_.clear();
+  const auto& queue = view.central_queue();
+  if (options_.window > 0) {
+    const auto n = std::min<std::int64_t>(static_cast<std::int64_t>(queue.size()), options_.window * n_cols);
+    rows_.assign(queue.begin(), queue.begin() + n);
+    return;
+  }
+  // Every pending query is a row. A query that misses xi x T_qos on every instance type even if
+  // it started now is penalised in every column, for good (waiting only grows), and all such
+  // queries with one T_qos have the same row, C_j x penalty x T_qos: an optimal assignment uses
+  // at most one per column, so the oldest n_cols of them stand for all. That keeps the matrix
+  // small when an overloaded queue grows without changing the solution.
+  if (live_.size() + hopeless_.size() != queue.size()) resync(queue);
+  const Nanos now = view.now();
+  row_latency_.resize(class_rep_.size());
+  row_model_.resize(class_rep_.size());
+  std::size_t kept = 0;
+  for (const QueryId id : live_) {
+    const sched::Query q = view.query(id);
+    const double fastest = predict_row(view, q, row_latency_.data(), row_model_.data());
+    if (std::isfinite(fastest) && fastest + nanos_to_millis(now - q.arrival) > options_.xi * query_qos_ms(q)) {
+      hopeless_.insert({qos_key(q), id});
+      continue;
+    }
+    live_[kept++] = id;
+    rows_.push_back(id);
+  }
+  live_.resize(kept);
+  for (auto it = hopeless_.begin(); it != hopeless_.end();) {
+    const Nanos qos = it->first;
+    for (std::int64_t k = 0; k < n_cols && it != hopeless_.end() && it->first == qos; ++k, ++it) {
+      rows_.push_back(it->second);
+    }
+    it = hopeless_.lower_bound({qos, std::numeric_limits<QueryId>::max()});
+  }
+  std::sort(rows_.begin(), rows_.end());  // ids in arrival order: row i is the i-th oldest
+}
+
 std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Actions& actions) {
   refresh_workers(view);
   next_change_ = sched::kNever;
@@ -225,10 +316,10 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
   refresh_coefficients(view);
 
   const auto n_cols = static_cast<std::int64_t>(cols_.size());
-  auto n_rows = static_cast<std::int64_t>(queue.size());
-  if (options_.window > 0) n_rows = std::min(n_rows, options_.window * n_cols);
+  select_rows(view, n_cols);
+  const auto n_rows = static_cast<std::int64_t>(rows_.size());
+  if (n_rows == 0) return 0;
   stats_.max_rows = std::max(stats_.max_rows, n_rows);
-  rows_.assign(queue.begin(), queue.begin() + n_rows);
 
   const Nanos now = view.now();
   const std::size_t n_classes = class_rep_.size();
@@ -244,14 +335,7 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
     const double waited = nanos_to_millis(now - q.arrival);
     const double qos = query_qos_ms(q);
     const auto at = static_cast<std::size_t>(i) * n_classes;
-    for (std::size_t c = 0; c < n_classes; ++c) {
-      const ModelId m = sched::pick_model(view, class_rep_[c], q);
-      model_[at + c] = m;
-      if (m < 0) continue;
-      double ms = predictor_.predict_ms(view, class_rep_[c], m, q.size);
-      if (options_.noise > 0) ms *= noise_factor(q.id, c);
-      latency_ms_[at + c] = ms;
-    }
+    predict_row(view, q, &latency_ms_[at], &model_[at]);
     for (std::int64_t j = 0; j < n_cols; ++j) {
       const WorkerId w = cols_[j];
       const auto c = static_cast<std::size_t>(class_of_[w]);
@@ -316,6 +400,7 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
     actions.dispatch(w, model_[at], {&id, 1});
     finish_[w] = now + static_cast<Nanos>(std::llround(latency_ms_[at] * 1e6));
     noise_.erase(id);
+    forget(view.query(id));
     ++dispatched;
   }
   stats_.dispatched += dispatched;

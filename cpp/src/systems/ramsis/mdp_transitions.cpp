@@ -39,7 +39,7 @@ Row finish(std::vector<std::pair<std::int32_t, double>>& entries, std::int32_t o
   const double scale = 1.0 / (total + overflow);
   double kept = 0;
   Row row;
-  std::sort(entries.begin(), entries.end());
+  if (!std::is_sorted(entries.begin(), entries.end())) std::sort(entries.begin(), entries.end());
   for (const auto& [state, p] : entries) {
     const double q = p * scale;
     if (q <= 0 || q < prune) continue;
@@ -126,28 +126,55 @@ std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride
     }
   }
 
+  // Kernel rows that are negligible for every phase cannot make an entry above `prune`: mix only
+  // the others (the first arrival must come early enough for N(t) < m to stay likely).
+  const double negligible = prune * 1e-3;
+  std::vector<std::int32_t> active;  // kernel rows to mix, the empty-queue row last
+  for (std::int32_t r = 0; r < R; ++r) {
+    double top = 0;
+    for (std::int32_t m = 0; m < K; ++m) top = std::max(top, phiT[static_cast<std::size_t>(m) * R + r]);
+    if (r == R - 1 || top > negligible) active.push_back(r);
+  }
+  const auto RA = static_cast<std::int32_t>(active.size());
+  std::vector<double> packed(static_cast<std::size_t>(K) * RA);
+  for (std::int32_t m = 0; m < K; ++m) {
+    for (std::int32_t a = 0; a < RA; ++a) {
+      packed[static_cast<std::size_t>(m) * RA + a] = phiT[static_cast<std::size_t>(m) * R + active[a]];
+    }
+  }
+
   std::vector<Row> rows;
   rows.reserve(js.size());
-  std::vector<double> w(static_cast<std::size_t>(K)), mixed(static_cast<std::size_t>(R));
+  std::vector<double> w(static_cast<std::size_t>(K)), mixed_active(static_cast<std::size_t>(RA)),
+      mixed(static_cast<std::size_t>(R));
   std::vector<std::pair<std::int32_t, double>> entries;
   const std::int32_t first_slot = i0 - 1;
   for (const std::int32_t j : js) {
     conditional_poisson_weights(rate * (slo - grid.levels[j]), static_cast<std::int64_t>(n - 1) * K, K, w.data());
-    std::fill(mixed.begin(), mixed.end(), 0.0);
+    std::fill(mixed_active.begin(), mixed_active.end(), 0.0);
     for (std::int32_t m = 1; m <= K; ++m) {
       const double wm = w[K - m];  // phase x = K - m
-      if (wm == 0) continue;
-      const double* col = &phiT[static_cast<std::size_t>(m - 1) * R];
-      for (std::int32_t r = 0; r < R; ++r) mixed[r] += wm * col[r];
+      if (wm < 1e-300) continue;
+      const double* col = &packed[static_cast<std::size_t>(m - 1) * RA];
+      for (std::int32_t a = 0; a < RA; ++a) mixed_active[a] += wm * col[a];
     }
+    std::fill(mixed.begin(), mixed.end(), 0.0);
+    for (std::int32_t a = 0; a < RA; ++a) mixed[active[a]] = mixed_active[a];
+    // In next-state order: n' = 1's slots, (1, SLO) for no arrival, then n' = 2, ...
     entries.clear();
-    entries.emplace_back(L + L - 1, mixed[R - 1]);  // no arrival: the next decision is at (1, SLO)
-    for (std::int32_t bi = 0; bi + 1 < NB; ++bi) {
-      for (std::int32_t k = 0; k < NN; ++k) {
+    const double empty = mixed[R - 1];
+    bool empty_done = false;
+    for (std::int32_t k = 0; k < NN; ++k) {
+      if (!empty_done && nlo + k > 1) {
+        entries.emplace_back(L + L - 1, empty);
+        empty_done = true;
+      }
+      for (std::int32_t bi = 0; bi + 1 < NB; ++bi) {
         const double v = mixed[bi * NN + k] - mixed[(bi + 1) * NN + k];
         if (v > 0) entries.emplace_back((nlo + k) * L + first_slot + bi, v);
       }
     }
+    if (!empty_done) entries.emplace_back(L + L - 1, empty);
     rows.push_back(finish(entries, grid.overflow_state(), prune));
   }
   return rows;

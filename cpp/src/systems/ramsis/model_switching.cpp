@@ -85,9 +85,9 @@ double capacity_qps(const ModelCurve& c, std::int64_t cap, std::int32_t workers)
   return best * workers;
 }
 
-// Late served queries / served queries (the artifact's violation rate: queries still queued when the
-// run is cut off are not counted).
-double violation_rate(const cluster::RunResult& r) {
+// Late served queries and served queries (the artifact's violation rate is their ratio: queries
+// still queued when the run is cut off are not counted).
+std::pair<std::int64_t, std::int64_t> late_and_served(const cluster::RunResult& r) {
   const auto& q = r.queries;
   std::int64_t served = 0, late = 0;
   for (std::size_t i = 0; i < q.size_of(); ++i) {
@@ -95,7 +95,7 @@ double violation_rate(const cluster::RunResult& r) {
     ++served;
     late += q.finish[i] > q.deadline[i] ? 1 : 0;
   }
-  return served == 0 ? 1.0 : static_cast<double>(late) / static_cast<double>(served);
+  return {late, served};
 }
 
 }  // namespace
@@ -122,6 +122,7 @@ ModelSwitchingResult generate_model_switching_table(const ModelSwitchingSearch& 
   if (s.workers < 1) throw ValueError(str("workers=", s.workers, " must be >= 1"));
   if (s.slo <= 0) throw ValueError(str("slo=", s.slo, " ns must be positive"));
   if (s.duration <= 0) throw ValueError(str("duration=", s.duration, " ns must be positive"));
+  if (s.replications < 1) throw ValueError(str("replications=", s.replications, " must be >= 1"));
   if (!(s.target_violation > 0 && s.target_violation <= 1)) {
     throw ValueError(str("target_violation=", s.target_violation, " must be in (0, 1]"));
   }
@@ -181,15 +182,20 @@ ModelSwitchingResult generate_model_switching_table(const ModelSwitchingSearch& 
         spec.workload = std::make_shared<const workload::Workload>(
             std::make_shared<const workload::Poisson>(load), std::vector<workload::Application>{app},
             workload::kUnlimitedCount, s.duration);
-        spec.seed = s.seed;
         spec.decision_statistic = s.statistic;
         spec.service_statistic = s.statistic;
         spec.drain_limit = s.slo;  // whatever is not done by then is late anyway; not counted as served
         LoadGranularOptions options;
         options.fixed_load_qps = load;
         options.slo = s.slo;
-        ModelSwitching scheduler({{load}, {out.candidates[ci]}}, options);
-        v = violation_rate(sim::simulate(spec, scheduler));
+        std::int64_t late = 0, served = 0;
+        for (std::int32_t rep = 0; rep < s.replications; ++rep) {
+          spec.seed = s.seed + static_cast<std::uint64_t>(rep);
+          ModelSwitching scheduler({{load}, {out.candidates[ci]}}, options);
+          const auto [l, n] = late_and_served(sim::simulate(spec, scheduler));
+          late += l, served += n;
+        }
+        v = served == 0 ? 1.0 : static_cast<double>(late) / static_cast<double>(served);
         out.simulated[li][ci] = 1;
       }
       out.violation[li][ci] = v;

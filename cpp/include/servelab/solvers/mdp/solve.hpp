@@ -85,14 +85,16 @@ struct StationaryOptions {
 };
 struct Stationary {
   std::vector<double> distribution;  // per state, sums to 1
-  std::int32_t iterations = 0;
-  double residual = 0.0;
-  bool converged = false;
+  std::int32_t iterations = 0;       // the steps the distribution stands for
+  double residual = 0.0;             // L1 change of the last step
+  bool converged = false;            // the last change was below tolerance, or exactly 0
 };
 // Power iteration on the policy's Markov chain from the uniform distribution (or `start`, which
 // is normalised first). The distribution is renormalised after every step (so rows summing to 1
 // only within the validation tolerance do not leak mass). For a fixed number of steps k:
-// max_iterations = k, tolerance = 0.
+// max_iterations = k, tolerance = 0. Once the iterates reach an exact fixed point or a 2-cycle
+// (as floating point does after enough steps) the remaining steps are not computed: the result
+// is still bit-identical to computing them.
 Stationary stationary_distribution(const Mdp& mdp, const Policy& policy, const StationaryOptions& options = {},
                                    std::span<const double> start = {});
 

@@ -37,9 +37,9 @@ struct SearchResult {
   std::int64_t space_points = 0;  // feasible points of the space
   std::int64_t pruned = 0;        // points pruned without being evaluated when the search stopped
   std::int64_t unexplored = 0;    // points neither evaluated nor pruned when it stopped
-  // "exhausted" (every point evaluated or pruned), "bound" (kairos_plus: the next bound <= best),
-  // "max_evaluations", "stop_at" (the requested quality was reached), "converged" (the method's
-  // own stopping rule, e.g. hill climbing without restarts left), "empty" (no feasible point).
+  // "exhausted" (every point evaluated or pruned; for kairos_plus: the next bound in line is at
+  // most the best value found), "max_evaluations", "stop_at" (the requested quality was reached), "converged" (the
+  // method's own stopping rule, e.g. hill climbing without restarts left), "empty" (no feasible point).
   std::string stop_reason;
 
   std::int64_t evaluations() const { return static_cast<std::int64_t>(trace.size()); }

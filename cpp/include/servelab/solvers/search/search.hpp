@@ -2,8 +2,8 @@
 //
 //   kairos_plus    Kairos+ (Algorithm 1): evaluate in descending upper-bound order, prune by bound
 //                  and by sub-configuration; stops when the next bound <= the best found.
-//   exhaustive     every unpruned point in lexicographic order (with pruning, so still cheaper
-//                  than brute force); the reference optimum.
+//   exhaustive     every feasible point, largest first (lexicographically descending): the
+//                  reference optimum; with pruning=true it applies the problem's pruning rules.
 //   random         uniformly random order of the unpruned points (Ribbon's RAND with pruning).
 //   genetic        population, tournament selection, uniform crossover, mutation; children that
 //                  are pruned or already evaluated are repaired to the nearest unpruned point.

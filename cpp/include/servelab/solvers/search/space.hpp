@@ -26,7 +26,7 @@ struct AtLeast {
 };
 
 // Enumeration refuses boxes larger than this many points (they would not fit in memory anyway).
-inline constexpr std::int64_t kMaxEnumeratedPoints = 20'000'000;
+inline constexpr std::int64_t kMaxEnumeratedPoints = 2'000'000;
 
 class SearchSpace {
  public:

@@ -11,12 +11,14 @@
 // whose instance is idle now are dispatched, one query per batch (a query of `size` items is one
 // batch of that size); the others wait for the next step. Busy instances take part in the
 // matching, so a query may wait for a fast instance that is about to finish instead of taking a
-// slow idle one. The step repeats while it dispatches, as the artifact's busy loop would.
+// slow idle one. The step repeats while it dispatches, as the artifact's busy loop would. Among
+// assignments of equal cost, older queries start first.
 //
 // Two formulations:
 //   Paper (Eq. 2-8): cost = C_j L'_ij with L'_ij = L_ij if L_ij + W_i <= xi T_qos, else
 //     penalty x T_qos (10 x in the paper), W_i the time query i has waited and xi = 0.98 the
-//     noise safeguard. Every pending query is a row (window = 0).
+//     noise safeguard. Every pending query is a row (window = 0; of the queries that can no
+//     longer meet QoS anywhere, whose rows are all alike, the oldest N stand for the others).
 //   Artifact (kairos_query_distributor.py): rows = the 2N oldest pending queries (window = 2);
 //     slack_ij = -C_j L_ij; with t_qos the time left to the target (0 once it has passed),
 //     r = t_qos - L_ij and a safeguard of (1 - xi) T_qos, a pair with r - safeguard < 0 (and a
@@ -35,6 +37,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -122,6 +126,14 @@ class KairosDistributor final : public sched::Scheduler {
   void refresh_workers(const sched::ClusterView& view);
   void refresh_coefficients(const sched::ClusterView& view);
   double noise_factor(sched::QueryId id, std::size_t type_class);
+  // Predicted latency (ms) and model of a query on each worker class (model -1: cannot serve);
+  // returns the smallest latency (inf when no class can serve it).
+  double predict_row(const sched::ClusterView& view, const sched::Query& q, double* latency_ms,
+                     sched::ModelId* model);
+  void select_rows(const sched::ClusterView& view, std::int64_t n_cols);
+  void forget(const sched::Query& q);
+  void resync(const std::deque<sched::QueryId>& queue);
+  Nanos qos_key(const sched::Query& q) const;
   double query_qos_ms(const sched::Query& query) const;
 
   KairosOptions options_;
@@ -145,6 +157,13 @@ class KairosDistributor final : public sched::Scheduler {
   std::vector<double> cost_, latency_ms_;
   std::vector<sched::ModelId> model_;
   std::unordered_map<sched::QueryId, std::vector<double>> noise_;  // standard normals by class
+  std::vector<double> row_latency_;
+  std::vector<sched::ModelId> row_model_;
+
+  // Pending queries when every one is a row (window = 0): those that may still meet QoS, in
+  // arrival order, and those that cannot any more, by (T_qos, id).
+  std::vector<sched::QueryId> live_;
+  std::set<std::pair<Nanos, sched::QueryId>> hopeless_;
 
   Nanos next_change_ = sched::kNever;  // when a penalty of the last matrix changes state
   Nanos timer_at_ = sched::kNever;

@@ -40,6 +40,9 @@ struct ModelSwitchingSearch {
   Nanos duration = 300 * kNanosPerSecond;  // of each simulation at a constant Poisson load
   double target_violation = 0.01;          // a model qualifies with a violation rate strictly below it
   std::uint64_t seed = 0;                  // every (load, model) run uses it: common random numbers
+  // Runs per (load, model), with seeds seed, seed + 1, ...; the violation rate pools them. More
+  // than one steadies the choice where a model runs close to its capacity (one run is luck).
+  std::int32_t replications = 1;
   // Decision latency and the fixed simulated service time (the artifact uses the p95 for both).
   profile::Statistic statistic = profile::Statistic::P95;
   std::int32_t threads = 1;  // loads are searched in parallel; the result does not depend on it
