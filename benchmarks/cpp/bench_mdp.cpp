@@ -73,7 +73,8 @@ BENCHMARK(BM_ValueIteration100)
 void BM_Stationary1000(benchmark::State& state) {
   const auto& m = mdp_with(state.range(0));
   const auto policy = mdp::value_iteration(m, {.tolerance = 0, .max_iterations = 100}).policy;
-  const mdp::StationaryOptions options{.tolerance = 0, .max_iterations = 1000, .threads = static_cast<int>(state.range(1))};
+  const mdp::StationaryOptions options{
+      .tolerance = 0, .max_iterations = 1000, .threads = static_cast<int>(state.range(1))};
   std::vector<double> start(kStates, 0.0);
   start[0] = 1.0;
   for (auto _ : state) benchmark::DoNotOptimize(mdp::stationary_distribution(m, policy, options, start));

@@ -78,20 +78,26 @@ def main() -> None:
     )
     scales = [1] if args.smoke else [1, 2, 4]
     repeats = 3 if args.smoke else 20
-    print(f"{'budget $/h':>10} {'configs':>8} {'servelab ms':>12} {'python ms':>10} {'ratio':>8} "
-          f"{'vs 1 ms goal':>13} {'vs paper 2 s':>13}")
+    print(
+        f"{'budget $/h':>10} {'configs':>8} {'servelab ms':>12} {'python ms':>10} {'ratio':>8} "
+        f"{'vs 1 ms goal':>13} {'vs paper 2 s':>13}"
+    )
     for scale in scales:
         budget = 2.5 * scale
         max_num = [math.ceil(m * scale) for m in MAX_NUM]
         space = kairos.InstanceSpace(TYPES, PRICES, max_num, budget)
-        ours_s, table = best_of(lambda space=space: _k.upper_bounds(inputs, space, "artifact"), repeats * 10)
+        ours_s, table = best_of(
+            lambda space=space: _k.upper_bounds(inputs, space, "artifact"), repeats * 10
+        )
         ref_s, ref = best_of(lambda b=budget, m=max_num: reference(b, m), max(1, repeats // scale))
         counts = table.counts
         ours = [(tuple(int(x) for x in counts[i]), float(table.bound[i])) for i in table.order]
         if ours != ref:
             raise SystemExit(f"servelab and the reference disagree at budget {budget}")
-        print(f"{budget:>10.1f} {len(table):>8} {ours_s * 1e3:>12.4f} {ref_s * 1e3:>10.2f} "
-              f"{ref_s / ours_s:>7.0f}x {1e-3 / ours_s:>12.1f}x {2.0 / ours_s:>12.0f}x")
+        print(
+            f"{budget:>10.1f} {len(table):>8} {ours_s * 1e3:>12.4f} {ref_s * 1e3:>10.2f} "
+            f"{ref_s / ours_s:>7.0f}x {1e-3 / ours_s:>12.1f}x {2.0 / ours_s:>12.0f}x"
+        )
     print("rankings identical to the reference; ratio = plain Python / servelab")
 
 

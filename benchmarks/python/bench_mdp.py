@@ -77,9 +77,7 @@ def case(name: str, states: int, pairs: int, repeats: int, reference_repeats: in
         lambda: mdp.value_iteration(model, max_iterations=SWEEPS, tolerance=0.0), repeats
     )
     reference_s = min(ordered_s, direct_s)
-    print(
-        f"{name}: {states} states, {model.num_pairs} pairs, {model.num_transitions} transitions"
-    )
+    print(f"{name}: {states} states, {model.num_pairs} pairs, {model.num_transitions} transitions")
     print(f"  servelab, {SWEEPS} sweeps + {STEPS} power steps: {ours_s * 1e3:9.2f} ms")
     print(f"  servelab, the same on one thread:         {one_s * 1e3:9.2f} ms")
     print(

@@ -78,7 +78,9 @@ class Backup:
             for k in range(self.columns.shape[0]):
                 acc += self.weights[k] * values[self.columns[k]]
         else:
-            acc = np.add.reduceat(mdp["probability"] * values[mdp["next_state"]], mdp["pair_begin"][:-1])
+            acc = np.add.reduceat(
+                mdp["probability"] * values[mdp["next_state"]], mdp["pair_begin"][:-1]
+            )
         return mdp["reward"] + self.discount * acc
 
 
@@ -127,5 +129,7 @@ def stationary_distribution(
     return x
 
 
-def expectation(mdp: dict, policy: np.ndarray, distribution: np.ndarray, per_pair: np.ndarray) -> float:
+def expectation(
+    mdp: dict, policy: np.ndarray, distribution: np.ndarray, per_pair: np.ndarray
+) -> float:
     return float(np.dot(distribution, per_pair[mdp["state_begin"][:-1] + np.asarray(policy)]))

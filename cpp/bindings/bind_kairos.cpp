@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "long_call.hpp"
-#include "registry_binding.hpp"
 #include "numpy_owner.hpp"
+#include "registry_binding.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/systems/kairos/bound_profile.hpp"
@@ -43,13 +43,14 @@ std::int64_t threshold_from_py(const py::handle& v, const char* field) {
 
 workload::SizePtr to_sizes(const py::handle& value) {
   if (py::isinstance<py::str>(value)) return workload::size_registry().make(value.cast<std::string>());
-  if (py::isinstance<workload::SizeDistribution>(value)) return value.cast<std::shared_ptr<workload::SizeDistribution>>();
+  if (py::isinstance<workload::SizeDistribution>(value))
+    return value.cast<std::shared_ptr<workload::SizeDistribution>>();
   throw ValueError(str("sizes=", py::repr(value).cast<std::string>(),
                        " is not a SizeDistribution or a spec string such as 'kairos_mix'"));
 }
 
-InstanceSpace make_space(std::vector<std::string> types, std::vector<double> prices, std::vector<std::int64_t> max_count,
-                         double budget, std::int64_t min_base) {
+InstanceSpace make_space(std::vector<std::string> types, std::vector<double> prices,
+                         std::vector<std::int64_t> max_count, double budget, std::int64_t min_base) {
   InstanceSpace s{std::move(types), std::move(prices), std::move(max_count), budget, min_base};
   s.validate();
   return s;
@@ -111,8 +112,8 @@ void init_kairos(py::module_& m) {
 
   py::class_<AuxiliaryProfile>(m, "AuxiliaryProfile",
                                "One auxiliary type's entry of the bound inputs (allocator_profile.json).")
-      .def(py::init([](std::string type, double qps, const py::object& vio_batch, double small_ratio,
-                       double time_ratio, const py::dict& all_batch) {
+      .def(py::init([](std::string type, double qps, const py::object& vio_batch, double small_ratio, double time_ratio,
+                       const py::dict& all_batch) {
              AuxiliaryProfile a;
              a.type = std::move(type);
              a.qps = qps;
@@ -136,8 +137,8 @@ void init_kairos(py::module_& m) {
                                return d;
                              })
       .def("__repr__", [](const AuxiliaryProfile& a) {
-        return str("AuxiliaryProfile('", a.type, "', qps=", a.qps, ", vio_batch=",
-                   a.vio_batch == kNoViolation ? std::string("None") : str(a.vio_batch),
+        return str("AuxiliaryProfile('", a.type, "', qps=", a.qps,
+                   ", vio_batch=", a.vio_batch == kNoViolation ? std::string("None") : str(a.vio_batch),
                    ", small_ratio=", a.small_ratio, ", time_ratio=", a.time_ratio, ")");
       });
 
@@ -183,7 +184,8 @@ void init_kairos(py::module_& m) {
 
   py::class_<BoundTable>(m, "BoundTable", "Kairos's upper bound of every configuration of a space, ranked.")
       .def_readonly("space", &BoundTable::space)
-      .def_property_readonly("formula", [](const BoundTable& t) { return std::string(aggregation_name(t.aggregation)); })
+      .def_property_readonly("formula",
+                             [](const BoundTable& t) { return std::string(aggregation_name(t.aggregation)); })
       .def_property_readonly("counts", [](const BoundTable& t) { return counts_array(t.configs); })
       .def_property_readonly("cost",
                              [](const BoundTable& t) {
@@ -275,8 +277,7 @@ void init_kairos(py::module_& m) {
         solvers::search::Objective f = [&objective](const solvers::search::Config& c) {
           py::gil_scoped_acquire gil;
           const py::object v = objective(py::tuple(py::cast(c)));
-          if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v) &&
-              !py::hasattr(v, "__float__")) {
+          if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v) && !py::hasattr(v, "__float__")) {
             throw ValueError(str("objective", solvers::search::SearchSpace::format(c), " returned ",
                                  py::repr(v).cast<std::string>(), ", not a number"));
           }

@@ -77,9 +77,9 @@ py::array view(const std::vector<T>& v, py::handle owner) {
   return std::move(a);
 }
 
-SolveOptions solve_options(double discount, double tolerance, std::int32_t max_iterations,
-                           std::int32_t min_iterations, std::int32_t threads, bool relative,
-                           std::int32_t reference_state, const std::optional<py::object>& initial_values) {
+SolveOptions solve_options(double discount, double tolerance, std::int32_t max_iterations, std::int32_t min_iterations,
+                           std::int32_t threads, bool relative, std::int32_t reference_state,
+                           const std::optional<py::object>& initial_values) {
   SolveOptions o{.discount = discount,
                  .tolerance = tolerance,
                  .max_iterations = max_iterations,
@@ -104,10 +104,10 @@ py::dict to_python(Solution&& s) {
   return out;
 }
 
-#define SOLVE_ARGS                                                                                        \
-  py::arg("discount") = 1.0, py::arg("tolerance") = 1e-9, py::arg("max_iterations") = 10000,              \
-      py::arg("min_iterations") = 0, py::arg("threads") = 0, py::arg("relative") = false,                 \
-      py::arg("reference_state") = 0, py::arg("initial_values") = py::none()
+#define SOLVE_ARGS                                                                                                    \
+  py::arg("discount") = 1.0, py::arg("tolerance") = 1e-9, py::arg("max_iterations") = 10000,                          \
+  py::arg("min_iterations") = 0, py::arg("threads") = 0, py::arg("relative") = false, py::arg("reference_state") = 0, \
+  py::arg("initial_values") = py::none()
 
 const char* const kMdpDoc =
     "A finite MDP in CSR layout: state s owns pairs [state_begin[s], state_begin[s+1]), pair a owns "
@@ -148,9 +148,12 @@ void init_mdp(py::module_& solvers) {
       .def_property_readonly("num_states", &Mdp::num_states)
       .def_property_readonly("num_pairs", &Mdp::num_pairs)
       .def_property_readonly("num_transitions", &Mdp::num_transitions)
-      .def_property_readonly("state_begin", [](py::object self) { return view(self.cast<const Mdp&>().state_begin, self); })
-      .def_property_readonly("pair_begin", [](py::object self) { return view(self.cast<const Mdp&>().pair_begin, self); })
-      .def_property_readonly("next_state", [](py::object self) { return view(self.cast<const Mdp&>().next_state, self); })
+      .def_property_readonly("state_begin",
+                             [](py::object self) { return view(self.cast<const Mdp&>().state_begin, self); })
+      .def_property_readonly("pair_begin",
+                             [](py::object self) { return view(self.cast<const Mdp&>().pair_begin, self); })
+      .def_property_readonly("next_state",
+                             [](py::object self) { return view(self.cast<const Mdp&>().next_state, self); })
       .def_property_readonly("probability",
                              [](py::object self) { return view(self.cast<const Mdp&>().probability, self); })
       .def_property_readonly("reward", [](py::object self) { return view(self.cast<const Mdp&>().reward, self); })

@@ -349,7 +349,7 @@ void init_ramsis(py::module_& m) {
       },
       py::arg("table"), py::arg("loads"), py::kw_only(), py::arg("slo_ms"), py::arg("workers"), MDP_ARGS,
       py::arg("sweeps") = 100, py::arg("max_violation") = 0.01, py::arg("max_accuracy_gap") = 0.01,
-      py::arg("min_load_step_qps") = 1.0, py::arg("max_policies") = 256, py::arg("threads") = 1);
+      py::arg("min_load_step_qps") = 10.0, py::arg("max_policies") = 256, py::arg("threads") = 1);
 }
 
 }  // namespace servelab::bindings

@@ -32,7 +32,9 @@ PROFILE = servelab.profiles.example("hetero_cpu_gpu")
 # Values for parameters a scheduler requires (has no default for); everything else runs on its
 # defaults. A new scheduler with a required parameter fails test_every_scheduler_can_be_built
 # until it gets an entry here: none is skipped silently.
-REQUIRED_PARAMS: dict[str, dict[str, Any]] = {}
+REQUIRED_PARAMS: dict[str, dict[str, Any]] = {
+    "model_switching": {"loads": [20.0, 60.0], "models": "wnd,rm2"},
+}
 
 # One GPU base instance (two models loaded) and four cheaper CPU instances of three types.
 WORKERS = [

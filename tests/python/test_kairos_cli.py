@@ -23,13 +23,20 @@ def run_json(capsys, argv: list[str]) -> dict:
 
 
 def test_bound_json_lists_every_configuration_ranked(capsys, folder):
-    out = run_json(capsys, ["kairos", "bound", folder, "--model", "rm2", "--formula", "artifact", "--json"])
+    out = run_json(
+        capsys, ["kairos", "bound", folder, "--model", "rm2", "--formula", "artifact", "--json"]
+    )
     assert out["configs"] == len(out["bounds"]) == 331
     assert out["types"] == ["g4dn.xlarge", "c5n.2xlarge", "r5n.large", "t3.xlarge"]
     assert [b["rank"] for b in out["bounds"]] == list(range(1, 332))
     frame = kairos.upper_bounds(folder, "rm2", formula="artifact")
     assert [b["bound"] for b in out["bounds"]] == frame["bound"].tolist()
-    assert out["bounds"][0]["config"] == {"g4dn.xlarge": 1, "c5n.2xlarge": 0, "r5n.large": 13, "t3.xlarge": 0}
+    assert out["bounds"][0]["config"] == {
+        "g4dn.xlarge": 1,
+        "c5n.2xlarge": 0,
+        "r5n.large": 13,
+        "t3.xlarge": 0,
+    }
 
 
 def test_bound_text_and_top(capsys, folder):
@@ -49,8 +56,18 @@ def test_bound_from_a_native_profile_with_a_space_file(capsys, tmp_path):
     (tmp_path / "space.json").write_text(json.dumps(space))
     out = run_json(
         capsys,
-        ["kairos", "bound", str(tmp_path / "toy.json"), "--space", str(tmp_path / "space.json"),
-         "--qos-ms", "11", "--sizes", "uniform(low=1, high=100, round_to=10)", "--json"],
+        [
+            "kairos",
+            "bound",
+            str(tmp_path / "toy.json"),
+            "--space",
+            str(tmp_path / "space.json"),
+            "--qos-ms",
+            "11",
+            "--sizes",
+            "uniform(low=1, high=100, round_to=10)",
+            "--json",
+        ],
     )
     assert out["model"] == "m" and out["configs"] == 6
 
@@ -67,20 +84,49 @@ def test_select(capsys, folder):
 def test_search_with_a_lookup_file(capsys, folder, tmp_path):
     frame = kairos.upper_bounds(folder, "rm2")
     types = frame.attrs["types"]
-    lookup = {",".join(str(int(r[t])) for t in types): 0.9 * r["bound"] for _, r in frame.iterrows()}
+    lookup = {
+        ",".join(str(int(r[t])) for t in types): 0.9 * r["bound"] for _, r in frame.iterrows()
+    }
     (tmp_path / "lookup.json").write_text(json.dumps(lookup))
     out = run_json(
         capsys,
-        ["kairos", "search", folder, "--model", "rm2", "--lookup", str(tmp_path / "lookup.json"),
-         "--method", "kairos+", "--json"],
+        [
+            "kairos",
+            "search",
+            folder,
+            "--model",
+            "rm2",
+            "--lookup",
+            str(tmp_path / "lookup.json"),
+            "--method",
+            "kairos+",
+            "--json",
+        ],
     )
-    assert out["best_config"] == {"g4dn.xlarge": 1, "c5n.2xlarge": 0, "r5n.large": 13, "t3.xlarge": 0}
+    assert out["best_config"] == {
+        "g4dn.xlarge": 1,
+        "c5n.2xlarge": 0,
+        "r5n.large": 13,
+        "t3.xlarge": 0,
+    }
     assert out["evaluations"] == len(out["trace"]) >= 1
     assert out["space_points"] == 331
     out = run_json(
         capsys,
-        ["kairos", "search", folder, "--model", "rm2", "--lookup", str(tmp_path / "lookup.json"),
-         "--method", "random", "--seed", "4", "--json"],
+        [
+            "kairos",
+            "search",
+            folder,
+            "--model",
+            "rm2",
+            "--lookup",
+            str(tmp_path / "lookup.json"),
+            "--method",
+            "random",
+            "--seed",
+            "4",
+            "--json",
+        ],
     )
     assert out["method"].startswith("random")
 
@@ -88,25 +134,67 @@ def test_search_with_a_lookup_file(capsys, folder, tmp_path):
 def test_evaluate_and_search_by_simulation(capsys, folder):
     out = run_json(
         capsys,
-        ["kairos", "evaluate", folder, "--model", "rm2", "--config", "g4dn.xlarge=2,r5n.large=9",
-         "--queries", "500", "--json"],
+        [
+            "kairos",
+            "evaluate",
+            folder,
+            "--model",
+            "rm2",
+            "--config",
+            "g4dn.xlarge=2,r5n.large=9",
+            "--queries",
+            "500",
+            "--json",
+        ],
     )
     assert out["feasible"] and out["rate"] > 50
     same = run_json(
         capsys,
-        ["kairos", "evaluate", folder, "--model", "rm2", "--config", "2,0,9,0", "--queries", "500", "--json"],
+        [
+            "kairos",
+            "evaluate",
+            folder,
+            "--model",
+            "rm2",
+            "--config",
+            "2,0,9,0",
+            "--queries",
+            "500",
+            "--json",
+        ],
     )
     assert same["rate"] == out["rate"]
-    assert main(["kairos", "search", folder, "--model", "rm2", "--queries", "500", "--max-evaluations", "2"]) == 0
+    assert (
+        main(
+            [
+                "kairos",
+                "search",
+                folder,
+                "--model",
+                "rm2",
+                "--queries",
+                "500",
+                "--max-evaluations",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "kairos_plus" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["kairos", "bound", "{folder}", "--model", "rm2", "--budget", "0.2"], "no feasible configuration"),
+        (
+            ["kairos", "bound", "{folder}", "--model", "rm2", "--budget", "0.2"],
+            "no feasible configuration",
+        ),
         (["kairos", "bound", "{folder}", "--model", "resnet"], "no model 'resnet'"),
-        (["kairos", "bound", "{folder}", "--model", "rm2", "--qos-ms", "0.1"], "no configuration can meet it"),
+        (
+            ["kairos", "bound", "{folder}", "--model", "rm2", "--qos-ms", "0.1"],
+            "no configuration can meet it",
+        ),
         (["kairos", "evaluate", "{folder}", "--model", "rm2", "--config", "2,0,9"], "has 3 counts"),
         (["kairos", "evaluate", "{folder}", "--config", "2,0,9,0"], "--model is required"),
         (["kairos", "search", "{folder}", "--model", "rm2", "--method", "sgd"], "method 'sgd'"),

@@ -56,3 +56,42 @@ __all__ = [
     "space_of",
     "upper_bounds",
 ]
+
+# The query distributors' evaluation and comparisons (distributors.py, evaluate.py).
+from .distributors import (  # noqa: E402
+    PAPER_CLAIMS,
+    BestOracle,
+    DrsTuning,
+    OracleResult,
+    OracleSequence,
+    base_type,
+    best_homogeneous,
+    best_oracle_config,
+    compare_distributors,
+    compare_with_homogeneous,
+    default_drs_threshold,
+    fidelity_report,
+    oracle_throughput,
+    tune_drs_threshold,
+)
+from .evaluate import DISTRIBUTORS, capacity_estimate, evaluate  # noqa: E402
+
+__all__ += [
+    "DISTRIBUTORS",
+    "PAPER_CLAIMS",
+    "BestOracle",
+    "DrsTuning",
+    "OracleResult",
+    "OracleSequence",
+    "base_type",
+    "best_homogeneous",
+    "best_oracle_config",
+    "capacity_estimate",
+    "compare_distributors",
+    "compare_with_homogeneous",
+    "default_drs_threshold",
+    "evaluate",
+    "fidelity_report",
+    "oracle_throughput",
+    "tune_drs_threshold",
+]

@@ -65,7 +65,9 @@ class _File:
             self.fail(keys, f"must be a JSON object, got {json.dumps(value)[:40]}")
         return value
 
-    def number(self, value: Any, keys: Sequence[str], *, low: float = 0.0, high: float = math.inf) -> float:
+    def number(
+        self, value: Any, keys: Sequence[str], *, low: float = 0.0, high: float = math.inf
+    ) -> float:
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
@@ -118,8 +120,11 @@ def _aux_profile(f: _File, model: str, name: str, entry: Mapping[str, Any]) -> _
     keys = [model, name]
     for field in ("qps", "vio_batch", "small_ratio", "time_ratio", "all_batch"):
         if field not in entry:
-            f.fail(keys, f"has no {field!r} (an auxiliary type needs qps, vio_batch, small_ratio, "
-                   "time_ratio and all_batch)")
+            f.fail(
+                keys,
+                f"has no {field!r} (an auxiliary type needs qps, vio_batch, small_ratio, "
+                "time_ratio and all_batch)",
+            )
     all_batch = f.obj(entry["all_batch"], [*keys, "all_batch"])
     table: dict[int, float] = {}
     for threshold, qps in all_batch.items():
@@ -160,7 +165,9 @@ def _bound_profile(f: _File, model: str, base: str | None) -> _k.BoundProfile:
             )
         base = bases[0]
     if base not in entries:
-        raise KeyError(f"{f.path}: model {model!r} has no type {base!r} (types: {', '.join(entries)})")
+        raise KeyError(
+            f"{f.path}: model {model!r} has no type {base!r} (types: {', '.join(entries)})"
+        )
     base_entry = entries[base]
     if "qps" not in base_entry:
         f.fail([model, base], "has no 'qps'")
@@ -174,7 +181,9 @@ def _bound_profile(f: _File, model: str, base: str | None) -> _k.BoundProfile:
         raise ValueError(f"{f.path}:{f.line([model])}: {e}") from None
 
 
-def read_allocator_profile(path: PathLike, model: str, *, base: str | None = None) -> _k.BoundProfile:
+def read_allocator_profile(
+    path: PathLike, model: str, *, base: str | None = None
+) -> _k.BoundProfile:
     """One model's bound inputs from ``allocator_profile.json``.
 
     base: the base type; by default the one type without ``vio_batch``. KeyError for an unknown

@@ -40,7 +40,9 @@ InstanceSpace = _k.InstanceSpace
 
 FORMULAS = ("paper", "artifact")
 
-Source = Any  # an artifact folder, a native profile file, a Profile, a BoundProfile or a bounds frame
+Source = (
+    Any  # an artifact folder, a native profile file, a Profile, a BoundProfile or a bounds frame
+)
 
 
 def _check_formula(formula: str) -> str:
@@ -83,12 +85,16 @@ def _load_profile(source: Any) -> Profile | None:
         return source
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} does not exist (give a Kairos artifact folder or a profile file)"
+            )
         if path.is_dir():
             if (path / "data").is_dir() or path.name == "data":
                 return _profiles.import_kairos(path)
             raise FileNotFoundError(
-                f"{path} is neither a Kairos artifact folder (allocator_profile.json, instance.json, "
-                "data/) nor a profile file"
+                f"{path} is neither a Kairos artifact folder (allocator_profile.json, "
+                "instance.json, data/) nor a profile file"
             )
         return _profiles.load(path)
     return None
@@ -99,7 +105,9 @@ def _resolve_model(profile: Profile, model: str | None) -> str:
         return model
     if len(profile.models) == 1:
         return profile.models[0]
-    raise ValueError(f"model=None: the profile holds several models ({', '.join(profile.models)}); name one")
+    raise ValueError(
+        f"model=None: the profile holds several models ({', '.join(profile.models)}); name one"
+    )
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,8 @@ def bound_setup(
     profile = _load_profile(source)
     if profile is None:
         raise ValueError(
-            f"source={source!r} is not an artifact folder, a profile file, a Profile or a BoundProfile"
+            f"source={source!r} is not an artifact folder, a profile file, a Profile or a "
+            "BoundProfile"
         )
     model = _resolve_model(profile, model)
     if qos_ms is None:
@@ -190,7 +199,9 @@ def bound_table(source: Source, model: str | None = None, **kwargs: Any) -> _k.B
     return _k.upper_bounds(setup.inputs, setup.space, setup.formula)
 
 
-def _frame(table: _k.BoundTable, model: str | None, base_violation_share: float | None) -> pd.DataFrame:
+def _frame(
+    table: _k.BoundTable, model: str | None, base_violation_share: float | None
+) -> pd.DataFrame:
     space = table.space
     counts = table.counts
     frame = pd.DataFrame({t: counts[:, k] for k, t in enumerate(space.types)})
@@ -254,7 +265,7 @@ def space_of(frame: pd.DataFrame) -> InstanceSpace:
 
 
 def table_of(frame: pd.DataFrame) -> _k.BoundTable:
-    """A bounds frame (maybe with its ``bound`` column replaced, e.g. by another bound) as a table."""
+    """A bounds frame (its ``bound`` column maybe replaced, e.g. by another bound) as a table."""
     space = space_of(frame)
     missing = [c for c in [*space.types, "bound"] if c not in frame.columns]
     if missing:
@@ -272,7 +283,9 @@ class Selection:
     bound: float
     cost: float
     rank: int
-    rule: str  # "same_base": the top configurations agree on the base count; else "min_distance_sum"
+    rule: (
+        str  # "same_base": the top configurations agree on the base count; else "min_distance_sum"
+    )
     candidates: pd.DataFrame  # the top_k rows, with their distance_sum under "min_distance_sum"
 
     @property
@@ -300,7 +313,10 @@ def select_config(
     types = list(table.space.types)
     # Table indices are enumeration indices; find the frame's rows by their counts.
     counts = table.counts
-    label = {tuple(row): lab for lab, row in zip(frame.index, frame[types].to_numpy().tolist(), strict=True)}
+    label = {
+        tuple(row): lab
+        for lab, row in zip(frame.index, frame[types].to_numpy().tolist(), strict=True)
+    }
     labels = [label[tuple(counts[i].tolist())] for i in chosen["candidates"]]
     row = frame.loc[label[tuple(counts[chosen["index"]].tolist())]]
     candidates = frame.loc[labels].copy()

@@ -27,9 +27,20 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--space", help="a search-space file in instance.json's layout")
     p.add_argument("--budget", type=float, help="budget in $/h (replaces the space's)")
     p.add_argument("--types", help="instance types, base first, comma-separated (profile sources)")
-    p.add_argument("--qos-ms", type=float, help="QoS target; with an artifact folder, derive the inputs from its latencies")
-    p.add_argument("--sizes", default="kairos_mix", help="query-size distribution spec (default kairos_mix)")
-    p.add_argument("--formula", choices=["paper", "artifact"], default="paper", help="bound formula (default paper)")
+    p.add_argument(
+        "--qos-ms",
+        type=float,
+        help="QoS target; with an artifact folder, derive the inputs from its latencies",
+    )
+    p.add_argument(
+        "--sizes", default="kairos_mix", help="query-size distribution spec (default kairos_mix)"
+    )
+    p.add_argument(
+        "--formula",
+        choices=["paper", "artifact"],
+        default="paper",
+        help="bound formula (default paper)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -63,17 +74,39 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     shown = frame if args.top is None else frame.iloc[: args.top]
     if args.json:
         rows = [
-            {"config": _counts(frame, r), "cost": float(r["cost"]), "bound": float(r["bound"]),
-             "rank": int(r["rank"]), "regime": r["regime"]}
+            {
+                "config": _counts(frame, r),
+                "cost": float(r["cost"]),
+                "bound": float(r["bound"]),
+                "rank": int(r["rank"]),
+                "regime": r["regime"],
+            }
             for _, r in shown.iterrows()
         ]
-        print(json.dumps({"model": frame.attrs["model"], "formula": frame.attrs["formula"],
-                          "types": frame.attrs["types"], "budget": frame.attrs["budget"],
-                          "configs": len(frame), "bounds": rows}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "model": frame.attrs["model"],
+                    "formula": frame.attrs["formula"],
+                    "types": frame.attrs["types"],
+                    "budget": frame.attrs["budget"],
+                    "configs": len(frame),
+                    "bounds": rows,
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"{len(frame)} configurations under ${frame.attrs['budget']}/h, model {frame.attrs['model']}, "
-          f"formula {frame.attrs['formula']}; types: {', '.join(frame.attrs['types'])}")
-    print(shown.drop(columns=["regime"]).reset_index().to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(
+        f"{len(frame)} configurations under ${frame.attrs['budget']}/h, "
+        f"model {frame.attrs['model']}, formula {frame.attrs['formula']}; "
+        f"types: {', '.join(frame.attrs['types'])}"
+    )
+    print(
+        shown.drop(columns=["regime"])
+        .reset_index()
+        .to_string(index=False, float_format=lambda x: f"{x:.3f}")
+    )
     return 0
 
 
@@ -83,13 +116,24 @@ def _cmd_select(args: argparse.Namespace) -> int:
     frame = _frame(args)
     choice = select_config(frame, same_base_top=args.same_base_top, top_k=args.top_k)
     if args.json:
-        print(json.dumps({"config": choice.config, "bound": choice.bound, "cost": choice.cost,
-                          "rank": choice.rank, "rule": choice.rule,
-                          "candidates": [_counts(frame, r) for _, r in choice.candidates.iterrows()]},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    "config": choice.config,
+                    "bound": choice.bound,
+                    "cost": choice.cost,
+                    "rank": choice.rank,
+                    "rule": choice.rule,
+                    "candidates": [_counts(frame, r) for _, r in choice.candidates.iterrows()],
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"Kairos picks {choice.config} (rank {choice.rank}, bound {choice.bound:.2f} QPS, "
-          f"${choice.cost:.3f}/h; rule: {choice.rule})")
+    print(
+        f"Kairos picks {choice.config} (rank {choice.rank}, bound {choice.bound:.2f} QPS, "
+        f"${choice.cost:.3f}/h; rule: {choice.rule})"
+    )
     return 0
 
 
@@ -98,7 +142,7 @@ def _objective(args: argparse.Namespace, types: list[str]):
     if args.lookup:
         raw = json.loads(Path(args.lookup).read_text())
         if not isinstance(raw, dict):
-            raise ValueError(f"{args.lookup}: expected a JSON object {{\"n1,n2,...\": value}}")
+            raise ValueError(f'{args.lookup}: expected a JSON object {{"n1,n2,...": value}}')
         table = {}
         for key, value in raw.items():
             counts = tuple(int(x) for x in str(key).replace(" ", "").split(","))
@@ -111,8 +155,15 @@ def _objective(args: argparse.Namespace, types: list[str]):
 
     def simulate(config: dict[str, int]) -> float:
         used = {t: n for t, n in config.items() if n > 0}
-        return evaluate(args.source, used, args.distributor, qos_ms=args.qos_ms, model=args.model,
-                        queries=args.queries, seed=args.seed).rate
+        return evaluate(
+            args.source,
+            used,
+            args.distributor,
+            qos_ms=args.qos_ms,
+            model=args.model,
+            queries=args.queries,
+            seed=args.seed,
+        ).rate
 
     return simulate
 
@@ -123,22 +174,45 @@ def _cmd_search(args: argparse.Namespace) -> int:
     frame = _frame(args)
     if args.model is None:
         args.model = frame.attrs["model"]
-    result = search(frame, objective=_objective(args, frame.attrs["types"]), method=args.method,
-                    seed=args.seed, max_evaluations=args.max_evaluations, bound_pruning=args.bound_pruning)
+    result = search(
+        frame,
+        objective=_objective(args, frame.attrs["types"]),
+        method=args.method,
+        seed=args.seed,
+        max_evaluations=args.max_evaluations,
+        bound_pruning=args.bound_pruning,
+    )
     if args.json:
         trace = result.trace.reset_index().to_dict(orient="records")
-        print(json.dumps({"method": result.method, "found": result.found, "best_config": result.best_config,
-                          "best_value": result.best_value, "best_cost": result.best_cost,
-                          "evaluations": result.evaluations, "evaluations_to_best": result.evaluations_to_best,
-                          "space_points": result.space_points, "share": result.share,
-                          "stop_reason": result.stop_reason, "trace": trace}, indent=2, default=float))
+        print(
+            json.dumps(
+                {
+                    "method": result.method,
+                    "found": result.found,
+                    "best_config": result.best_config,
+                    "best_value": result.best_value,
+                    "best_cost": result.best_cost,
+                    "evaluations": result.evaluations,
+                    "evaluations_to_best": result.evaluations_to_best,
+                    "space_points": result.space_points,
+                    "share": result.share,
+                    "stop_reason": result.stop_reason,
+                    "trace": trace,
+                },
+                indent=2,
+                default=float,
+            )
+        )
         return 0
     if not result.found:
         print("no feasible configuration")
         return 1
-    print(f"{result.method}: best {result.best_config} = {result.best_value:.2f} (${result.best_cost:.3f}/h), "
-          f"found at evaluation {result.evaluations_to_best}; {result.evaluations} evaluations "
-          f"= {100 * result.share:.2f}% of {result.space_points} configurations ({result.stop_reason})")
+    print(
+        f"{result.method}: best {result.best_config} = {result.best_value:.2f} "
+        f"(${result.best_cost:.3f}/h), found at evaluation {result.evaluations_to_best}; "
+        f"{result.evaluations} evaluations = {100 * result.share:.2f}% of "
+        f"{result.space_points} configurations ({result.stop_reason})"
+    )
     return 0
 
 
@@ -163,20 +237,39 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     args.model = _model(args)
     config = _parse_config(args.config, args)
-    found = evaluate(args.source, {t: n for t, n in config.items() if n > 0}, args.distributor,
-                     qos_ms=args.qos_ms, model=args.model, queries=args.queries, seed=args.seed)
+    found = evaluate(
+        args.source,
+        {t: n for t, n in config.items() if n > 0},
+        args.distributor,
+        qos_ms=args.qos_ms,
+        model=args.model,
+        queries=args.queries,
+        seed=args.seed,
+    )
     if args.json:
-        print(json.dumps({"config": config, "distributor": args.distributor, "model": args.model,
-                          "rate": found.rate, "feasible": found.feasible,
-                          "runs": len(found.evaluations)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "config": config,
+                    "distributor": args.distributor,
+                    "model": args.model,
+                    "rate": found.rate,
+                    "feasible": found.feasible,
+                    "runs": len(found.evaluations),
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"{config} under {args.distributor}: allowable throughput {found.rate:.2f} QPS "
-          f"({len(found.evaluations)} runs)")
+    print(
+        f"{config} under {args.distributor}: allowable throughput {found.rate:.2f} QPS "
+        f"({len(found.evaluations)} runs)"
+    )
     return 0
 
 
 def _parse_config(text: str, args: argparse.Namespace) -> dict[str, int]:
-    """"g4dn.xlarge=2,r5n.large=9", or counts "2,0,9,0" in the order of the space's types."""
+    """ "g4dn.xlarge=2,r5n.large=9", or counts "2,0,9,0" in the order of the space's types."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if parts and all("=" in p for p in parts):
         out = {}
@@ -188,8 +281,10 @@ def _parse_config(text: str, args: argparse.Namespace) -> dict[str, int]:
 
     types = list(bound_setup(args.source, args.model, **_bound_args(args)).space.types)
     if len(parts) != len(types):
-        raise ValueError(f"--config {text!r} has {len(parts)} counts, the space has {len(types)} types "
-                         f"({', '.join(types)})")
+        raise ValueError(
+            f"--config {text!r} has {len(parts)} counts, the space has {len(types)} types "
+            f"({', '.join(types)})"
+        )
     return {t: _count(n, text) for t, n in zip(types, parts, strict=True)}
 
 
@@ -205,37 +300,58 @@ def _count(text: str, whole: str) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Adds the `kairos` command and its subcommands to servelab's CLI."""
-    p = sub.add_parser("kairos", help="Kairos: upper bounds, one-shot selection, Kairos+ search, evaluation")
+    p = sub.add_parser(
+        "kairos", help="Kairos: upper bounds, one-shot selection, Kairos+ search, evaluation"
+    )
     ksub = p.add_subparsers(dest="kairos_command", required=True)
 
-    b = ksub.add_parser("bound", help="every configuration under the budget with its cost and bound, ranked")
+    b = ksub.add_parser(
+        "bound", help="every configuration under the budget with its cost and bound, ranked"
+    )
     _common(b)
     b.add_argument("--top", type=int, help="show only the N highest bounds")
     b.set_defaults(run=_cmd_bound)
 
     s = ksub.add_parser("select", help="Kairos's one-shot configuration (no online evaluation)")
     _common(s)
-    s.add_argument("--same-base-top", type=int, default=3, help="top configurations checked for one base count")
-    s.add_argument("--top-k", type=int, default=10, help="configurations among which the centroid is chosen")
+    s.add_argument(
+        "--same-base-top", type=int, default=3, help="top configurations checked for one base count"
+    )
+    s.add_argument(
+        "--top-k", type=int, default=10, help="configurations among which the centroid is chosen"
+    )
     s.set_defaults(run=_cmd_select)
 
     def evaluation_args(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--distributor", default="kairos", help="registered distributor spec (default kairos)")
+        q.add_argument(
+            "--distributor", default="kairos", help="registered distributor spec (default kairos)"
+        )
         q.add_argument("--queries", type=int, default=20000, help="queries per simulation run")
         q.add_argument("--seed", type=int, default=0)
 
-    se = ksub.add_parser("search", help="search the configurations with evaluations (Kairos+ or a competitor)")
+    se = ksub.add_parser(
+        "search", help="search the configurations with evaluations (Kairos+ or a competitor)"
+    )
     _common(se)
     evaluation_args(se)
-    se.add_argument("--method", default="kairos+",
-                    help="kairos+, random, genetic, bo, annealing, hill_climbing or exhaustive")
+    se.add_argument(
+        "--method",
+        default="kairos+",
+        help="kairos+, random, genetic, bo, annealing, hill_climbing or exhaustive",
+    )
     se.add_argument("--lookup", help='values instead of simulations: JSON {"2,0,9,0": qps, ...}')
     se.add_argument("--max-evaluations", type=int, default=0, help="0: no limit")
-    se.add_argument("--bound-pruning", action="store_true", help="give competitors Kairos+'s bound pruning")
+    se.add_argument(
+        "--bound-pruning", action="store_true", help="give competitors Kairos+'s bound pruning"
+    )
     se.set_defaults(run=_cmd_search)
 
-    ev = ksub.add_parser("evaluate", help="allowable throughput of one configuration under a distributor")
+    ev = ksub.add_parser(
+        "evaluate", help="allowable throughput of one configuration under a distributor"
+    )
     _common(ev)
     evaluation_args(ev)
-    ev.add_argument("--config", required=True, help='"2,0,9,0" (space order) or "g4dn.xlarge=2,r5n.large=9"')
+    ev.add_argument(
+        "--config", required=True, help='"2,0,9,0" (space order) or "g4dn.xlarge=2,r5n.large=9"'
+    )
     ev.set_defaults(run=_cmd_evaluate)

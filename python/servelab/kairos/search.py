@@ -64,13 +64,13 @@ class SearchResult:
         return self.evaluations / self.space_points if self.space_points else float("nan")
 
     def evaluations_to_reach(self, value: float, tolerance: float = 1e-9) -> int:
-        """Evaluations after which a configuration worth at least ``value`` had been evaluated (0: never)."""
+        """Evaluations until a configuration worth ``value`` or more was evaluated (0: never)."""
         hits = self.trace.index[self.trace["value"] >= value - tolerance]
         return int(hits[0]) if len(hits) else 0
 
 
 def _objective(objective: Objective, types: Sequence[str]) -> Callable[[tuple[int, ...]], float]:
-    """The C++ side calls with a counts tuple; users get {type: count}, or a lookup by tuple/dict."""
+    """C++ calls with a counts tuple; users get {type: count}, or a lookup by tuple or dict."""
     if isinstance(objective, Mapping):
 
         def lookup(counts: tuple[int, ...]) -> float:
@@ -80,7 +80,9 @@ def _objective(objective: Objective, types: Sequence[str]) -> Callable[[tuple[in
             for key, value in objective.items():
                 if isinstance(key, Mapping) and tuple(sorted(key.items())) == named:
                     return float(value)
-            raise KeyError(f"objective has no value for configuration {counts} ({', '.join(types)})")
+            raise KeyError(
+                f"objective has no value for configuration {counts} ({', '.join(types)})"
+            )
 
         return lookup
     if not callable(objective):
@@ -118,7 +120,9 @@ def search(
     """
     if method not in METHODS:
         raise KeyError(f"method {method!r} is not one of {', '.join(METHODS)}")
-    frame = source if isinstance(source, pd.DataFrame) else upper_bounds(source, model, **bound_args)
+    frame = (
+        source if isinstance(source, pd.DataFrame) else upper_bounds(source, model, **bound_args)
+    )
     table = table_of(frame)
     types = list(table.space.types)
     raw = _k.search(
@@ -131,15 +135,32 @@ def search(
         bound_pruning=bound_pruning,
         **dict(params or {}),
     )
-    bounds = dict(zip(map(tuple, table.counts.tolist()), zip(table.bound, table.rank, strict=True), strict=True))
+    bounds = dict(
+        zip(
+            map(tuple, table.counts.tolist()),
+            zip(table.bound, table.rank, strict=True),
+            strict=True,
+        )
+    )
     rows = []
     best = float("-inf")
     for index, config, value, cost, _feasible in raw["trace"]:
         best = max(best, value)
         bound, rank = bounds[tuple(config)]
-        rows.append({"evaluation": index, **dict(zip(types, config, strict=True)), "value": value,
-                     "best_so_far": best, "cost": cost, "bound": bound, "rank": int(rank)})
-    trace = pd.DataFrame(rows, columns=["evaluation", *types, "value", "best_so_far", "cost", "bound", "rank"])
+        rows.append(
+            {
+                "evaluation": index,
+                **dict(zip(types, config, strict=True)),
+                "value": value,
+                "best_so_far": best,
+                "cost": cost,
+                "bound": bound,
+                "rank": int(rank),
+            }
+        )
+    trace = pd.DataFrame(
+        rows, columns=["evaluation", *types, "value", "best_so_far", "cost", "bound", "rank"]
+    )
     trace = trace.set_index("evaluation")
     best_config = raw["best_config"]
     return SearchResult(
@@ -174,7 +195,9 @@ def compare_searches(
     optimum: the best value of the space (default: found by exhaustive search). Objective values
     are cached across methods, so each configuration is evaluated once.
     """
-    frame = source if isinstance(source, pd.DataFrame) else upper_bounds(source, model, **bound_args)
+    frame = (
+        source if isinstance(source, pd.DataFrame) else upper_bounds(source, model, **bound_args)
+    )
     types = list(frame.attrs["types"])
     cache: dict[tuple[int, ...], float] = {}
     user = _objective(objective, types)
@@ -190,7 +213,9 @@ def compare_searches(
     rows = []
     for method in methods:
         for seed in seeds if method not in ("kairos+", "kairos_plus", "exhaustive") else seeds[:1]:
-            r = search(frame, objective=cached, method=method, seed=seed, bound_pruning=bound_pruning)
+            r = search(
+                frame, objective=cached, method=method, seed=seed, bound_pruning=bound_pruning
+            )
             to_opt = r.evaluations_to_reach(optimum, tolerance=1e-9 * max(1.0, abs(optimum)))
             rows.append(
                 {

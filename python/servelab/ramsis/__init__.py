@@ -1,1 +1,52 @@
-"""RAMSIS (EuroSys'24): per-worker MDP policies for model selection that exploit arrival lulls."""
+"""RAMSIS (EuroSys'24): per-worker MDP policies for model selection that exploit arrival lulls.
+
+Offline: ``build_mdp`` / ``solve`` / ``evaluate`` / ``policy_set`` generate per-worker policies and
+their guarantees from a task's latency table (``image_task`` / ``text_task`` read the artifact's
+data); ``save`` / ``load`` / ``to_json`` / ``from_json`` move them around; ``plot_policy`` draws
+one. Online: the scheduler, its baselines and the simulation harness.
+"""
+
+from .plotting import plot_policy, plot_policy_set
+from .policy import (
+    LatencyTable,
+    PolicySet,
+    RamsisMdp,
+    WorkerPolicy,
+    build_mdp,
+    evaluate,
+    from_json,
+    latency_table,
+    load,
+    policy_set,
+    policy_table,
+    save,
+    simulate_worker,
+    solve,
+    to_json,
+)
+from .tasks import IMAGE_MODELS, TEXT_MODELS, TaskData, image_task, text_task
+
+__all__ = [
+    "IMAGE_MODELS",
+    "TEXT_MODELS",
+    "LatencyTable",
+    "PolicySet",
+    "RamsisMdp",
+    "TaskData",
+    "WorkerPolicy",
+    "build_mdp",
+    "evaluate",
+    "from_json",
+    "image_task",
+    "latency_table",
+    "load",
+    "plot_policy",
+    "plot_policy_set",
+    "policy_set",
+    "policy_table",
+    "save",
+    "simulate_worker",
+    "solve",
+    "text_task",
+    "to_json",
+]

@@ -31,11 +31,10 @@ their deadline) and ``violation_rate`` (late served queries / served queries); p
 
 from __future__ import annotations
 
-import csv
 import functools
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,11 +42,10 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..profiles import Profile
 from ..results import COMPLETED, Result
+from .tasks import HARDWARE, TaskData, image_task, text_task
 from .trace import TRACE_DURATION_S, LoadTrace, read_load_trace
 
-HARDWARE = "cloud_cpu"
 #: The statistic RAMSIS, its baselines and the artifact's simulator use for latency.
 PERCENTILE = 95
 #: The artifact's policy grid for the trace: 200..4000 queries/s in steps of 200.
@@ -56,51 +54,8 @@ POLICY_LOADS: tuple[float, ...] = tuple(200.0 * i for i in range(1, 21))
 CONSTANT_LOADS: tuple[float, ...] = tuple(400.0 * i for i in range(1, 11))
 CONSTANT_DURATION_S = 30.0
 METHODS = ("ramsis", "jellyfish", "model_switching")
+TASKS = ("image", "text")
 DATA_ENV = "SERVELAB_RAMSIS_DATA"
-
-
-@dataclass(frozen=True)
-class Task:
-    """One inference task of the evaluation."""
-
-    name: str
-    folder: str  # the profile folder of the artifact
-    models: tuple[str, ...]  # fastest first (the artifact's order)
-    slos_ms: tuple[float, ...]  # the paper's three SLOs
-
-
-TASKS: dict[str, Task] = {
-    "image": Task(
-        "image",
-        "image_cloud_cpu",
-        (
-            "shufflenet_v2_x0_5",
-            "mobilenet_v3_large",
-            "efficientnet_b0",
-            "efficientnet_b2",
-            "efficientnet_b3",
-            "efficientnet_b4",
-            "efficientnet_v2_s",
-            "efficientnet_v2_m",
-            "efficientnet_v2_l",
-        ),
-        (150.0, 300.0, 500.0),
-    ),
-    "text": Task(
-        "text",
-        "text_cloud_cpu",
-        ("bert_tiny", "bert_mini", "bert_small", "bert_medium", "bert_base"),
-        (100.0, 200.0, 300.0),
-    ),
-}
-
-
-def get_task(task: str | Task) -> Task:
-    if isinstance(task, Task):
-        return task
-    if task not in TASKS:
-        raise KeyError(f"task={task!r} is not one of {', '.join(TASKS)}")
-    return TASKS[task]
 
 
 def data_dir(data: str | os.PathLike[str] | None = None) -> Path:
@@ -115,52 +70,23 @@ def data_dir(data: str | os.PathLike[str] | None = None) -> Path:
     path = Path(data)
     if not (path / "derived").is_dir():
         raise FileNotFoundError(f"data={str(path)!r} has no derived/ folder (the RAMSIS data set)")
-    return path
+    return path.resolve()
 
 
 @functools.cache
-def _task_profile(task: Task, data: Path, percentile: int) -> Profile:
-    latency: dict[str, dict[int, float]] = {m: {} for m in task.models}
-    table = data / "derived" / "mdp_latency_table.csv"
-    with table.open(newline="") as f:
-        for line, row in enumerate(csv.DictReader(f), start=2):
-            if row["task"] != task.folder or row["model"] not in latency:
-                continue
-            if int(row["percentile"]) != percentile:
-                continue
-            try:
-                latency[row["model"]][int(row["batch_size"])] = float(row["latency_us"]) / 1e6
-            except ValueError:
-                raise ValueError(f"{table}:{line}: bad batch_size or latency_us in {row}") from None
-    accuracy: dict[str, float] = {}
-    with (data / "derived" / "accuracy.csv").open(newline="") as f:
-        for row in csv.DictReader(f):
-            accuracy[row["model"]] = float(row["top1_accuracy_pct"]) / 100.0
-    profile = Profile(f"RAMSIS artifact, {task.folder}, p{percentile} latency (derived table)")
-    profile.add_hardware(HARDWARE)
-    profile.set_price(HARDWARE, 0.0)  # cost is not what the RAMSIS experiments compare
-    for model in task.models:
-        if not latency[model]:
-            raise ValueError(f"{table}: no p{percentile} latency for {task.folder}/{model}")
-        if model not in accuracy:
-            raise KeyError(f"derived/accuracy.csv has no accuracy for {model}")
-        for batch, seconds in sorted(latency[model].items()):
-            profile.set_latency(HARDWARE, model, batch, samples_s=[seconds])
-        profile.set_accuracy(model, accuracy[model])
-    return profile
+def _task_cached(name: str, data: Path) -> TaskData:
+    if name == "image":
+        return image_task(data, percentile=PERCENTILE)
+    return text_task(data, percentile=PERCENTILE)
 
 
-def task_profile(
-    task: str | Task = "image",
-    data: str | os.PathLike[str] | None = None,
-    *,
-    percentile: int = PERCENTILE,
-) -> Profile:
-    """The task's models on one ``cloud_cpu`` worker type: the p95 latency (one value per batch
-    1..32, from ``derived/mdp_latency_table.csv``) and the top-1 accuracy as a fraction."""
-    if percentile not in (90, 95):
-        raise ValueError(f"percentile={percentile!r}: the derived table has 90 and 95")
-    return _task_profile(get_task(task), data_dir(data).resolve(), percentile)
+def get_task(task: str | TaskData, data: str | os.PathLike[str] | None = None) -> TaskData:
+    """The task's models, latency table and profile (``tasks.image_task`` / ``text_task``), cached."""
+    if isinstance(task, TaskData):
+        return task
+    if task not in TASKS:
+        raise KeyError(f"task={task!r} is not one of {', '.join(TASKS)}")
+    return _task_cached(task, data_dir(data))
 
 
 def twitter_trace(data: str | os.PathLike[str] | None = None) -> LoadTrace:
@@ -222,55 +148,43 @@ def _trace(trace: Any, data: Any) -> LoadTrace:
     raise ValueError(f"trace={trace!r} must be True/'twitter', a LoadTrace or a trace file path")
 
 
-@functools.cache
-def _policies_cached(
-    task: Task, data: Path, slo_ms: float, workers: int, loads: tuple[float, ...]
-) -> Any:
-    from . import policy_set  # the MDP side of the package
+# Policy sets and ModelSwitching tables cost seconds to make: each is kept per configuration for
+# the life of the process (keyed by the task object, which the cache keeps alive).
+_CACHE: dict[tuple, tuple[TaskData, Any]] = {}
 
-    return policy_set(
-        task_profile(task, data), HARDWARE, list(task.models), slo_ms=slo_ms, workers=workers,
-        loads=list(loads),
-    )  # fmt: skip
+
+def _cached(kind: str, task: TaskData, key: tuple, make: Any) -> Any:
+    full = (kind, id(task), *key)
+    if full not in _CACHE:
+        _CACHE[full] = (task, make())
+    return _CACHE[full][1]
 
 
 def ramsis_policies(
-    task: str | Task,
+    task: str | TaskData,
     *,
     slo_ms: float,
     workers: int,
     loads: Sequence[float],
+    threads: int = 1,
     data: str | os.PathLike[str] | None = None,
 ) -> Any:
-    """RAMSIS's policy set for a task (FLD D=100, maximal batching, Poisson arrivals, round-robin
-    over ``workers``), one policy per load; cached per configuration within the process."""
-    return _policies_cached(
-        get_task(task), data_dir(data).resolve(), float(slo_ms), int(workers),
-        tuple(float(x) for x in loads),
+    """RAMSIS's policy set for a task as the artifact makes it (FLD D=100, N=32, maximal batching,
+    Poisson arrivals, round-robin over ``workers``, 100 value-iteration sweeps), one policy per
+    load of ``loads`` (no refinement); cached per configuration within the process."""
+    t = get_task(task, data)
+    grid = [float(x) for x in loads]
+    return _cached(
+        "policies", t, (float(slo_ms), int(workers), tuple(grid)),
+        lambda: _core.ramsis.generate_policy_set(
+            t.table, grid, slo_ms=float(slo_ms), workers=int(workers), max_accuracy_gap=0.0,
+            threads=threads,
+        ),
     )  # fmt: skip
 
 
-@functools.cache
-def _ms_table_cached(
-    task: Task,
-    data: Path,
-    slo_ms: float,
-    workers: int,
-    loads: tuple[float, ...],
-    duration_s: float,
-    seed: int,
-    threads: int,
-) -> dict[str, Any]:
-    from .baselines import model_switching_table
-
-    return model_switching_table(
-        task_profile(task, data), list(task.models), workers=workers, slo_ms=slo_ms,
-        loads=list(loads), duration_s=duration_s, seed=seed, threads=threads,
-    )  # fmt: skip
-
-
-def ms_table(
-    task: str | Task,
+def make_ms_table(
+    task: str | TaskData,
     *,
     slo_ms: float,
     workers: int,
@@ -280,38 +194,53 @@ def ms_table(
     threads: int = 1,
     data: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """ModelSwitching's choice table for a task (see ``baselines.model_switching_table``), cached."""
-    return _ms_table_cached(
-        get_task(task), data_dir(data).resolve(), float(slo_ms), int(workers),
-        tuple(float(x) for x in loads), float(duration_s), int(seed), int(threads),
+    """ModelSwitching's choice table for a task (``baselines.model_switching_table``: one
+    ``duration_s`` run per model and load, as the artifact's MS_gen), cached."""
+    from .baselines import model_switching_table
+
+    t = get_task(task, data)
+    grid = [float(x) for x in loads]
+    return _cached(
+        "ms_table", t, (float(slo_ms), int(workers), tuple(grid), float(duration_s), int(seed)),
+        lambda: model_switching_table(
+            t.profile, list(t.models), workers=int(workers), slo_ms=float(slo_ms), loads=grid,
+            duration_s=float(duration_s), seed=int(seed), threads=threads,
+        ),
     )  # fmt: skip
 
 
 def make_method(
     method: str,
-    task: str | Task,
+    task: str | TaskData,
     *,
     workers: int,
     slo_ms: float,
     load: float | None = None,
     loads: Sequence[float] = POLICY_LOADS,
     ms_duration_s: float = TRACE_DURATION_S,
+    ms_table: Any = None,
     threads: int = 1,
     data: str | os.PathLike[str] | None = None,
 ) -> _core.Scheduler:
     """The scheduler of one method as the experiments configure it: with a known constant ``load``,
-    or (load None) with the load monitor over the ``loads`` grid."""
+    or (load None) with the load monitor over the ``loads`` grid. ``ms_table`` ({load: model} or a
+    model_switching_table result) replaces ModelSwitching's generated table, e.g. with the
+    artifact's own (``baselines.read_policy_gen``)."""
     from .baselines import jellyfish, model_switching
 
     grid = [float(load)] if load is not None else [float(x) for x in loads]
     known = float(load) if load is not None else 0.0
     if method == "ramsis":
-        policies = ramsis_policies(task, slo_ms=slo_ms, workers=workers, loads=grid, data=data)
+        policies = ramsis_policies(
+            task, slo_ms=slo_ms, workers=workers, loads=grid, threads=threads, data=data
+        )
         return _core.ramsis.ramsis_scheduler(policies, load_qps=known)
     if method == "jellyfish":
         return jellyfish(loads=grid, load_qps=known, slo_ms=slo_ms)
     if method == "model_switching":
-        table = ms_table(
+        if ms_table is not None:
+            return model_switching(ms_table, load_qps=known, slo_ms=slo_ms)
+        table = make_ms_table(
             task, slo_ms=slo_ms, workers=workers, loads=grid, duration_s=ms_duration_s,
             threads=threads, data=data,
         )  # fmt: skip
@@ -320,7 +249,7 @@ def make_method(
 
 
 def simulate(
-    task: str | Task = "image",
+    task: str | TaskData = "image",
     scheduler: Any = "ramsis",
     workers: int = 60,
     *,
@@ -333,6 +262,7 @@ def simulate(
     loads: Sequence[float] = POLICY_LOADS,
     trace_mode: str = "artifact",
     ms_duration_s: float = TRACE_DURATION_S,
+    ms_table: Any = None,
     threads: int = 1,
 ) -> RamsisRun:
     """Simulates one method on one configuration of the paper's evaluation.
@@ -343,9 +273,10 @@ def simulate(
     constant Poisson for ``duration_s`` = 30 s) and ``trace`` (True: the Twitter trace of ``data``,
     ``duration_s`` = 300 s, played as ``trace_mode``) is given. slo_ms: default the task's first
     (tightest) SLO. loads: the policy grid used with a trace. ms_duration_s: the length of each
-    simulation that builds ModelSwitching's table. data: the RAMSIS data folder.
+    simulation that builds ModelSwitching's table; ms_table: a given table instead. data: the RAMSIS
+    data folder.
     """
-    t = get_task(task)
+    t = get_task(task, data)
     if (load is None) == (trace is None):
         raise ValueError("give exactly one of load= (queries/s) and trace=")
     if load is not None and not (isinstance(load, int | float) and load > 0):
@@ -355,7 +286,7 @@ def simulate(
     slo = float(slo_ms) if slo_ms is not None else t.slos_ms[0]
     if not slo > 0:
         raise ValueError(f"slo_ms={slo_ms!r} must be positive")
-    profile = task_profile(t, data)
+    profile = t.profile
     if load is not None:
         duration = CONSTANT_DURATION_S if duration_s is None else float(duration_s)
         arrivals: Any = _core.Poisson(float(load))
@@ -371,7 +302,7 @@ def simulate(
         method = scheduler
         sched = make_method(
             method, t, workers=workers, slo_ms=slo, load=load, loads=loads,
-            ms_duration_s=ms_duration_s, threads=threads, data=data,
+            ms_duration_s=ms_duration_s, ms_table=ms_table, threads=threads, data=data,
         )  # fmt: skip
     else:
         from ..schedulers import make_scheduler
@@ -393,3 +324,247 @@ def simulate(
     summary = summarize(result)
     summary["sim_seconds"] = wall
     return RamsisRun(method, t.name, workers, slo, load, trace_name, result, summary)
+
+
+# ---- the paper's comparisons ------------------------------------------------------------------
+
+#: What the artifact's plot.py prints (appendix A.4.2, image task, SLO 150 ms): RAMSIS's accuracy
+#: gain in percentage points, (average, highest), on the Twitter trace at 60/70/80 workers and at
+#: constant loads 400..4000 queries/s with 60 workers.
+ARTIFACT_GAINS: dict[str, dict[str, tuple[float, float]]] = {
+    "trace": {"jellyfish": (5.70, 8.07), "model_switching": (3.48, 4.63)},
+    "constant": {"jellyfish": (3.70, 15.04), "model_switching": (1.84, 6.71)},
+}
+
+
+def satisfiable(
+    task: str | TaskData,
+    *,
+    slo_ms: float,
+    workers: int,
+    load: float | None = None,
+    trace: Any = None,
+    data: str | os.PathLike[str] | None = None,
+) -> bool:
+    """Whether ``workers`` can serve the load within the SLO, by RAMSIS's own guarantee (Sec.
+    5.1): the expected violation rate of its policy for ``load`` is below 1%; for a ``trace``, the
+    expected violation rate of the policies of its loads, weighted by the queries each load
+    brings, is below 1% (short peaks above capacity are allowed, as a trace has them)."""
+    return expected_violation(task, slo_ms=slo_ms, workers=workers, load=load, trace=trace, data=data) < 0.01
+
+
+def expected_violation(
+    task: str | TaskData,
+    *,
+    slo_ms: float,
+    workers: int,
+    load: float | None = None,
+    trace: Any = None,
+    data: str | os.PathLike[str] | None = None,
+) -> float:
+    """RAMSIS's expected violation rate for a constant ``load`` or, load-weighted, for a ``trace``
+    (one policy per distinct load of the trace)."""
+    if (load is None) == (trace is None):
+        raise ValueError("give exactly one of load= and trace=")
+    if load is not None:
+        loads, weights = np.array([float(load)]), np.array([1.0])
+    else:
+        lt = _trace(trace, data)
+        loads, counts = np.unique(lt.loads_qps.astype(float), return_counts=True)
+        weights = loads * counts
+    policies = ramsis_policies(task, slo_ms=slo_ms, workers=workers, loads=loads.tolist(), data=data)
+    per_load = np.array([policies.lookup(float(x)).expected_violation for x in loads])
+    return float((per_load * weights).sum() / weights.sum())
+
+
+def compare_methods(
+    task: str | TaskData = "image",
+    *,
+    workers: Sequence[int] = (60,),
+    loads: Sequence[float] | None = CONSTANT_LOADS,
+    trace: Any = None,
+    slo_ms: float | None = None,
+    methods: Sequence[str] = METHODS,
+    duration_s: float | None = None,
+    ms_duration_s: float = TRACE_DURATION_S,
+    ms_tables: Mapping[int, Any] | None = None,
+    seed: int = 0,
+    threads: int = 1,
+    data: str | os.PathLike[str] | None = None,
+) -> Any:
+    """Runs every method on every configuration: the constant ``loads`` x ``workers``, or with
+    ``trace`` the trace x ``workers``. Returns a pandas DataFrame, one row per run: method,
+    workers, load_qps (None for the trace), accuracy_per_satisfied_query (%), violation_rate,
+    satisfiable (see :func:`satisfiable`) and the rest of ``RamsisRun.summary``. ``ms_tables``:
+    {workers: table} to give ModelSwitching a table (e.g. the artifact's) instead of generating
+    one with ``ms_duration_s`` runs."""
+    import pandas as pd
+
+    t = get_task(task, data)
+    slo = float(slo_ms) if slo_ms is not None else t.slos_ms[0]
+    rows = []
+    configs: list[tuple[int, float | None]]
+    if trace is not None:
+        configs = [(w, None) for w in workers]
+        lt = _trace(trace, data)
+    else:
+        if loads is None:
+            raise ValueError("give loads= (constant loads) or trace=")
+        configs = [(w, float(x)) for w in workers for x in loads]
+    for w, load in configs:
+        ok = satisfiable(
+            t, slo_ms=slo, workers=w, load=load, trace=lt if load is None else None, data=data
+        )
+        for method in methods:
+            run = simulate(
+                t, method, w, load=load, trace=lt if load is None else None, slo_ms=slo,
+                duration_s=duration_s, seed=seed, data=data, ms_duration_s=ms_duration_s,
+                ms_table=None if ms_tables is None else ms_tables.get(w), threads=threads,
+            )  # fmt: skip
+            rows.append({**run.row(), "satisfiable": ok})
+    return pd.DataFrame(rows)
+
+
+def accuracy_gains(frame: Any, *, only_satisfiable: bool = False) -> dict[str, dict[str, float]]:
+    """RAMSIS's accuracy gain over each baseline in percentage points, as the artifact's plot.py
+    computes it: per configuration (workers, load) RAMSIS minus the baseline, then the average and
+    the highest. ``only_satisfiable`` keeps the configurations :func:`compare_methods` marked so."""
+    df = frame[frame["satisfiable"]] if only_satisfiable else frame
+    wide = df.pivot_table(
+        index=["workers", "load_qps"], columns="method", values="accuracy_per_satisfied_query",
+        dropna=False,
+    ) if df["load_qps"].notna().any() else df.pivot_table(
+        index="workers", columns="method", values="accuracy_per_satisfied_query"
+    )  # fmt: skip
+    out = {}
+    for baseline in ("jellyfish", "model_switching"):
+        if "ramsis" not in wide or baseline not in wide:
+            continue
+        diff = (wide["ramsis"] - wide[baseline]).dropna()
+        out[baseline] = {
+            "mean": float(diff.mean()) if len(diff) else float("nan"),
+            "max": float(diff.max()) if len(diff) else float("nan"),
+            "min": float(diff.min()) if len(diff) else float("nan"),
+            "configurations": int(len(diff)),
+        }
+    return out
+
+
+def scheduler(policies: Any, *, load_qps: float = 0.0, window_ms: float = 500.0) -> _core.Scheduler:
+    """The RAMSIS online scheduler for ``policies`` (a PolicySet, a WorkerPolicy or a policy set
+    JSON path), for servelab.simulate and servelab.serve: round-robin per-worker EDF queues; at each
+    decision the policy of the load estimated over the last ``window_ms`` (or the known
+    ``load_qps``) maps (queue length, earliest slack) to (model, batch)."""
+    return _core.ramsis.ramsis_scheduler(policies, load_qps=load_qps, window_ms=window_ms)
+
+
+# ---- the evaluation as a whole ----------------------------------------------------------------
+
+ARTIFACT_MS_FOLDER = "policy_gen/image_cloud_cpu_ModelSwitching_instances-{workers}_150ms_0.01"
+
+
+@dataclass
+class EvaluationPart:
+    """One panel of the evaluation: a task, an SLO and a workload over its configurations."""
+
+    task: str
+    slo_ms: float
+    workload: str  # "trace" or "constant"
+    frame: Any  # compare_methods' DataFrame
+    gains: dict[str, dict[str, float]]
+    gains_satisfiable: dict[str, dict[str, float]]
+    artifact: dict[str, tuple[float, float]] | None = None  # ARTIFACT_GAINS where they apply
+
+
+def paper_evaluation(
+    size: str = "reduced",
+    *,
+    data: str | os.PathLike[str] | None = None,
+    threads: int = 1,
+    artifact_ms_tables: bool = True,
+) -> list[EvaluationPart]:
+    """The comparison of Sec. 7.1/7.2 in simulation. ``size="reduced"`` (quick, the tests): image at
+    150 ms on the trace with 60/70/80 workers and at constant loads 400..4000 with 60 workers (the
+    artifact's own setting, with its ModelSwitching tables when ``artifact_ms_tables``), and text at
+    100 ms on the trace with 20/60/100 workers and at five constant loads with 20 workers (tables
+    from 60 s runs). ``size="full"``: both tasks at all three SLOs, the trace with 20..100 workers,
+    the constant loads with 60 (image) or 20 (text) workers, tables from 300 s runs."""
+    if size not in ("reduced", "full"):
+        raise ValueError(f"size={size!r} must be 'reduced' or 'full'")
+    root = data_dir(data)
+    parts = []
+
+    def add(task: str, slo: float, workload: str, workers: Sequence[int], **kw: Any) -> None:
+        frame = compare_methods(
+            task, workers=workers, slo_ms=slo, threads=threads, data=root, **kw
+        )
+        artifact = None
+        if task == "image" and slo == 150.0 and tuple(workers) in ((60, 70, 80), (60,)):
+            artifact = ARTIFACT_GAINS[workload]
+        parts.append(
+            EvaluationPart(
+                task, slo, workload, frame, accuracy_gains(frame),
+                accuracy_gains(frame, only_satisfiable=True), artifact,
+            )  # fmt: skip
+        )
+
+    if size == "reduced":
+        image_models = list(get_task("image", root).models)
+        tables = None
+        if artifact_ms_tables:
+            from .baselines import read_policy_gen
+
+            tables = {
+                w: read_policy_gen(root / ARTIFACT_MS_FOLDER.format(workers=w), image_models)
+                for w in (60, 70, 80)
+            }
+        add("image", 150.0, "trace", (60, 70, 80), trace=True, ms_tables=tables)
+        add("image", 150.0, "constant", (60,), loads=CONSTANT_LOADS, ms_tables=tables)
+        add("text", 100.0, "trace", (20, 60, 100), trace=True, ms_duration_s=60.0)
+        add("text", 100.0, "constant", (20,), loads=CONSTANT_LOADS[1::2], ms_duration_s=60.0)
+        return parts
+    for task in TASKS:
+        t = get_task(task, root)
+        for slo in t.slos_ms:
+            add(task, slo, "trace", tuple(range(20, 101, 10)), trace=True)
+            add(task, slo, "constant", (60,) if task == "image" else (20,), loads=CONSTANT_LOADS)
+    return parts
+
+
+def format_evaluation(parts: Sequence[EvaluationPart]) -> str:
+    """The evaluation as text: per panel, each configuration's accuracy and violation rate by
+    method, then RAMSIS's gains (all configurations and the satisfiable ones) beside the artifact's
+    where it reports them."""
+    lines = []
+    for p in parts:
+        lines.append(f"== {p.task}, SLO {p.slo_ms:g} ms, {p.workload}")
+        key = "workers" if p.workload == "trace" else "load_qps"
+        lines.append(
+            f"{key:>9} {'sat':>4} "
+            + " ".join(f"{m + ' acc% / viol%':>32}" for m in METHODS)
+        )
+        for value, group in p.frame.groupby(key, sort=True):
+            cells = []
+            for m in METHODS:
+                row = group[group["method"] == m]
+                if row.empty:
+                    cells.append(f"{'-':>32}")
+                    continue
+                acc = row["accuracy_per_satisfied_query"].iloc[0]
+                viol = row["violation_rate"].iloc[0]
+                cells.append(f"{acc:>22.2f} / {100 * viol:>7.3f}")
+            sat = "yes" if bool(group["satisfiable"].iloc[0]) else "no"
+            lines.append(f"{value:>9g} {sat:>4} " + " ".join(cells))
+        for baseline in ("jellyfish", "model_switching"):
+            g, gs = p.gains.get(baseline), p.gains_satisfiable.get(baseline)
+            if g is None:
+                continue
+            text = (
+                f"  RAMSIS vs {baseline}: mean {g['mean']:+.2f} max {g['max']:+.2f} pp "
+                f"(satisfiable: mean {gs['mean']:+.2f}, min {gs['min']:+.2f})"
+            )
+            if p.artifact is not None:
+                mean, best = p.artifact[baseline]
+                text += f"; artifact: mean {mean:+.2f} max {best:+.2f}"
+            lines.append(text)
+    return "\n".join(lines)

@@ -3,7 +3,9 @@
 Each solver lives in its own module; this package re-exports their public names.
 """
 
+from . import lp
 from .lap import linear_sum_assignment
+from .lp import LinearProgram, LPResult, solve_lp
 from .mdp import (
     Mdp,
     MdpSolution,

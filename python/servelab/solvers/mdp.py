@@ -132,8 +132,8 @@ class Mdp:
             mask = np.asarray(allowed)
             if mask.shape != (n_states, n_actions) or mask.dtype != np.bool_:
                 raise ValueError(
-                    f"allowed must be a bool array of shape (states, actions)={(n_states, n_actions)}, "
-                    f"got {mask.dtype} {mask.shape}"
+                    "allowed must be a bool array of shape (states, actions)="
+                    f"{(n_states, n_actions)}, got {mask.dtype} {mask.shape}"
                 )
         states, actions = np.nonzero(mask)  # row-major: by state, then action
         rows = p[actions, states, :]  # one row of next-state probabilities per pair

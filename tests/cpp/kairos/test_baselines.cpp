@@ -57,7 +57,7 @@ TEST(Drs, DefaultThresholdIsWhatEveryAuxiliaryTypeServesWithinQos) {
 
 TEST(Clockwork, NeverSendsAQueryWhereItWouldMissQos) {
   // Service times equal the predictions, so every query that is not rejected meets its deadline.
-  const auto r = run(random_spec(30, 800, mixed(), 300), "clockwork");
+  const auto r = run(random_spec(30, 800, mixed(), 300), "clockwork(reject_late=True)");
   std::int64_t rejected = 0;
   for (std::size_t i = 0; i < r.queries.size_of(); ++i) {
     if (r.queries.status[i] == 0) {
@@ -68,8 +68,11 @@ TEST(Clockwork, NeverSendsAQueryWhereItWouldMissQos) {
     }
   }
   EXPECT_GT(rejected, 0);  // overloaded: some cannot make it anywhere
-  const auto keep = run(random_spec(30, 800, mixed(), 300), "clockwork(reject_late=False)");
+  // By default it still serves such a query, where it finishes first: like least_finish_time.
+  const auto keep = run(random_spec(30, 800, mixed(), 300), "clockwork");
   for (const auto s : keep.queries.status) EXPECT_EQ(s, 0);
+  const auto lft = run(random_spec(30, 800, mixed(), 300), "least_finish_time");
+  EXPECT_EQ(keep.queries.worker, lft.queries.worker);
 }
 
 TEST(Clockwork, JoinsTheQueueWhereTheQueryFinishesFirst) {

@@ -145,8 +145,8 @@ TEST(UpperBound, EdgeCasesTheArtifactDividesByZeroOn) {
                    3 * 4.0 + 20.0);
   EXPECT_EQ(r, Regime::AuxiliaryServesAll);
   // No base instance: large queries cannot be served at all.
-  EXPECT_DOUBLE_EQ(UpperBound(two_types(), {"gpu", "cpu"}, Aggregation::Artifact).bound(std::vector<std::int64_t>{0, 3}),
-                   0.0);
+  EXPECT_DOUBLE_EQ(
+      UpperBound(two_types(), {"gpu", "cpu"}, Aggregation::Artifact).bound(std::vector<std::int64_t>{0, 3}), 0.0);
 }
 
 // Two auxiliary types whose parameters do not grow together: the aggregations differ.
@@ -253,9 +253,9 @@ TEST(DeriveBoundProfile, ArtifactAndPaperRegionsOnALinearProfile) {
   EXPECT_NEAR(art.base_qps, 1 / 0.0055, 1e-9);
   ASSERT_EQ(art.auxiliaries.size(), 1u);
   const AuxiliaryProfile& a = art.auxiliaries[0];
-  EXPECT_EQ(a.vio_batch, 6);  // 12 ms > 10.5 ms
-  EXPECT_NEAR(a.small_ratio, 0.6, 1e-12);          // sizes <= 6
-  EXPECT_NEAR(a.time_ratio, 21.0 / 55.0, 1e-12);   // (1+...+6) / (1+...+10)
+  EXPECT_EQ(a.vio_batch, 6);                      // 12 ms > 10.5 ms
+  EXPECT_NEAR(a.small_ratio, 0.6, 1e-12);         // sizes <= 6
+  EXPECT_NEAR(a.time_ratio, 21.0 / 55.0, 1e-12);  // (1+...+6) / (1+...+10)
   EXPECT_NEAR(a.qps, 0.6 / (0.002 * 21 / 10), 1e-9);
   EXPECT_NEAR(a.all_batch.at(6), a.qps, 0);
   EXPECT_DOUBLE_EQ(art.base_violation_share, 0.0);
@@ -264,7 +264,7 @@ TEST(DeriveBoundProfile, ArtifactAndPaperRegionsOnALinearProfile) {
   const BoundProfile paper = derive_bound_profile(p, {"gpu", "cpu"}, "m", 0.0105, sizes, o);
   const AuxiliaryProfile& b = paper.auxiliaries[0];
   EXPECT_EQ(b.vio_batch, 6);
-  EXPECT_NEAR(b.small_ratio, 0.5, 1e-12);         // sizes < 6: those that meet QoS
+  EXPECT_NEAR(b.small_ratio, 0.5, 1e-12);  // sizes < 6: those that meet QoS
   EXPECT_NEAR(b.time_ratio, 15.0 / 55.0, 1e-12);
   EXPECT_NEAR(b.qps, 0.5 / (0.002 * 15 / 10), 1e-9);
   // Q_b^{s+} from the ratios is the base's rate on the large sizes alone: 1 / E[L | b >= 6].
@@ -273,8 +273,7 @@ TEST(DeriveBoundProfile, ArtifactAndPaperRegionsOnALinearProfile) {
 }
 
 TEST(DeriveBoundProfile, AuxiliaryMeetingQoSEverywhereServesAll) {
-  const BoundProfile d =
-      derive_bound_profile(linear_profile(), {"gpu", "cpu"}, "m", 1.0, workload::UniformSize(1, 10));
+  const BoundProfile d = derive_bound_profile(linear_profile(), {"gpu", "cpu"}, "m", 1.0, workload::UniformSize(1, 10));
   EXPECT_EQ(d.auxiliaries[0].vio_batch, kNoViolation);
   EXPECT_DOUBLE_EQ(d.auxiliaries[0].small_ratio, 1.0);
   const InstanceSpace space{{"gpu", "cpu"}, {1, 1}, {1, 1}, 2};
@@ -318,6 +317,17 @@ TEST(DeriveBoundProfile, KairosMixSmallRatioMatchesTheAnalyticCdf) {
   // Sizes <= 470: uniform 200..599 contributes ceil(v/10)*10 <= 470, i.e. v <= 470: 271 of 400.
   const double cdf = 8.0 / 99 + 64.0 / 99 + 22.0 / 99 * 271 / 400;
   EXPECT_NEAR(d.auxiliaries[0].small_ratio, cdf, 1e-6);
+}
+
+}  // namespace
+}  // namespace servelab::kairos
+
+namespace servelab::kairos {
+namespace {
+
+TEST(ConfigSpace, HugeSpacesAreRefusedNotAllocated) {
+  const InstanceSpace huge{{"a", "b", "c", "d", "e"}, {1, 1, 1, 1, 1}, {100, 100, 100, 100, 100}, 500};
+  EXPECT_THROW(enumerate_configs(huge), ValueError);
 }
 
 }  // namespace

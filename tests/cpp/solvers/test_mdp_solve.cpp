@@ -329,6 +329,9 @@ TEST(MdpSolve, CtrlCStopsTheSweeps) {
   servelab::core::InterruptScope scope([&] { return ++asked >= 3; }, std::chrono::nanoseconds(0));
   EXPECT_THROW(mdp::value_iteration(m, {.tolerance = 0, .max_iterations = 1000000}), servelab::Interrupted);
   EXPECT_EQ(asked, 3);
+  asked = 0;  // with worker threads running: they are stopped and joined on the way out
+  EXPECT_THROW(mdp::value_iteration(m, {.tolerance = 0, .max_iterations = 1000000, .threads = 3}),
+               servelab::Interrupted);
   asked = 0;
   EXPECT_THROW(mdp::stationary_distribution(m, mdp::Policy(50, 0), {.tolerance = 0, .max_iterations = 1000000}),
                servelab::Interrupted);
@@ -357,9 +360,9 @@ TEST(MdpSolve, FixedStepCountMatchesAPlainPowerIteration) {
   EXPECT_EQ(st.distribution, x);
   EXPECT_EQ(st.iterations, 1000);
   for (int threads : {2, 3}) {
-    EXPECT_EQ(mdp::stationary_distribution(m, policy, {.tolerance = 0, .max_iterations = 1000, .threads = threads},
-                                           start)
-                  .distribution,
-              x);
+    EXPECT_EQ(
+        mdp::stationary_distribution(m, policy, {.tolerance = 0, .max_iterations = 1000, .threads = threads}, start)
+            .distribution,
+        x);
   }
 }

@@ -35,13 +35,13 @@ void check_solve_options(const Mdp& mdp, const SolveOptions& o, const char* func
   if (!(o.tolerance >= 0.0)) throw ValueError(str(function, ": tolerance=", o.tolerance, " must be >= 0"));
   if (o.max_iterations < 0) throw ValueError(str(function, ": max_iterations=", o.max_iterations, " must be >= 0"));
   if (o.min_iterations < 0 || o.min_iterations > o.max_iterations) {
-    throw ValueError(str(function, ": min_iterations=", o.min_iterations, " must be in [0, max_iterations=",
-                         o.max_iterations, "]"));
+    throw ValueError(
+        str(function, ": min_iterations=", o.min_iterations, " must be in [0, max_iterations=", o.max_iterations, "]"));
   }
   if (o.threads < 0) throw ValueError(str(function, ": threads=", o.threads, " must be >= 0 (0: automatic)"));
   if (o.reference_state < 0 || o.reference_state >= mdp.num_states()) {
-    throw ValueError(str(function, ": reference_state=", o.reference_state, " is not a state (there are ",
-                         mdp.num_states(), ")"));
+    throw ValueError(
+        str(function, ": reference_state=", o.reference_state, " is not a state (there are ", mdp.num_states(), ")"));
   }
   if (o.relative && o.discount != 1.0) {
     throw ValueError(str(function, ": relative=true needs discount=1 (got ", o.discount, ")"));

@@ -24,14 +24,13 @@ std::string where(std::int64_t pair, std::int32_t state, std::int64_t first_pair
   return str("pair ", pair, " (state ", state, ", action ", pair - first_pair_of_state, ")");
 }
 
-void check_offsets(const std::vector<std::int64_t>& offsets, const char* name, std::int64_t end,
-                   const char* end_name) {
+void check_offsets(const std::vector<std::int64_t>& offsets, const char* name, std::int64_t end, const char* end_name) {
   if (offsets.empty()) throw ValueError(str("mdp: ", name, " is empty (it needs one offset more than its items)"));
   if (offsets.front() != 0) throw ValueError(str("mdp: ", name, "[0]=", offsets.front(), " must be 0"));
   for (std::size_t i = 1; i < offsets.size(); ++i) {
     if (offsets[i] < offsets[i - 1]) {
-      throw ValueError(str("mdp: ", name, "[", i, "]=", offsets[i], " is below ", name, "[", i - 1, "]=",
-                           offsets[i - 1], " (offsets must not decrease)"));
+      throw ValueError(str("mdp: ", name, "[", i, "]=", offsets[i], " is below ", name, "[", i - 1,
+                           "]=", offsets[i - 1], " (offsets must not decrease)"));
     }
   }
   if (offsets.back() != end) {
@@ -52,8 +51,8 @@ void Mdp::validate(double tolerance) const {
   if (pair_begin.empty()) throw ValueError("mdp: pair_begin is empty (it needs num_pairs + 1 offsets)");
   check_offsets(state_begin, "state_begin", num_pairs(), "num_pairs (pair_begin size - 1)");
   if (next_state.size() != probability.size()) {
-    throw ValueError(str("mdp: next_state has ", next_state.size(), " entries but probability has ",
-                         probability.size(), " (one each per transition)"));
+    throw ValueError(str("mdp: next_state has ", next_state.size(), " entries but probability has ", probability.size(),
+                         " (one each per transition)"));
   }
   check_offsets(pair_begin, "pair_begin", num_transitions(), "num_transitions");
   if (reward.size() != static_cast<std::size_t>(num_pairs())) {
@@ -79,8 +78,8 @@ void Mdp::validate(double tolerance) const {
                                " is out of range [0, ", states, ")"));
         }
         if (!(probability[t] >= 0.0 && probability[t] <= 1.0)) {
-          throw ValueError(str("mdp: transition ", t, " of ", where(a, s, first), ": probability=",
-                               number(probability[t]), " is outside [0, 1]"));
+          throw ValueError(str("mdp: transition ", t, " of ", where(a, s, first),
+                               ": probability=", number(probability[t]), " is outside [0, 1]"));
         }
         sum += probability[t];
       }
@@ -94,8 +93,8 @@ void Mdp::validate(double tolerance) const {
 
 void MdpBuilder::reserve(std::int32_t states, std::int64_t pairs, std::int64_t transitions) {
   if (states < 0 || pairs < 0 || transitions < 0) {
-    throw ValueError(str("MdpBuilder.reserve: states=", states, ", pairs=", pairs, ", transitions=", transitions,
-                         " must be >= 0"));
+    throw ValueError(
+        str("MdpBuilder.reserve: states=", states, ", pairs=", pairs, ", transitions=", transitions, " must be >= 0"));
   }
   mdp_.state_begin.reserve(static_cast<std::size_t>(states) + 1);
   mdp_.pair_begin.reserve(static_cast<std::size_t>(pairs) + 1);
@@ -125,8 +124,8 @@ std::int64_t MdpBuilder::add_action(double reward) {
 void MdpBuilder::add_transition(std::int32_t next, double probability) {
   const std::size_t n = mdp_.state_begin.size();
   if (n < 2 || mdp_.state_begin[n - 1] == mdp_.state_begin[n - 2]) {
-    throw ValueError(str("MdpBuilder.add_transition: state ", mdp_.num_states() - 1,
-                         " has no action yet (add_action first)"));
+    throw ValueError(
+        str("MdpBuilder.add_transition: state ", mdp_.num_states() - 1, " has no action yet (add_action first)"));
   }
   mdp_.next_state.push_back(next);
   mdp_.probability.push_back(probability);
@@ -147,13 +146,12 @@ Mdp MdpBuilder::finish(double tolerance) {
 
 void validate_policy(const Mdp& mdp, const Policy& policy) {
   if (policy.size() != static_cast<std::size_t>(mdp.num_states())) {
-    throw ValueError(
-        str("policy has ", policy.size(), " entries, expected one per state (", mdp.num_states(), ")"));
+    throw ValueError(str("policy has ", policy.size(), " entries, expected one per state (", mdp.num_states(), ")"));
   }
   for (std::int32_t s = 0; s < mdp.num_states(); ++s) {
     if (policy[s] < 0 || policy[s] >= mdp.num_actions(s)) {
-      throw ValueError(str("policy[", s, "]=", policy[s], " is not an action of state ", s, " (it has ",
-                           mdp.num_actions(s), ")"));
+      throw ValueError(
+          str("policy[", s, "]=", policy[s], " is not an action of state ", s, " (it has ", mdp.num_actions(s), ")"));
     }
   }
 }
@@ -175,8 +173,8 @@ std::vector<double> expected_rewards(const Mdp& mdp, std::span<const double> tra
     double sum = 0.0;
     for (std::int64_t t = mdp.pair_begin[a]; t < mdp.pair_begin[a + 1]; ++t) {
       if (!std::isfinite(transition_reward[t])) {
-        throw ValueError(str("transition_reward[", t, "]=", number(transition_reward[t]), " (pair ", a,
-                             ") is not finite"));
+        throw ValueError(
+            str("transition_reward[", t, "]=", number(transition_reward[t]), " (pair ", a, ") is not finite"));
       }
       sum += mdp.probability[t] * transition_reward[t];
     }

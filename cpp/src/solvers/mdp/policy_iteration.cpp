@@ -43,8 +43,8 @@ GainBias average_reward(const Mdp& mdp, const Policy& policy, std::int32_t refer
   detail::check_shape(mdp, "average_reward");
   validate_policy(mdp, policy);
   if (reference_state < 0 || reference_state >= mdp.num_states()) {
-    throw ValueError(str("average_reward: reference_state=", reference_state, " is not a state (there are ",
-                         mdp.num_states(), ")"));
+    throw ValueError(
+        str("average_reward: reference_state=", reference_state, " is not a state (there are ", mdp.num_states(), ")"));
   }
   double error = 0.0;
   return detail::solve_average(mdp, policy, reference_state, &error, "average_reward");

@@ -81,7 +81,7 @@ Stationary stationary_distribution(const Mdp& mdp, const Policy& policy, const S
   const auto bounds = detail::balanced_ranges(in.begin, team.size());
   const auto step = [&](int member) {
     const std::int32_t d0 = bounds[member], d1 = bounds[member + 1];
-    detail::row_dots(rows, x.data(), [](std::int64_t d) { return d; }, d0, d1, y.data());
+    for (std::int32_t d = d0; d < d1; ++d) y[d] = rows.dot(d, x.data());
     if (o.lazy) {
       for (std::int32_t d = d0; d < d1; ++d) y[d] = 0.5 * (x[d] + y[d]);
     }
@@ -92,7 +92,8 @@ Stationary stationary_distribution(const Mdp& mdp, const Policy& policy, const S
   // method finds the cycle with one saved iterate; the loop then skips whole periods, so the
   // result is still bit-identical to running every step.
   std::vector<double> saved = x;
-  std::int32_t saved_at = 0, window = 1;
+  std::int32_t saved_at = 0;
+  std::int64_t window = 1;
   bool skipped = false;
   std::vector<double> changes;  // per step until the skip, to see if a step in the cycle would stop the loop
   Stationary out;
@@ -103,12 +104,14 @@ Stationary stationary_distribution(const Mdp& mdp, const Policy& policy, const S
     double total = 0.0;  // sums in state order, on one thread: the same for any thread count
     for (const double p : y) total += p;
     if (!(total > 0) || !std::isfinite(total)) {
-      throw ValueError(str("stationary_distribution: the probability mass became ", total, " after ",
-                           out.iterations, " steps (is the MDP valid?)"));
+      throw ValueError(str("stationary_distribution: the probability mass became ", total, " after ", out.iterations,
+                           " steps (is the MDP valid?)"));
     }
-    for (auto& p : y) p /= total;
     double change = 0.0;
-    for (std::int32_t s = 0; s < n; ++s) change += std::abs(y[s] - x[s]);
+    for (std::int32_t s = 0; s < n; ++s) {
+      y[s] /= total;
+      change += std::abs(y[s] - x[s]);
+    }
     out.residual = change;
     std::swap(x, y);
     if (change < o.tolerance && out.iterations >= o.min_iterations) break;
@@ -117,8 +120,8 @@ Stationary stationary_distribution(const Mdp& mdp, const Policy& policy, const S
     if (std::memcmp(x.data(), saved.data(), x.size() * sizeof(double)) == 0) {
       skipped = true;
       const std::int32_t period = out.iterations - saved_at;
-      const bool stops_in_cycle = std::any_of(changes.end() - period, changes.end(),
-                                              [&](double c) { return c < o.tolerance; });
+      const bool stops_in_cycle =
+          std::any_of(changes.end() - period, changes.end(), [&](double c) { return c < o.tolerance; });
       if (!stops_in_cycle) out.iterations = o.max_iterations - (o.max_iterations - out.iterations) % period;
     } else if (out.iterations - saved_at == window) {
       saved = x;

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "bellman.hpp"
-
 namespace servelab::solvers::mdp::detail {
 
 namespace {
@@ -30,9 +28,9 @@ Sweeper::Sweeper(const Mdp& mdp, double discount, int threads, const Policy* fix
     : mdp_(mdp),
       discount_(discount),
       fixed_(fixed),
-      team_(choose_threads(threads, fixed ? mdp.num_transitions() / std::max<std::int64_t>(1, mdp.num_pairs()) *
-                                                mdp.num_states()
-                                          : mdp.num_transitions(),
+      team_(choose_threads(threads,
+                           fixed ? mdp.num_transitions() / std::max<std::int64_t>(1, mdp.num_pairs()) * mdp.num_states()
+                                 : mdp.num_transitions(),
                            mdp.num_states())),
       parts_(static_cast<std::size_t>(team_.size())) {
   const auto weights = transitions_before_state(mdp, fixed);
@@ -62,8 +60,8 @@ void Sweeper::q_values(const double* v, double* q) {
 }
 
 void Sweeper::sweep_part(int member) {
-  const std::int32_t s0 = bounds_[member], s1 = bounds_[member + 1];
   const SparseRows rows = pair_rows(mdp_);
+  const std::int32_t s0 = bounds_[member], s1 = bounds_[member + 1];
   const double* reward = mdp_.reward.data();
   const std::int64_t* state_begin = mdp_.state_begin.data();
   double lowest = std::numeric_limits<double>::infinity();
@@ -71,7 +69,7 @@ void Sweeper::sweep_part(int member) {
 
   if (q_only_) {
     for (std::int64_t a = state_begin[s0]; a < state_begin[s1]; ++a) {
-      v_new_[a] = reward[a] + discount_ * row_dot(rows, a, v_);
+      v_new_[a] = reward[a] + discount_ * rows.dot(a, v_);
     }
     return;
   }
@@ -80,12 +78,12 @@ void Sweeper::sweep_part(int member) {
     std::int32_t arg = 0;
     if (fixed_) {
       const std::int64_t a = state_begin[s] + (*fixed_)[s];
-      best = reward[a] + discount_ * row_dot(rows, a, v_);
+      best = reward[a] + discount_ * rows.dot(a, v_);
     } else {
       const std::int64_t first = state_begin[s];
-      best = reward[first] + discount_ * row_dot(rows, first, v_);
+      best = reward[first] + discount_ * rows.dot(first, v_);
       for (std::int64_t a = first + 1; a < state_begin[s + 1]; ++a) {
-        const double q = reward[a] + discount_ * row_dot(rows, a, v_);
+        const double q = reward[a] + discount_ * rows.dot(a, v_);
         if (q > best) {  // strictly: ties stay with the lowest action index
           best = q;
           arg = static_cast<std::int32_t>(a - first);

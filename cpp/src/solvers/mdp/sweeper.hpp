@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bellman.hpp"
 #include "servelab/solvers/mdp/mdp.hpp"
 #include "team.hpp"
 

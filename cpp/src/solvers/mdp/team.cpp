@@ -8,7 +8,7 @@ namespace servelab::solvers::mdp::detail {
 namespace {
 // Below this many transitions per thread and sweep, waking a thread costs more than it saves
 // (a sweep over 100k transitions takes tens of microseconds).
-constexpr std::int64_t kWorkPerThread = 150'000;
+constexpr std::int64_t kWorkPerThread = 100'000;
 constexpr int kMaxThreads = 256;
 }  // namespace
 

@@ -27,8 +27,8 @@ Solution iterate(const Mdp& mdp, const SolveOptions& o, const Policy* fixed, con
     core::check_interrupt();
     change = sweeper.sweep(v.data(), v_new.data(), nullptr);
     ++out.iterations;
-    out.residual = undiscounted ? change.highest - change.lowest
-                                : std::max(std::abs(change.lowest), std::abs(change.highest));
+    out.residual =
+        undiscounted ? change.highest - change.lowest : std::max(std::abs(change.lowest), std::abs(change.highest));
     if (o.relative) {
       const double offset = v_new[o.reference_state];
       for (auto& x : v_new) x -= offset;

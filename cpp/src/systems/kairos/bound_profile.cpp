@@ -75,8 +75,8 @@ BoundProfile derive_bound_profile(const profile::Profile& profile, const std::ve
   for (const std::string& t : types) curves.push_back(curve_of(profile, t, m, model, qos_seconds, options));
 
   // Sizes beyond the shortest profile cannot be priced: they must be (almost) impossible.
-  const auto shortest = std::min_element(curves.begin(), curves.end(),
-                                         [](const TypeCurve& a, const TypeCurve& b) { return a.max_batch < b.max_batch; });
+  const auto shortest = std::min_element(
+      curves.begin(), curves.end(), [](const TypeCurve& a, const TypeCurve& b) { return a.max_batch < b.max_batch; });
   const std::int64_t top = shortest->max_batch;
   const std::int32_t round_to = sizes.round_to();
   const auto expect = [&](const std::function<double(std::int64_t)>& g) {
@@ -99,9 +99,8 @@ BoundProfile derive_bound_profile(const profile::Profile& profile, const std::ve
   BoundProfile out;
   out.base = types[0];
   out.base_qps = 1.0 / base_time;
-  out.base_violation_share = mean([&](std::int64_t b) {
-    return curves[0].qos_latency[static_cast<std::size_t>(b - 1)] > qos_seconds ? 1.0 : 0.0;
-  });
+  out.base_violation_share = mean(
+      [&](std::int64_t b) { return curves[0].qos_latency[static_cast<std::size_t>(b - 1)] > qos_seconds ? 1.0 : 0.0; });
   if (out.base_violation_share >= 1 - 1e-12) {
     throw ValueError(str("qos=", qos_seconds * 1e3, " ms is below the latency of model '", model,
                          "' on the base type '", types[0], "' at every query size (", curves[0].qos_latency[0] * 1e3,

@@ -2,9 +2,10 @@
 // Every instance has its own FCFS queue. The controller tracks when each instance will be free
 // (its running batch by busy_until, plus the predicted latency of everything queued there) and
 // sends each arriving query to the queue where it is predicted to finish first among those where
-// it meets its QoS target (ties: lowest worker id). A query that would miss QoS everywhere is
-// rejected (dropped, "would miss its QoS on every worker"), as Clockwork rejects requests it cannot
-// serve in time; with reject_late=False it joins the queue where it finishes first instead.
+// it meets its QoS target (ties: lowest worker id). Kairos describes CLKWRK as guaranteeing QoS
+// "unless none of the instances can meet the QoS target": such a query still joins the queue
+// where it finishes first. With reject_late=True it is rejected instead (dropped, "would miss its
+// QoS on every worker"), as Clockwork itself rejects requests it cannot serve in time.
 // Predictions use the profile's decision statistic.
 #include <algorithm>
 #include <memory>
@@ -104,9 +105,10 @@ void register_clockwork(sched::SchedulerRegistry& registry) {
        "CLKWRK (Clockwork's controller, OSDI'20) as compared in Kairos: per-instance FCFS queues; each query joins "
        "the queue where it is predicted to finish first among those meeting its QoS.",
        {ParamSpec::non_negative("qos_ms", 0.0, "QoS target, ms (0: each query's deadline - arrival)"),
-        ParamSpec{"reject_late", ParamType::Bool, true,
-                  "drop a query that would miss QoS everywhere (False: queue it where it finishes first)", {}, {},
-                  false, {}}},
+        ParamSpec{"reject_late", ParamType::Bool, false,
+                  "drop a query that would miss QoS everywhere (Clockwork's admission control) instead of queueing "
+                  "it where it finishes first",
+                  {}, {}, false, {}}},
        [](const Params& p) {
          return std::make_shared<Clockwork>(p.get_float("qos_ms"), p.get_bool("reject_late"), p.describe());
        }});

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/core/interrupt.hpp"
 
 namespace servelab::kairos {
 
@@ -83,6 +84,11 @@ ConfigTable enumerate_configs(const InstanceSpace& space) {
     const double cost = config_cost(space.prices, current);
     std::size_t d = n - 1;
     if (within_budget(cost, space.budget)) {
+      if (costs.size() == static_cast<std::size_t>(solvers::search::kMaxEnumeratedPoints)) {
+        throw ValueError(str("the space has more than ", solvers::search::kMaxEnumeratedPoints,
+                             " configurations under budget=", space.budget, "; lower max_count or the budget"));
+      }
+      if ((costs.size() & 0xffff) == 0) core::check_interrupt();
       counts.insert(counts.end(), current.begin(), current.end());
       costs.push_back(cost);
     } else {

@@ -320,6 +320,7 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
   const auto n_rows = static_cast<std::int64_t>(rows_.size());
   if (n_rows == 0) return 0;
   stats_.max_rows = std::max(stats_.max_rows, n_rows);
+  stats_.total_rows += n_rows;
 
   const Nanos now = view.now();
   const std::size_t n_classes = class_rep_.size();

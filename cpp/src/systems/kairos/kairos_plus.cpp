@@ -13,16 +13,14 @@ solvers::search::Problem search_problem(const BoundTable& table, solvers::search
   if (table.configs.empty()) throw ValueError("the bound table is empty: no feasible configuration to search");
   auto bounds = std::make_shared<std::map<solvers::search::Config, double>>();
   for (std::size_t i = 0; i < table.configs.size(); ++i) bounds->emplace(table.configs.config(i), table.bound[i]);
-  solvers::search::Problem problem =
-      solvers::search::maximize_problem(table.space.to_search_space(), std::move(objective),
-                                        [bounds](const solvers::search::Config& c) {
-                                          const auto it = bounds->find(c);
-                                          if (it == bounds->end()) {
-                                            throw KeyError(str("configuration ", solvers::search::SearchSpace::format(c),
-                                                               " is not in the bound table"));
-                                          }
-                                          return it->second;
-                                        });
+  solvers::search::Problem problem = solvers::search::maximize_problem(
+      table.space.to_search_space(), std::move(objective), [bounds](const solvers::search::Config& c) {
+        const auto it = bounds->find(c);
+        if (it == bounds->end()) {
+          throw KeyError(str("configuration ", solvers::search::SearchSpace::format(c), " is not in the bound table"));
+        }
+        return it->second;
+      });
   problem.bound_pruning = bound_pruning;
   return problem;
 }

@@ -148,10 +148,10 @@ UpperBound::Aggregate UpperBound::aggregate(std::uint64_t mask) const {
     const AuxiliaryProfile& a = aux_[k];
     const auto it = a.all_batch.find(agg.s);
     if (it == a.all_batch.end()) {
-      throw KeyError(str("all_batch of '", a.type, "' has no entry for batch ",
-                         agg.s == kNoViolation ? std::string("none") : str(agg.s),
-                         " (the largest vio_batch of the auxiliary types in the configuration); it has: ",
-                         thresholds(a.all_batch)));
+      throw KeyError(str(
+          "all_batch of '", a.type, "' has no entry for batch ",
+          agg.s == kNoViolation ? std::string("none") : str(agg.s),
+          " (the largest vio_batch of the auxiliary types in the configuration); it has: ", thresholds(a.all_batch)));
     }
     agg.aux_qps[k] = it->second;
   }
@@ -253,11 +253,13 @@ BoundTable table_from_bounds(const InstanceSpace& space, const std::vector<std::
                                         counts.begin() + static_cast<std::ptrdiff_t>((r + 1) * k));
     const auto it = index.find(row);
     if (it == index.end()) {
-      throw ValueError(str("row ", r, " ", solvers::search::SearchSpace::format(row),
-                           " is not a configuration of the space"));
+      throw ValueError(
+          str("row ", r, " ", solvers::search::SearchSpace::format(row), " is not a configuration of the space"));
     }
-    if (seen[it->second]) throw ValueError(str("row ", r, " ", solvers::search::SearchSpace::format(row), " is repeated"));
-    if (std::isnan(bounds[r])) throw ValueError(str("bound of row ", r, " ", solvers::search::SearchSpace::format(row), " is nan"));
+    if (seen[it->second])
+      throw ValueError(str("row ", r, " ", solvers::search::SearchSpace::format(row), " is repeated"));
+    if (std::isnan(bounds[r]))
+      throw ValueError(str("bound of row ", r, " ", solvers::search::SearchSpace::format(row), " is nan"));
     seen[it->second] = true;
     table.bound[it->second] = bounds[r];
   }

@@ -178,6 +178,8 @@ PolicySet generate_policy_set(const LatencyTable& table, const PolicySetOptions&
     for (const auto& [load, p] : made) sorted.emplace_back(load, &p);
     for (std::size_t i = 0; i + 1 < sorted.size(); ++i) {
       if (static_cast<std::int32_t>(made.size() + todo.size()) >= o.max_policies) break;
+      // Between two loads nothing can serve, a finer grid tells nothing new.
+      if (!sorted[i].second->feasible && !sorted[i + 1].second->feasible) continue;
       const double gap = std::abs(sorted[i].second->expected_accuracy - sorted[i + 1].second->expected_accuracy);
       const double mid = 0.5 * (sorted[i].first + sorted[i + 1].first);
       if (gap >= o.max_accuracy_gap && sorted[i + 1].first - sorted[i].first >= 2 * o.min_load_step_qps) {

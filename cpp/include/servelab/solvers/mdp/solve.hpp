@@ -30,7 +30,7 @@ struct SolveOptions {
   // Relative value iteration (discount 1): after each sweep subtract the new value of
   // reference_state from every value, so values stay bounded and converge to the bias.
   bool relative = false;
-  std::int32_t reference_state = 0;  // also the state whose bias is 0 in average-reward policy iteration
+  std::int32_t reference_state = 0;      // also the state whose bias is 0 in average-reward policy iteration
   std::vector<double> initial_values{};  // empty: all zero
 };
 
@@ -52,7 +52,8 @@ Solution value_iteration(const Mdp& mdp, const SolveOptions& options = {});
 // discount < 1: Howard's policy iteration with exact policy evaluation. discount 1: average-reward
 // policy iteration (every policy met must be unichain; values are the bias, 0 at reference_state,
 // gain is the optimal average reward). Starts from the greedy policy of initial_values; an action
-// is only replaced by a strictly better one, so the loop ends. iterations = improvement rounds.
+// is only replaced by a strictly better one, so the loop ends. iterations = improvement rounds
+// (at most max_iterations); tolerance, min_iterations and relative are not used.
 Solution policy_iteration(const Mdp& mdp, const SolveOptions& options = {});
 // Values of a fixed policy (iterative for discount 1, i.e. the total reward over max_iterations).
 std::vector<double> evaluate_policy(const Mdp& mdp, const Policy& policy, const SolveOptions& options = {});

@@ -6,8 +6,8 @@
 //              the others to the auxiliary types, each side first come, first served (the
 //              threshold is tuned by hill climbing in Python: servelab.kairos.tune_drs_threshold);
 //   clockwork  Clockwork's (OSDI'20) central controller: per-instance FCFS queues; each query joins
-//              the queue where it is predicted to finish first among those where it meets QoS,
-//              and is rejected when it would miss QoS everywhere;
+//              the queue where it is predicted to finish first among those where it meets QoS
+//              (where it finishes first when it meets QoS nowhere, or rejected: reject_late);
 //   oracle     the greedy rule of Kairos's ORCL run online: an idle base instance takes the
 //              largest pending query, an idle auxiliary one the smallest pending query it serves
 //              within QoS. (ORCL itself is an offline bound that knows every query in advance:

@@ -18,11 +18,11 @@
 namespace servelab::kairos {
 
 struct InstanceSpace {
-  std::vector<std::string> types;        // types[0]: the base type; unique, non-empty names
-  std::vector<double> prices;            // $/h per instance, finite, >= 0
-  std::vector<std::int64_t> max_count;   // per type, >= 0
-  double budget = 0.0;                   // $/h, finite, >= 0
-  std::int64_t min_base = 1;             // base instances every configuration has at least
+  std::vector<std::string> types;       // types[0]: the base type; unique, non-empty names
+  std::vector<double> prices;           // $/h per instance, finite, >= 0
+  std::vector<std::int64_t> max_count;  // per type, >= 0
+  double budget = 0.0;                  // $/h, finite, >= 0
+  std::int64_t min_base = 1;            // base instances every configuration has at least
 
   // ValueError naming the field and value: mismatched lengths, bad names, prices or counts, and a
   // budget below the cheapest configuration (min_base base instances): no feasible configuration.
@@ -62,7 +62,8 @@ class ConfigTable {
 double config_cost(std::span<const double> prices, std::span<const std::int64_t> counts);
 
 // Validates the space, then lists every feasible configuration (budget-pruned: the loops stop as
-// soon as adding an instance of a type exceeds the budget).
+// soon as adding an instance of a type exceeds the budget). ValueError beyond
+// solvers::search::kMaxEnumeratedPoints configurations; stops on Ctrl-C (core::check_interrupt).
 ConfigTable enumerate_configs(const InstanceSpace& space);
 
 }  // namespace servelab::kairos

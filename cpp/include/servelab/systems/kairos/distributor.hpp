@@ -113,6 +113,7 @@ class KairosDistributor final : public sched::Scheduler {
     std::int64_t dispatched = 0;  // queries dispatched
     std::int64_t timer_steps = 0; // steps run because a penalty changed state
     std::int64_t max_rows = 0;    // largest matrix: rows
+    std::int64_t total_rows = 0;  // rows summed over the decisions
   };
   const Stats& stats() const { return stats_; }
   const KairosOptions& options() const { return options_; }

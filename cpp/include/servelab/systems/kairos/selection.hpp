@@ -15,10 +15,10 @@
 namespace servelab::kairos {
 
 struct Selection {
-  std::size_t index = 0;                  // the chosen configuration (index into the table's configs)
-  std::string rule;                       // "same_base" or "min_distance_sum"
-  std::vector<std::size_t> candidates;    // the top_k configurations considered, highest bound first
-  std::vector<double> distance_sums;      // per candidate (empty under "same_base")
+  std::size_t index = 0;                // the chosen configuration (index into the table's configs)
+  std::string rule;                     // "same_base" or "min_distance_sum"
+  std::vector<std::size_t> candidates;  // the top_k configurations considered, highest bound first
+  std::vector<double> distance_sums;    // per candidate (empty under "same_base")
 };
 
 // ValueError for an empty table ("no feasible configuration") or same_base_top / top_k < 1.

@@ -44,16 +44,16 @@ inline constexpr std::int64_t kNoViolation = std::numeric_limits<std::int64_t>::
 
 struct AuxiliaryProfile {
   std::string type;
-  double qps = 0.0;               // all_batch at its own vio_batch (reported, not used by the bound)
-  std::int64_t vio_batch = 0;     // >= 1, or kNoViolation
-  double small_ratio = 0.0;       // in [0, 1]
-  double time_ratio = 0.0;        // in [0, 1]
+  double qps = 0.0;                          // all_batch at its own vio_batch (reported, not used by the bound)
+  std::int64_t vio_batch = 0;                // >= 1, or kNoViolation
+  double small_ratio = 0.0;                  // in [0, 1]
+  double time_ratio = 0.0;                   // in [0, 1]
   std::map<std::int64_t, double> all_batch;  // threshold -> qps, finite, >= 0
 };
 
 struct BoundProfile {
-  std::string base;                          // the base type
-  double base_qps = 0.0;                     // > 0
+  std::string base;       // the base type
+  double base_qps = 0.0;  // > 0
   std::vector<AuxiliaryProfile> auxiliaries;
   // Share of queries whose latency on the base type exceeds QoS (0 in the artifact): the bound
   // assumes the base serves every query it gets within QoS; reported so callers can see it does not.
@@ -74,10 +74,10 @@ std::string_view regime_name(Regime regime);
 
 // The bound of every configuration of a space, ranked.
 struct BoundTable {
-  InstanceSpace space;          // space.types: the columns of configs
-  ConfigTable configs;          // enumeration order
-  std::vector<double> bound;    // QPS_max per configuration
-  std::vector<Regime> regime;   // per configuration (empty for tables of given bounds)
+  InstanceSpace space;             // space.types: the columns of configs
+  ConfigTable configs;             // enumeration order
+  std::vector<double> bound;       // QPS_max per configuration
+  std::vector<Regime> regime;      // per configuration (empty for tables of given bounds)
   std::vector<std::size_t> order;  // configuration indices, highest bound first; ties keep enumeration order
   std::vector<std::int64_t> rank;  // per configuration: 1 + its position in order
   Aggregation aggregation = Aggregation::Artifact;

@@ -15,9 +15,10 @@ struct PolicySetOptions {
   GenerateOptions generate;       // everything but the load
   std::vector<double> loads_qps;  // the initial grid (any order, > 0, distinct)
   // Insert midpoint loads while adjacent expected accuracies differ by this much or more (table
-  // accuracy units: 0.01 is one percentage point for fractions). 0 or less: no refinement.
+  // accuracy units: 0.01 is one percentage point for fractions). 0 or less: no refinement. Two
+  // neighbours that are both infeasible are left alone.
   double max_accuracy_gap = 0.01;
-  double min_load_step_qps = 1.0;  // never split two loads closer than this
+  double min_load_step_qps = 10.0;  // never split two loads closer than twice this
   std::int32_t max_policies = 256;
   std::int32_t threads = 1;        // policies generated in parallel (each one deterministic)
 };

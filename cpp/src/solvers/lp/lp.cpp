@@ -1,2 +1,0 @@
-// Placeholder: replaced by the LP adapter.
-namespace servelab::solvers {}
