@@ -74,7 +74,7 @@ template <typename T>
 py::array view(const std::vector<T>& v, py::handle owner) {
   py::array_t<T> a({static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))}, v.data(), owner);
   py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  return std::move(a);
+  return a;
 }
 
 SolveOptions solve_options(double discount, double tolerance, std::int32_t max_iterations, std::int32_t min_iterations,

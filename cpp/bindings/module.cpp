@@ -20,6 +20,7 @@ void init_mdp(pybind11::module_& solvers);
 void init_search(pybind11::module_& solvers);
 // The systems, each in its own submodule (_core.kairos, _core.ramsis).
 void init_kairos(pybind11::module_& kairos);
+void init_kairos_fluid(pybind11::module_& kairos);
 void init_ramsis(pybind11::module_& ramsis);
 void init_ramsis_sim(pybind11::module_& ramsis);
 }  // namespace servelab::bindings
@@ -44,6 +45,7 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_search(solvers);
   auto kairos = m.def_submodule("kairos", "Kairos (HPDC'23): heterogeneous serving under a cost budget.");
   servelab::bindings::init_kairos(kairos);
+  servelab::bindings::init_kairos_fluid(kairos);
   auto ramsis = m.def_submodule("ramsis", "RAMSIS (EuroSys'24): MDP model-selection policies.");
   servelab::bindings::init_ramsis(ramsis);
   servelab::bindings::init_ramsis_sim(ramsis);

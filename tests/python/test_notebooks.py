@@ -12,7 +12,7 @@ nbclient = pytest.importorskip(
 )
 
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
-NOTEBOOKS = [p for p in NOTEBOOKS if p.name != "kairos.ipynb"]  # run by test_kairos_notebook.py
+NOTEBOOKS = [p for p in NOTEBOOKS if p.name not in ("kairos.ipynb", "ramsis.ipynb")]  # own tests (data)
 
 
 @pytest.mark.notebook

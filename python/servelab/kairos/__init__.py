@@ -95,3 +95,8 @@ __all__ += [
     "oracle_throughput",
     "tune_drs_threshold",
 ]
+
+# The LP fluid bound (fluid.py), beyond the paper.
+from .fluid import FluidBound, fluid_bounds, fluid_size_classes, fluid_upper_bound  # noqa: E402
+
+__all__ += ["FluidBound", "fluid_bounds", "fluid_size_classes", "fluid_upper_bound"]

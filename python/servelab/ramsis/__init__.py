@@ -50,3 +50,45 @@ __all__ = [
     "text_task",
     "to_json",
 ]
+
+# The online side: the scheduler, its baselines and the evaluation's simulation harness.
+from .baselines import (  # noqa: E402
+    jellyfish,
+    jellyfish_rule,
+    model_switching,
+    model_switching_table,
+    read_policy_gen,
+)
+from .simulate import (  # noqa: E402
+    ARTIFACT_GAINS,
+    ARTIFACT_MS_FOLDER,
+    CONSTANT_LOADS,
+    METHODS,
+    POLICY_LOADS,
+    EvaluationPart,
+    RamsisRun,
+    accuracy_gains,
+    compare_methods,
+    data_dir,
+    expected_violation,
+    format_evaluation,
+    get_task,
+    make_ms_table,
+    paper_evaluation,
+    ramsis_policies,
+    satisfiable,
+    scheduler,
+    simulate,
+    summarize,
+    twitter_trace,
+)
+from .trace import LoadTrace, read_load_trace  # noqa: E402
+
+__all__ += [  # noqa: PLE0605
+    "ARTIFACT_GAINS", "ARTIFACT_MS_FOLDER", "CONSTANT_LOADS", "METHODS", "POLICY_LOADS",
+    "EvaluationPart", "LoadTrace", "RamsisRun", "accuracy_gains", "compare_methods", "data_dir",
+    "expected_violation", "format_evaluation", "get_task", "jellyfish", "jellyfish_rule",
+    "make_ms_table", "model_switching", "model_switching_table", "paper_evaluation",
+    "ramsis_policies", "read_load_trace", "read_policy_gen", "satisfiable", "scheduler",
+    "simulate", "summarize", "twitter_trace",
+]  # fmt: skip

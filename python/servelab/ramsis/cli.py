@@ -67,7 +67,7 @@ def _cmd_policy(args: argparse.Namespace) -> int:
 
     task, slo = _task_slo(args)
     if (args.load is None) == (args.loads is None):
-        raise SystemExit("servelab ramsis policy: give exactly one of --load and --loads")
+        raise ValueError("give exactly one of --load and --loads")
     common = {
         "slo_ms": slo,
         "workers": args.workers,
@@ -117,7 +117,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     task, slo = _task_slo(args)
     if args.load is None:
-        raise SystemExit("servelab ramsis evaluate: give --load")
+        raise ValueError("give --load")
     if args.policy:
         policy = _core.ramsis.WorkerPolicy.from_json(Path(args.policy).read_text())
     else:
@@ -163,7 +163,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     task, slo = _task_slo(args)
     if (args.load is None) == (not args.trace):
-        raise SystemExit("servelab ramsis simulate: give exactly one of --load and --trace")
+        raise ValueError("give exactly one of --load and --trace")
     methods = list(METHODS) if args.method == "all" else [args.method]
     rows = []
     for method in methods:

@@ -24,6 +24,7 @@ constexpr double kArtifactNearMiss = -500.0;
 constexpr double kArtifactMiss = -1000.0;
 // Per row, on busy instances: small enough never to overturn a real cost difference (1 ns per row).
 constexpr double kTieBreakMs = 1e-6;
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // The first integer nanosecond strictly after `t` (ns, as a double), saturating.
 Nanos first_after(double t) {
@@ -173,7 +174,7 @@ void KairosDistributor::on_arrival(const sched::Query& query, const ClusterView&
     return;
   }
   actions.enqueue(query.id);
-  if (options_.window == 0) live_.push_back(query.id);
+  if (options_.window == 0) live_.push_back({query.id, kUnknown});
   step(view, actions);
 }
 
@@ -230,7 +231,7 @@ Nanos KairosDistributor::qos_key(const sched::Query& q) const {
 
 void KairosDistributor::forget(const sched::Query& q) {
   if (options_.window > 0) return;
-  const auto it = std::find(live_.begin(), live_.end(), q.id);
+  const auto it = std::find_if(live_.begin(), live_.end(), [&](const LiveQuery& l) { return l.id == q.id; });
   if (it != live_.end()) {
     live_.erase(it);
   } else {
@@ -255,7 +256,7 @@ void KairosDistributor::resync(const std::deque<QueryId>& queue) {
   std::sort(lost.begin(), lost.end());
   live_.clear();
   for (const QueryId id : pending) {
-    if (!std::binary_search(lost.begin(), lost.end(), id)) live_.push_back(id);
+    if (!std::binary_search(lost.begin(), lost.end(), id)) live_.push_back({id, kUnknown});
   }
 }
 
@@ -277,15 +278,19 @@ void KairosDistributor::select_rows(const ClusterView& view, std::int64_t n_cols
   row_latency_.resize(class_rep_.size());
   row_model_.resize(class_rep_.size());
   std::size_t kept = 0;
-  for (const QueryId id : live_) {
-    const sched::Query q = view.query(id);
-    const double fastest = predict_row(view, q, row_latency_.data(), row_model_.data());
-    if (std::isfinite(fastest) && fastest + nanos_to_millis(now - q.arrival) > options_.xi * query_qos_ms(q)) {
-      hopeless_.insert({qos_key(q), id});
+  for (LiveQuery live : live_) {
+    const sched::Query q = view.query(live.id);
+    // Fixed predictions (the profile, noise drawn once per query) need computing once.
+    if (std::isnan(live.fastest_ms) || predictor_.learns()) {
+      live.fastest_ms = predict_row(view, q, row_latency_.data(), row_model_.data());
+    }
+    if (std::isfinite(live.fastest_ms) &&
+        live.fastest_ms + nanos_to_millis(now - q.arrival) > options_.xi * query_qos_ms(q)) {
+      hopeless_.insert({qos_key(q), live.id});
       continue;
     }
-    live_[kept++] = id;
-    rows_.push_back(id);
+    live_[kept++] = live;
+    rows_.push_back(live.id);
   }
   live_.resize(kept);
   for (auto it = hopeless_.begin(); it != hopeless_.end();) {
@@ -301,17 +306,28 @@ void KairosDistributor::select_rows(const ClusterView& view, std::int64_t n_cols
 std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Actions& actions) {
   refresh_workers(view);
   next_change_ = sched::kNever;
+  const Nanos now = view.now();
   cols_.clear();
+  col_idle_.clear();
+  col_free_.clear();
+  col_remaining_ms_.clear();
+  col_class_.clear();
   bool any_idle = false;
   for (WorkerId w = 0; w < view.num_workers(); ++w) {
     const auto s = view.status(w);
-    if (s == sched::WorkerStatus::Idle || s == sched::WorkerStatus::Busy) {
-      cols_.push_back(w);
-      any_idle = any_idle || s == sched::WorkerStatus::Idle;
-    }
+    if (s != sched::WorkerStatus::Idle && s != sched::WorkerStatus::Busy) continue;
+    const bool idle = s == sched::WorkerStatus::Idle;
+    // A busy instance is free when our own prediction of its batch says (noise and learning
+    // included), or the view's when we did not start it; never in the past (it overran).
+    const Nanos free_at = idle ? now : std::max(now, finish_[w] >= 0 ? finish_[w] : view.busy_until(w));
+    cols_.push_back(w);
+    col_idle_.push_back(idle ? 1 : 0);
+    col_free_.push_back(free_at);
+    col_remaining_ms_.push_back(nanos_to_millis(free_at - now));
+    col_class_.push_back(class_of_[w]);
+    any_idle = any_idle || idle;
   }
-  const auto& queue = view.central_queue();
-  if (!any_idle || queue.empty()) return 0;
+  if (!any_idle || view.central_queue().empty()) return 0;
   ++stats_.decisions;
   refresh_coefficients(view);
 
@@ -322,64 +338,40 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
   stats_.max_rows = std::max(stats_.max_rows, n_rows);
   stats_.total_rows += n_rows;
 
-  const Nanos now = view.now();
   const std::size_t n_classes = class_rep_.size();
   latency_ms_.assign(static_cast<std::size_t>(n_rows) * n_classes, 0.0);
   model_.assign(static_cast<std::size_t>(n_rows) * n_classes, -1);
   cost_.resize(static_cast<std::size_t>(n_rows * n_cols));
+  row_arrival_.resize(static_cast<std::size_t>(n_rows));
+  row_qos_ms_.resize(static_cast<std::size_t>(n_rows));
 
   const bool paper = options_.variant == Variant::Paper;
-  const double safeguard_share = 1.0 - options_.xi;
   double max_cost = 0.0;
   for (std::int64_t i = 0; i < n_rows; ++i) {
     const sched::Query q = view.query(rows_[i]);
     const double waited = nanos_to_millis(now - q.arrival);
     const double qos = query_qos_ms(q);
+    row_arrival_[i] = q.arrival;
+    row_qos_ms_[i] = qos;
     const auto at = static_cast<std::size_t>(i) * n_classes;
     predict_row(view, q, &latency_ms_[at], &model_[at]);
+    const double* latency = &latency_ms_[at];
+    const ModelId* model = &model_[at];
+    double* out = &cost_[static_cast<std::size_t>(i * n_cols)];
+    // L_ij = remaining + latency is additive, so swapping two queries between an idle and a busy
+    // instance of one type often costs the same. Among such ties, the older query starts now.
+    const double tie_break = kTieBreakMs * static_cast<double>(n_rows - i);
     for (std::int64_t j = 0; j < n_cols; ++j) {
-      const WorkerId w = cols_[j];
-      const auto c = static_cast<std::size_t>(class_of_[w]);
-      double& entry = cost_[i * n_cols + j];
-      if (model_[at + c] < 0) {
-        entry = std::numeric_limits<double>::quiet_NaN();  // forbidden; priced below
+      const auto c = static_cast<std::size_t>(col_class_[j]);
+      if (model[c] < 0) {
+        out[j] = std::numeric_limits<double>::quiet_NaN();  // forbidden; priced below
         continue;
       }
-      const bool idle = view.is_idle(w);
-      // Our own prediction of its running batch (noise and learning included); the view's when we
-      // did not start it.
-      const Nanos free_at = idle ? now : std::max(now, finish_[w] >= 0 ? finish_[w] : view.busy_until(w));
-      EntryInputs e{class_coef_[c], nanos_to_millis(free_at - now), latency_ms_[at + c], waited, qos};
-      entry = paper ? paper_cost(e, options_.xi, options_.penalty) : artifact_cost(e, options_.xi);
-      // L_ij = remaining + latency is additive, so swapping two queries between an idle and a busy
-      // instance of one type often costs the same. Among such ties, the older query starts now.
-      if (!idle) entry += kTieBreakMs * static_cast<double>(n_rows - i);
+      const EntryInputs e{class_coef_[c], col_remaining_ms_[j], latency[c], waited, qos};
+      double entry = paper ? paper_cost(e, options_.xi, options_.penalty) : artifact_cost(e, options_.xi);
+      if (!col_idle_[j]) entry += tie_break;
+      out[j] = entry;
       max_cost = std::max(max_cost, entry);
-
-      // When this entry's penalty changes state: while j is busy, L_ij + W_i stays constant; from
-      // the moment it is free (free_at), it grows with time.
-      const auto arrival = static_cast<double>(q.arrival);
-      const double lat_ns = e.latency_ms * 1e6;
-      // A threshold on L_ij + W_i below free_at was crossed already (L_ij + W_i is what it will
-      // be at free_at); one above it is crossed just after it.
-      auto consider = [&](double threshold_ns) {
-        if (threshold_ns < static_cast<double>(free_at)) return;
-        const Nanos t = first_after(threshold_ns);
-        if (t > now && t < next_change_) next_change_ = t;
-      };
-      if (paper) {
-        if (e.remaining_ms + e.latency_ms + waited <= options_.xi * qos) {
-          consider(arrival + options_.xi * qos * 1e6 - lat_ns);
-        }
-      } else {
-        const double deadline = arrival + qos * 1e6;
-        consider(deadline - lat_ns - safeguard_share * qos * 1e6);
-        consider(deadline - lat_ns);
-        // The query becomes late (t_qos = 0) at its deadline, busy instance or not: the artifact
-        // lifts its penalty then.
-        const auto late = static_cast<Nanos>(std::ceil(deadline));
-        if (late > now && late < next_change_) next_change_ = late;
-      }
     }
   }
   // A forbidden pair costs more than any assignment of allowed pairs, so the solver uses one only
@@ -393,10 +385,9 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
   std::int64_t dispatched = 0;
   for (std::int64_t i = 0; i < n_rows; ++i) {
     const std::int32_t j = plan.row_to_col[i];
-    if (j < 0 || cost_[i * n_cols + j] >= forbidden) continue;
+    if (j < 0 || !col_idle_[j] || cost_[i * n_cols + j] >= forbidden) continue;  // waits (or cannot go)
     const WorkerId w = cols_[j];
-    if (!view.is_idle(w)) continue;  // it waits for this busy instance
-    const auto at = static_cast<std::size_t>(i) * n_classes + static_cast<std::size_t>(class_of_[w]);
+    const auto at = static_cast<std::size_t>(i) * n_classes + static_cast<std::size_t>(col_class_[j]);
     const QueryId id = rows_[i];
     actions.dispatch(w, model_[at], {&id, 1});
     finish_[w] = now + static_cast<Nanos>(std::llround(latency_ms_[at] * 1e6));
@@ -405,7 +396,49 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
     ++dispatched;
   }
   stats_.dispatched += dispatched;
+  if (dispatched == 0) next_change_ = next_penalty_change(now, n_rows, n_cols);
   return dispatched;
+}
+
+Nanos KairosDistributor::next_penalty_change(Nanos now, std::int64_t n_rows, std::int64_t n_cols) const {
+  // While instance j is busy, L_ij + W_i stays constant; from the moment it is free (free_at), it
+  // grows with time. A threshold on it below free_at was crossed already (L_ij + W_i is what it
+  // will be at free_at); one above it is crossed just after it.
+  const bool paper = options_.variant == Variant::Paper;
+  const std::size_t n_classes = class_rep_.size();
+  Nanos next = sched::kNever;
+  auto consider = [&](double threshold_ns, Nanos free_at) {
+    if (threshold_ns < static_cast<double>(free_at)) return;
+    const Nanos t = first_after(threshold_ns);
+    if (t > now && t < next) next = t;
+  };
+  for (std::int64_t i = 0; i < n_rows; ++i) {
+    const auto arrival = static_cast<double>(row_arrival_[i]);
+    const double qos = row_qos_ms_[i];
+    const double waited = nanos_to_millis(now - row_arrival_[i]);
+    const auto at = static_cast<std::size_t>(i) * n_classes;
+    if (!paper) {
+      // The query becomes late (t_qos = 0) at its deadline, busy instance or not: the artifact
+      // lifts its penalty then.
+      const auto late = static_cast<Nanos>(std::ceil(arrival + qos * 1e6));
+      if (late > now && late < next) next = late;
+    }
+    for (std::int64_t j = 0; j < n_cols; ++j) {
+      const auto c = static_cast<std::size_t>(col_class_[j]);
+      if (model_[at + c] < 0) continue;
+      const double lat_ns = latency_ms_[at + c] * 1e6;
+      if (paper) {
+        if (col_remaining_ms_[j] + latency_ms_[at + c] + waited <= options_.xi * qos) {
+          consider(arrival + options_.xi * qos * 1e6 - lat_ns, col_free_[j]);
+        }
+      } else {
+        const double deadline = arrival + qos * 1e6;
+        consider(deadline - lat_ns - (1.0 - options_.xi) * qos * 1e6, col_free_[j]);
+        consider(deadline - lat_ns, col_free_[j]);
+      }
+    }
+  }
+  return next;
 }
 
 KairosOptions kairos_options_from(const Params& p) {

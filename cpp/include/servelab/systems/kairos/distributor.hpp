@@ -135,6 +135,8 @@ class KairosDistributor final : public sched::Scheduler {
   void forget(const sched::Query& q);
   void resync(const std::deque<sched::QueryId>& queue);
   Nanos qos_key(const sched::Query& q) const;
+  // After a decision that started nothing: when a penalty of its matrix changes state next.
+  Nanos next_penalty_change(Nanos now, std::int64_t n_rows, std::int64_t n_cols) const;
   double query_qos_ms(const sched::Query& query) const;
 
   KairosOptions options_;
@@ -154,7 +156,13 @@ class KairosDistributor final : public sched::Scheduler {
 
   // Scratch, reused between decisions.
   std::vector<sched::WorkerId> cols_;
+  std::vector<char> col_idle_;
+  std::vector<Nanos> col_free_;
+  std::vector<double> col_remaining_ms_;
+  std::vector<std::int32_t> col_class_;
   std::vector<sched::QueryId> rows_;
+  std::vector<Nanos> row_arrival_;
+  std::vector<double> row_qos_ms_;
   std::vector<double> cost_, latency_ms_;
   std::vector<sched::ModelId> model_;
   std::unordered_map<sched::QueryId, std::vector<double>> noise_;  // standard normals by class
@@ -163,7 +171,11 @@ class KairosDistributor final : public sched::Scheduler {
 
   // Pending queries when every one is a row (window = 0): those that may still meet QoS, in
   // arrival order, and those that cannot any more, by (T_qos, id).
-  std::vector<sched::QueryId> live_;
+  struct LiveQuery {
+    sched::QueryId id;
+    double fastest_ms;  // its smallest predicted latency (NaN: not computed yet)
+  };
+  std::vector<LiveQuery> live_;
   std::set<std::pair<Nanos, sched::QueryId>> hopeless_;
 
   Nanos next_change_ = sched::kNever;  // when a penalty of the last matrix changes state
