@@ -93,11 +93,16 @@ def main(argv: list[str] | None = None) -> int:
         f"RAMSIS simulation, image task, SLO {SLO_MS:g} ms, {WORKERS} workers, Twitter trace "
         f"({duration:g} s, {queries} queries)"
     )
-    print(f"  policy set ({len(policies.policies)} loads) generated in {generation_s:.2f} s (not timed below)")
-    print(f"  RAMSIS:                     {ramsis_s:8.3f} s  ({queries / ramsis_s / 1e6:.2f} M queries/s; goal < 0.5 s for 300 s)")
+    per_query = queries / ramsis_s / 1e6
+    print(f"  policy set ({len(policies.policies)} loads) made in {generation_s:.2f} s (not timed)")
+    print(f"  RAMSIS:                      {ramsis_s:8.3f} s  ({per_query:.2f} M queries/s)")
+    print("  goal:                           0.5 s for the whole trace")
     print(f"  ratio vs the artifact's 6 min: {ARTIFACT_SECONDS / (ramsis_s * scale):8.0f}x faster")
-    print(f"  fcfs on the same workload:  {fcfs_s:8.3f} s  (RAMSIS / fcfs = {ramsis_s / fcfs_s:.2f})")
-    print(f"  Jellyfish+ on the same:     {jf_s:8.3f} s  (RAMSIS / Jellyfish+ = {ramsis_s / jf_s:.2f})")
+    print(
+        f"  fcfs on the same workload:   {fcfs_s:8.3f} s  (RAMSIS / fcfs = {ramsis_s / fcfs_s:.2f})"
+    )
+    ratio_jf = ramsis_s / jf_s
+    print(f"  Jellyfish+ on the same:      {jf_s:8.3f} s  (RAMSIS / Jellyfish+ = {ratio_jf:.2f})")
     return 0
 
 

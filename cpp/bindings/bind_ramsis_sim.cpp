@@ -101,8 +101,7 @@ void init_ramsis_sim(py::module_& m) {
 
   m.def(
       "model_switching_scheduler",
-      [](std::vector<double> loads, std::vector<std::string> models, double load_qps, double slo_ms,
-         double window_ms) {
+      [](std::vector<double> loads, std::vector<std::string> models, double load_qps, double slo_ms, double window_ms) {
         ModelSwitchingTable table{loads, std::move(models)};
         return make_model_switching(std::move(table), load_granular(std::move(loads), load_qps, slo_ms, window_ms));
       },
@@ -134,10 +133,9 @@ void init_ramsis_sim(py::module_& m) {
 
   m.def(
       "model_switching_table",
-      [](const profile::Profile& profile, const std::string& hardware, std::int32_t workers,
-         double slo_ms, std::vector<double> loads, std::vector<std::string> models, double duration_s,
-         double target_violation, std::uint64_t seed, std::int32_t replications, const std::string& statistic,
-         std::int32_t threads) {
+      [](const profile::Profile& profile, const std::string& hardware, std::int32_t workers, double slo_ms,
+         std::vector<double> loads, std::vector<std::string> models, double duration_s, double target_violation,
+         std::uint64_t seed, std::int32_t replications, const std::string& statistic, std::int32_t threads) {
         ModelSwitchingSearch s;
         s.profile = std::make_shared<const profile::Profile>(profile);  // a snapshot, as runs take
         s.hardware = hardware;
@@ -168,10 +166,9 @@ void init_ramsis_sim(py::module_& m) {
         out["simulated"] = to_numpy(std::move(simulated), {n_loads, n_models});
         return out;
       },
-      py::arg("profile"), py::arg("hardware"), py::kw_only(), py::arg("workers"), py::arg("slo_ms"),
-      py::arg("loads"), py::arg("models") = std::vector<std::string>{}, py::arg("duration_s") = 300.0,
-      py::arg("target_violation") = 0.01, py::arg("seed") = 0, py::arg("replications") = 1,
-      py::arg("statistic") = "p95", py::arg("threads") = 1,
+      py::arg("profile"), py::arg("hardware"), py::kw_only(), py::arg("workers"), py::arg("slo_ms"), py::arg("loads"),
+      py::arg("models") = std::vector<std::string>{}, py::arg("duration_s") = 300.0, py::arg("target_violation") = 0.01,
+      py::arg("seed") = 0, py::arg("replications") = 1, py::arg("statistic") = "p95", py::arg("threads") = 1,
       "ModelSwitching's choice table: for each load, the most accurate model whose simulated violation\n"
       "rate (constant Poisson load, fixed service times; pooled over `replications` seeds) is below\n"
       "target_violation. Returns {loads,\n"

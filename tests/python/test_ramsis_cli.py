@@ -54,9 +54,10 @@ def test_simulate_all_methods_at_a_constant_load_and_on_the_trace(capsys, data):
     by = {r["method"]: r for r in rows}
     assert set(by) == {"ramsis", "jellyfish", "model_switching"}
     assert all(r["violation_rate"] < 0.01 for r in rows)
-    assert by["ramsis"]["accuracy_per_satisfied_query"] > by["jellyfish"][
-        "accuracy_per_satisfied_query"
-    ]
+    assert (
+        by["ramsis"]["accuracy_per_satisfied_query"]
+        > by["jellyfish"]["accuracy_per_satisfied_query"]
+    )
     (trace,) = run_json(capsys, "simulate", "--data", data, "--method", "jellyfish",
                         "--workers", "70", "--trace", "--duration-s", "20")  # fmt: skip
     assert trace["trace"].endswith("(artifact)") and trace["queries"] > 30_000
@@ -73,3 +74,18 @@ def test_bad_arguments_are_reported(capsys, data, tmp_path):
     assert "error" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["ramsis", "policy", "--data", data, "--loads", "1:x"])
+
+
+def test_simulation_benchmark_smoke(data):
+    """The RAMSIS simulator benchmark at small size (30 s of the trace)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_ramsis_sim.py"
+    proc = subprocess.run(
+        [sys.executable, str(bench), "--smoke", "--data", data],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ratio vs the artifact's 6 min" in proc.stdout and "RAMSIS / fcfs" in proc.stdout

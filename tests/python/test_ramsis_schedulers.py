@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import servelab
-from servelab import _core
-from servelab import ramsis
+from servelab import _core, ramsis
 from servelab.results import COMPLETED
 
 SLO_MS = 100.0
@@ -190,9 +189,7 @@ def test_bad_input_is_a_clear_error(profile, policies, tmp_path):
     with pytest.raises(KeyError):
         servelab.simulate(scenario(profile), scheduler=ramsis.model_switching({100: "nope"}))
     with pytest.raises(ValueError, match="workers"):
-        ramsis.model_switching_table(
-            profile, workers=0, slo_ms=SLO_MS, loads=[10], hardware="cpu"
-        )
+        ramsis.model_switching_table(profile, workers=0, slo_ms=SLO_MS, loads=[10], hardware="cpu")
     with pytest.raises(ValueError, match="slo"):
         ramsis.model_switching_table(profile, workers=1, slo_ms=0, loads=[10], hardware="cpu")
     bad = tmp_path / "bad.txt"

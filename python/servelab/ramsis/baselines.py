@@ -142,7 +142,7 @@ def read_policy_gen(folder: str | os.PathLike[str], models: Sequence[str]) -> di
             content = json.loads(path.read_text())
             k = int(content["-1"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise ValueError(f"{path}: expected {{\"-1\": <model number>}}") from None
+            raise ValueError(f'{path}: expected {{"-1": <model number>}}') from None
         if not 1 <= k <= len(models):
             raise ValueError(f"{path}: model number {k} is not in 1..{len(models)}")
         out[round(float(match.group(1)) * 1e6, 6)] = models[k - 1]

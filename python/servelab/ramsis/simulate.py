@@ -59,7 +59,8 @@ DATA_ENV = "SERVELAB_RAMSIS_DATA"
 
 
 def data_dir(data: str | os.PathLike[str] | None = None) -> Path:
-    """The RAMSIS data folder (``derived/``, ``twitter_trace/``): ``data``, else $SERVELAB_RAMSIS_DATA."""
+    """The RAMSIS data folder (with ``derived/``, ``twitter_trace/``): ``data``, else
+    $SERVELAB_RAMSIS_DATA."""
     if data is None:
         data = os.environ.get(DATA_ENV)
         if not data:
@@ -81,7 +82,7 @@ def _task_cached(name: str, data: Path) -> TaskData:
 
 
 def get_task(task: str | TaskData, data: str | os.PathLike[str] | None = None) -> TaskData:
-    """The task's models, latency table and profile (``tasks.image_task`` / ``text_task``), cached."""
+    """The task's models, latency table and profile (``image_task`` / ``text_task``), cached."""
     if isinstance(task, TaskData):
         return task
     if task not in TASKS:
@@ -174,10 +175,12 @@ def ramsis_policies(
     load of ``loads`` (no refinement); cached per configuration within the process."""
     t = get_task(task, data)
     grid = [float(x) for x in loads]
+    from .policy import policy_set
+
     return _cached(
         "policies", t, (float(slo_ms), int(workers), tuple(grid)),
-        lambda: _core.ramsis.generate_policy_set(
-            t.table, grid, slo_ms=float(slo_ms), workers=int(workers), max_accuracy_gap=0.0,
+        lambda: policy_set(
+            t, slo_ms=float(slo_ms), workers=int(workers), loads=grid, max_accuracy_gap=0.0,
             threads=threads,
         ),
     )  # fmt: skip
@@ -350,7 +353,10 @@ def satisfiable(
     5.1): the expected violation rate of its policy for ``load`` is below 1%; for a ``trace``, the
     expected violation rate of the policies of its loads, weighted by the queries each load
     brings, is below 1% (short peaks above capacity are allowed, as a trace has them)."""
-    return expected_violation(task, slo_ms=slo_ms, workers=workers, load=load, trace=trace, data=data) < 0.01
+    return (
+        expected_violation(task, slo_ms=slo_ms, workers=workers, load=load, trace=trace, data=data)
+        < 0.01
+    )
 
 
 def expected_violation(
@@ -372,7 +378,9 @@ def expected_violation(
         lt = _trace(trace, data)
         loads, counts = np.unique(lt.loads_qps.astype(float), return_counts=True)
         weights = loads * counts
-    policies = ramsis_policies(task, slo_ms=slo_ms, workers=workers, loads=loads.tolist(), data=data)
+    policies = ramsis_policies(
+        task, slo_ms=slo_ms, workers=workers, loads=loads.tolist(), data=data
+    )
     per_load = np.array([policies.lookup(float(x)).expected_violation for x in loads])
     return float((per_load * weights).sum() / weights.sum())
 
@@ -495,16 +503,19 @@ def paper_evaluation(
     parts = []
 
     def add(task: str, slo: float, workload: str, workers: Sequence[int], **kw: Any) -> None:
-        frame = compare_methods(
-            task, workers=workers, slo_ms=slo, threads=threads, data=root, **kw
-        )
+        frame = compare_methods(task, workers=workers, slo_ms=slo, threads=threads, data=root, **kw)
         artifact = None
         if task == "image" and slo == 150.0 and tuple(workers) in ((60, 70, 80), (60,)):
             artifact = ARTIFACT_GAINS[workload]
         parts.append(
             EvaluationPart(
-                task, slo, workload, frame, accuracy_gains(frame),
-                accuracy_gains(frame, only_satisfiable=True), artifact,
+                task,
+                slo,
+                workload,
+                frame,
+                accuracy_gains(frame),
+                accuracy_gains(frame, only_satisfiable=True),
+                artifact,
             )  # fmt: skip
         )
 
@@ -540,8 +551,7 @@ def format_evaluation(parts: Sequence[EvaluationPart]) -> str:
         lines.append(f"== {p.task}, SLO {p.slo_ms:g} ms, {p.workload}")
         key = "workers" if p.workload == "trace" else "load_qps"
         lines.append(
-            f"{key:>9} {'sat':>4} "
-            + " ".join(f"{m + ' acc% / viol%':>32}" for m in METHODS)
+            f"{key:>9} {'sat':>4} " + " ".join(f"{m + ' acc% / viol%':>32}" for m in METHODS)
         )
         for value, group in p.frame.groupby(key, sort=True):
             cells = []

@@ -43,7 +43,9 @@ class LoadTrace:
     def per_second(self) -> np.ndarray:
         """The artifact's expansion: one rate per second for t = 0 .. times_s[-1]."""
         seconds = np.arange(int(round(self.times_s[-1])) + 1)
-        return self.loads_qps[np.minimum(seconds // int(round(self.interval_s)), len(self.loads_qps) - 1)]
+        return self.loads_qps[
+            np.minimum(seconds // int(round(self.interval_s)), len(self.loads_qps) - 1)
+        ]
 
     def arrivals(
         self, mode: str = "artifact", duration_s: float = TRACE_DURATION_S
@@ -59,7 +61,9 @@ class LoadTrace:
             )
         scale = duration_s / (self.interval_s * len(self.loads_qps))
         return workload.PiecewiseRate(
-            interval_s=self.interval_s, rates=self.loads_qps.astype(float).tolist(), time_scale=scale
+            interval_s=self.interval_s,
+            rates=self.loads_qps.astype(float).tolist(),
+            time_scale=scale,
         )
 
     def expected_queries(
@@ -98,7 +102,9 @@ def read_load_trace(path: str | os.PathLike[str]) -> LoadTrace:
                 f"{path}:{number}: {line!r} is not 't_seconds load' (two numbers)"
             ) from None
         if not np.isfinite(load) or load <= 0:
-            raise ValueError(f"{path}:{number}: load={parts[1]} must be a positive number of queries/s")
+            raise ValueError(
+                f"{path}:{number}: load={parts[1]} must be a positive number of queries/s"
+            )
         times.append(t)
         loads.append(load)
     if not times:

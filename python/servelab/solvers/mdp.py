@@ -75,18 +75,7 @@ class Mdp:
         self._core = _mdp.Mdp(
             state_begin, pair_begin, next_state, probability, reward, transition_reward, tolerance
         )
-        self._action_ids = None
-        if action_ids is not None:
-            ids = np.asarray(action_ids)
-            if ids.shape != (self.num_pairs,) or (
-                ids.size and not np.issubdtype(ids.dtype, np.integer)
-            ):
-                raise ValueError(
-                    f"action_ids must be {self.num_pairs} integers (one per pair), "
-                    f"got shape {ids.shape} dtype {ids.dtype}"
-                )
-            self._action_ids = ids.astype(np.int64)
-            self._action_ids.flags.writeable = False
+        self._action_ids = self._checked_ids(action_ids)
 
     @classmethod
     def from_core(cls, core: _mdp.Mdp, action_ids=None) -> Mdp:
@@ -95,9 +84,7 @@ class Mdp:
             raise TypeError(f"expected a servelab._core.solvers.mdp.Mdp, got {type(core).__name__}")
         self = cls.__new__(cls)
         self._core = core
-        self._action_ids = None
-        if action_ids is not None:
-            self._action_ids = np.asarray(action_ids, dtype=np.int64)
+        self._action_ids = self._checked_ids(action_ids)
         return self
 
     @classmethod
@@ -214,6 +201,21 @@ class Mdp:
 
     def validate(self, tolerance: float = 1e-9) -> None:
         self._core.validate(tolerance)
+
+    def _checked_ids(self, action_ids) -> np.ndarray | None:
+        if action_ids is None:
+            return None
+        ids = np.asarray(action_ids)
+        if ids.shape != (self.num_pairs,) or (
+            ids.size and not np.issubdtype(ids.dtype, np.integer)
+        ):
+            raise ValueError(
+                f"action_ids must be {self.num_pairs} integers (one per pair), "
+                f"got shape {ids.shape} dtype {ids.dtype}"
+            )
+        ids = ids.astype(np.int64)
+        ids.flags.writeable = False
+        return ids
 
     def _check_state(self, state: int) -> None:
         if not 0 <= state < self.num_states:

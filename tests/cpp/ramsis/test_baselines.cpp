@@ -49,8 +49,8 @@ cluster::RunSpec replay(std::vector<double> times_s, std::int32_t workers, doubl
   spec.workers = {cluster::WorkerGroup{"cpu", workers, {}, {}}};
   workload::Application app{"a", 1.0, millis_to_nanos(slo_ms), nullptr, 0.0};
   const auto count = static_cast<std::int64_t>(times_s.size());
-  spec.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times_s),
-                                                       std::vector{app}, count);
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times_s), std::vector{app}, count);
   spec.decision_statistic = profile::Statistic::P95;
   spec.service_statistic = profile::Statistic::P95;
   return spec;
@@ -61,8 +61,8 @@ TEST(LoadMonitor, MovingAverageOverTheWindow) {
   m.reset(0);
   EXPECT_EQ(m.rate_qps(0), 0.0);
   for (int i = 1; i <= 100; ++i) m.record(i * 10 * kMs);  // 100 queries/s for 1 s
-  EXPECT_NEAR(m.rate_qps(1000 * kMs), 100.0, 1e-9);      // 50 arrivals in (0.5 s, 1 s]
-  EXPECT_NEAR(m.rate_qps(1250 * kMs), 50.0, 1e-9);       // 25 left in (0.75 s, 1.25 s]
+  EXPECT_NEAR(m.rate_qps(1000 * kMs), 100.0, 1e-9);       // 50 arrivals in (0.5 s, 1 s]
+  EXPECT_NEAR(m.rate_qps(1250 * kMs), 50.0, 1e-9);        // 25 left in (0.75 s, 1.25 s]
   EXPECT_EQ(m.rate_qps(3000 * kMs), 0.0);
 }
 

@@ -41,8 +41,8 @@ cluster::RunSpec replay(std::vector<double> times_s, std::int32_t workers, doubl
   spec.workers = {cluster::WorkerGroup{"cpu", workers, {}, {}}};
   workload::Application app{"a", 1.0, millis_to_nanos(slo_ms), nullptr, 0.0};
   const auto count = static_cast<std::int64_t>(times_s.size());
-  spec.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times_s),
-                                                       std::vector{app}, count);
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times_s), std::vector{app}, count);
   spec.decision_statistic = profile::Statistic::P95;
   spec.service_statistic = profile::Statistic::P95;
   return spec;

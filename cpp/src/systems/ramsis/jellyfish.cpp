@@ -245,12 +245,18 @@ namespace servelab::ramsis {
 
 std::vector<ParamSpec> load_granular_params() {
   return {
-      ParamSpec{"loads", ParamType::FloatList, std::vector<double>{},
+      ParamSpec{"loads",
+                ParamType::FloatList,
+                std::vector<double>{},
                 "loads (queries/s, ascending) the per-load choices are computed for; the estimate selects the smallest "
                 "one at or above it ([]: use the estimate as is)",
-                0.0, {}, true, {}},
-      ParamSpec::non_negative("load_qps", 0.0, "a known, fixed load in queries/s instead of the monitor's estimate (0: "
-                                               "estimate it)"),
+                0.0,
+                {},
+                true,
+                {}},
+      ParamSpec::non_negative("load_qps", 0.0,
+                              "a known, fixed load in queries/s instead of the monitor's estimate (0: "
+                              "estimate it)"),
       ParamSpec::non_negative("slo_ms", 0.0, "the latency SLO the choices use, ms (0: the first query's)"),
       ParamSpec::positive("window_ms", 500.0, "the load monitor's moving-average window, ms"),
   };
@@ -269,8 +275,7 @@ void register_jellyfish(sched::SchedulerRegistry& registry) {
   registry.add({"jellyfish",
                 "Jellyfish+ (RAMSIS baseline): per load, the most accurate model sustaining it with 5% headroom at a "
                 "batch within half the SLO; idle workers take batches from an in-order central queue.",
-                load_granular_params(),
-                [](const Params& p) { return make_jellyfish(load_granular_options(p)); }});
+                load_granular_params(), [](const Params& p) { return make_jellyfish(load_granular_options(p)); }});
 }
 
 }  // namespace servelab::ramsis

@@ -47,8 +47,8 @@ void validate_load_grid(std::span<const double> loads, const char* field) {
       throw ValueError(str(field, "[", i, "]=", loads[i], " must be a positive load in queries/s"));
     }
     if (i > 0 && loads[i] <= loads[i - 1]) {
-      throw ValueError(str(field, "[", i, "]=", loads[i], " must be larger than ", field, "[", i - 1, "]=",
-                           loads[i - 1], " (ascending loads)"));
+      throw ValueError(str(field, "[", i, "]=", loads[i], " must be larger than ", field, "[", i - 1,
+                           "]=", loads[i - 1], " (ascending loads)"));
     }
   }
 }

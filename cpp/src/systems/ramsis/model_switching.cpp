@@ -103,8 +103,8 @@ std::pair<std::int64_t, std::int64_t> late_and_served(const cluster::RunResult& 
 void ModelSwitchingTable::validate() const {
   validate_load_grid(loads_qps, "loads");
   if (models.size() != loads_qps.size()) {
-    throw ValueError(str("models has ", models.size(), " entries but loads has ", loads_qps.size(),
-                         ": give one model per load"));
+    throw ValueError(
+        str("models has ", models.size(), " entries but loads has ", loads_qps.size(), ": give one model per load"));
   }
   for (std::size_t i = 0; i < models.size(); ++i) {
     if (models[i].empty()) throw ValueError(str("models[", i, "] is empty"));
@@ -179,9 +179,9 @@ ModelSwitchingResult generate_model_switching_table(const ModelSwitchingSearch& 
         // Every candidate is loaded: the batch cap weighs them all, as the artifact does.
         spec.workers = {cluster::WorkerGroup{s.hardware, s.workers, out.candidates, {}}};
         workload::Application app{"query", 1.0, s.slo, nullptr, 0.0};
-        spec.workload = std::make_shared<const workload::Workload>(
-            std::make_shared<const workload::Poisson>(load), std::vector<workload::Application>{app},
-            workload::kUnlimitedCount, s.duration);
+        spec.workload = std::make_shared<const workload::Workload>(std::make_shared<const workload::Poisson>(load),
+                                                                   std::vector<workload::Application>{app},
+                                                                   workload::kUnlimitedCount, s.duration);
         spec.decision_statistic = s.statistic;
         spec.service_statistic = s.statistic;
         spec.drain_limit = s.slo;  // whatever is not done by then is late anyway; not counted as served
@@ -252,10 +252,15 @@ ModelSwitchingResult generate_model_switching_table(const ModelSwitchingSearch& 
 void register_model_switching(sched::SchedulerRegistry& registry) {
   auto params = load_granular_params();
   params.front().doc = "the table's loads, queries/s, ascending (one per model)";
-  params.insert(params.begin(), ParamSpec{"models", ParamType::String, std::nullopt,
+  params.insert(params.begin(), ParamSpec{"models",
+                                          ParamType::String,
+                                          std::nullopt,
                                           "the table's models, comma-separated, one per load (see "
                                           "servelab.ramsis.model_switching_table)",
-                                          {}, {}, false, {}});
+                                          {},
+                                          {},
+                                          false,
+                                          {}});
   registry.add({"model_switching",
                 "ModelSwitching (RAMSIS baseline): per load, the single model of a simulation-generated table; "
                 "idle workers take adaptive batches from an in-order central queue.",

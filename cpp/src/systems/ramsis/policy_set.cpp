@@ -3,6 +3,8 @@
 #include "servelab/systems/ramsis/policy_set.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <map>
@@ -115,37 +117,57 @@ namespace servelab::ramsis {
 
 namespace {
 
-// Generates the policies of `loads` (in parallel when threads > 1); same order.
+// Generates the policies of `loads` (in parallel when threads > 1); same order. The calling
+// thread takes its share too and watches for Ctrl-C (interrupt scopes are per thread); on one it
+// stops handing out loads, waits for the running ones and rethrows.
 std::vector<WorkerPolicy> generate_all(const LatencyTable& table, const GenerateOptions& base,
                                        const std::vector<double>& loads, std::int32_t threads) {
   std::vector<WorkerPolicy> out(loads.size());
-  auto one = [&](std::size_t i) {
-    GenerateOptions o = base;
-    o.mdp.load_qps = loads[i];
-    out[i] = generate_policy(table, o).policy;
-  };
-  const std::size_t workers = std::min<std::size_t>(std::max(threads, 1), loads.size());
-  if (workers <= 1) {
-    for (std::size_t i = 0; i < loads.size(); ++i) {
-      core::check_interrupt();
-      one(i);
-    }
-    return out;
-  }
   std::vector<std::exception_ptr> errors(loads.size());
-  std::vector<std::thread> pool;
-  for (std::size_t w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      for (std::size_t i = w; i < loads.size(); i += workers) {
-        try {
-          one(i);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
+  std::atomic<std::size_t> next{0}, finished{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    for (std::size_t i; !stop && (i = next++) < loads.size();) {
+      try {
+        GenerateOptions o = base;
+        o.mdp.load_qps = loads[i];
+        out[i] = generate_policy(table, o).policy;
+      } catch (...) {
+        errors[i] = std::current_exception();
+        stop = true;
       }
-    });
+      ++finished;
+    }
+  };
+  const std::size_t helpers = std::min<std::size_t>(std::max(threads, 1), loads.size()) - 1;
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < helpers; ++w) pool.emplace_back(work);
+  std::exception_ptr interrupted;
+  try {
+    for (std::size_t i; !stop && (i = next++) < loads.size();) {
+      core::check_interrupt();
+      try {
+        GenerateOptions o = base;
+        o.mdp.load_qps = loads[i];
+        out[i] = generate_policy(table, o).policy;
+      } catch (const Interrupted&) {
+        throw;
+      } catch (...) {
+        errors[i] = std::current_exception();
+        stop = true;
+      }
+      ++finished;
+    }
+    while (!pool.empty() && finished < std::min(next.load(), loads.size()) && !stop) {
+      core::check_interrupt();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } catch (...) {
+    interrupted = std::current_exception();
+    stop = true;
   }
   for (auto& t : pool) t.join();
+  if (interrupted) std::rethrow_exception(interrupted);
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }

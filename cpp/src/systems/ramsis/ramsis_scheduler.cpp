@@ -24,15 +24,17 @@ namespace servelab::ramsis {
 namespace {
 
 using sched::ClusterView;
-using sched::Query;
 using sched::ModelId;
+using sched::Query;
 using sched::QueryId;
 using sched::WorkerId;
 
 class Ramsis final : public sched::Scheduler {
  public:
   Ramsis(std::shared_ptr<const PolicySet> policies, PolicyGenerator generate, RamsisOptions options)
-      : policies_(std::move(policies)), generate_(std::move(generate)), options_(std::move(options)),
+      : policies_(std::move(policies)),
+        generate_(std::move(generate)),
+        options_(std::move(options)),
         monitor_(options_.window) {
     if (!(options_.fixed_load_qps >= 0) || !std::isfinite(options_.fixed_load_qps)) {
       throw ValueError(str("load_qps=", options_.fixed_load_qps, " must be a finite load >= 0 (0: estimate it)"));
@@ -264,14 +266,24 @@ void register_ramsis(sched::SchedulerRegistry& registry) {
   registry.add({"ramsis",
                 "RAMSIS: round-robin per-worker EDF queues; at each decision the MDP policy of the estimated load "
                 "picks (model, batch) from (queue length, earliest slack).",
-                {ParamSpec{"policies", ParamType::String, std::string{},
+                {ParamSpec{"policies",
+                           ParamType::String,
+                           std::string{},
                            "a policy set JSON file (servelab.ramsis policy sets save to it); '': generate one for "
                            "the cluster at the first arrival, for that query's SLO",
-                           {}, {}, false, {}},
-                 ParamSpec{"loads", ParamType::FloatList, std::vector<double>{},
+                           {},
+                           {},
+                           false,
+                           {}},
+                 ParamSpec{"loads",
+                           ParamType::FloatList,
+                           std::vector<double>{},
                            "without a file: the loads (queries/s) to generate policies for ([]: 10 up to the "
                            "cluster's peak throughput)",
-                           0.0, {}, true, {}},
+                           0.0,
+                           {},
+                           true,
+                           {}},
                  ParamSpec::non_negative("load_qps", 0.0,
                                          "a known, fixed load in queries/s instead of the monitor's estimate (0: "
                                          "estimate it)"),

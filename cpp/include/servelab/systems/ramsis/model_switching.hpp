@@ -36,7 +36,7 @@ struct ModelSwitchingSearch {
   std::vector<std::string> models;  // candidates (empty: every model with a latency on `hardware`)
   std::int32_t workers = 1;
   Nanos slo = 0;
-  std::vector<double> loads_qps;  // ascending
+  std::vector<double> loads_qps;           // ascending
   Nanos duration = 300 * kNanosPerSecond;  // of each simulation at a constant Poisson load
   double target_violation = 0.01;          // a model qualifies with a violation rate strictly below it
   std::uint64_t seed = 0;                  // every (load, model) run uses it: common random numbers
