@@ -49,7 +49,7 @@ test-python:
 bench: setup
 	@for b in $(BUILD_DIR)/benchmarks/cpp/bench_*; do echo "== $$b"; $$b; done
 	$(PY) benchmarks/python/run.py
-	$(PY) benchmarks/python/bench_sim.py
+	@for b in benchmarks/python/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: setup
 	$(VENV)/bin/ruff check python tests benchmarks

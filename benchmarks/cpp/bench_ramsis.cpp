@@ -19,13 +19,12 @@ namespace {
 const std::vector<std::string> kModels = {"shufflenet_v2_x0_5", "mobilenet_v3_large", "efficientnet_b0",
                                           "efficientnet_b2",    "efficientnet_b3",    "efficientnet_b4",
                                           "efficientnet_v2_s",  "efficientnet_v2_m",  "efficientnet_v2_l"};
-const std::vector<double> kAccuracy = {0.57972, 0.73004, 0.77692, 0.80608, 0.82008,
-                                       0.83384, 0.84228, 0.85112, 0.85808};
+const std::vector<double> kAccuracy = {0.57972, 0.73004, 0.77692, 0.80608, 0.82008, 0.83384, 0.84228, 0.85112, 0.85808};
 
 LatencyTable image_table() {
   static const LatencyTable table = [] {
-    const auto path = std::filesystem::path(__FILE__).parent_path() /
-                      "../../../shared/data/ramsis/derived/mdp_latency_table.csv";
+    const auto path =
+        std::filesystem::path(__FILE__).parent_path() / "../../../shared/data/ramsis/derived/mdp_latency_table.csv";
     std::ifstream in(path);
     std::vector<std::string> rm;
     std::vector<std::int64_t> rb;

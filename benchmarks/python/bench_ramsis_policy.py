@@ -52,18 +52,21 @@ def run_case(name, table, options, repeats, with_reference) -> bool:
 
     ours_s, policy = best_of(ours, repeats)
     print(
-        f"({name}) {len(table)} models, {details['num_states']} states, {details['num_pairs']} pairs, "
-        f"{details['num_transitions']} transitions"
+        f"({name}) {len(table)} models, {details['num_states']} states, "
+        f"{details['num_pairs']} pairs, {details['num_transitions']} transitions"
     )
     print(
         f"    servelab: {ours_s * 1e3:9.1f} ms  (build {details['build_s'] * 1e3:.1f}, "
         f"solve {details['solve_s'] * 1e3:.1f}, guarantees {details['evaluate_s'] * 1e3:.1f} ms)"
-        f"  expected accuracy {policy.expected_accuracy:.4f}, violation {policy.expected_violation:.2e}"
+        f"  expected accuracy {policy.expected_accuracy:.4f}, "
+        f"violation {policy.expected_violation:.2e}"
     )
     if GOAL_S.get(name):
         print(f"    goal <= {GOAL_S[name]:g} s: {'met' if ours_s <= GOAL_S[name] else 'MISSED'}")
     if name in PAPER_S:
-        print(f"    the paper's Table 2: {PAPER_S[name]:.0f} s (ratio {PAPER_S[name] / ours_s:,.0f}x)")
+        print(
+            f"    the paper's Table 2: {PAPER_S[name]:.0f} s (ratio {PAPER_S[name] / ours_s:,.0f}x)"
+        )
     if not with_reference:
         return True
     lat = np.rint(table.latency_s * 1e9).astype(np.int64)
@@ -91,17 +94,30 @@ def run_case(name, table, options, repeats, with_reference) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--smoke", action="store_true", help="a small made-up case, with the reference")
-    parser.add_argument("--reference-all", action="store_true", help="the reference on (b) and (c) too")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a small made-up case, with the reference"
+    )
+    parser.add_argument(
+        "--reference-all", action="store_true", help="the reference on (b) and (c) too"
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
 
     if args.smoke:
-        lat = [[(b1 + per * (b - 1)) / 1e3 for b in range(1, 9)] for b1, per in ((4, 2.5), (9, 4), (17, 7))]
+        lat = [
+            [(b1 + per * (b - 1)) / 1e3 for b in range(1, 9)]
+            for b1, per in ((4, 2.5), (9, 4), (17, 7))
+        ]
         table = ramsis.LatencyTable(["fast", "medium", "slow"], [0.6, 0.75, 0.85], np.array(lat))
         options = {"slo_ms": 40.0, "load_qps": 300.0, "workers": 3, "max_queue": 6, "intervals": 10}
         ok = run_case("smoke", table, options, 3, True)
-        ok &= run_case("smoke-md-variable", table, {**options, "discretisation": "md", "batching": "variable"}, 3, True)
+        ok &= run_case(
+            "smoke-md-variable",
+            table,
+            {**options, "discretisation": "md", "batching": "variable"},
+            3,
+            True,
+        )
         return 0 if ok else 1
 
     if not (args.data / "derived").is_dir():
@@ -112,7 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     ok = run_case("a", task.table, options, 5, True)
     synthetic = task.table.interpolated(0.005)
     ok &= run_case("b", synthetic, options, 3, args.reference_all)
-    ok &= run_case("c", task.table, {**options, "discretisation": "md", "batching": "variable"}, 3, args.reference_all)
+    ok &= run_case(
+        "c",
+        task.table,
+        {**options, "discretisation": "md", "batching": "variable"},
+        3,
+        args.reference_all,
+    )
     return 0 if ok else 1
 
 

@@ -31,7 +31,7 @@ def poisson_pmf(mu: float, ks: np.ndarray) -> np.ndarray:
 
 
 def phase_weights(mu: float, base: int, count: int) -> np.ndarray:
-    """P(N = base + x) normalised over x in [0, count), in log space (uniform when mu = 0 < base)."""
+    """P(N = base + x) normalised over x in [0, count) in log space (uniform: mu = 0 < base)."""
     ks = base + np.arange(count, dtype=np.float64)
     if mu <= 0:
         return np.full(count, 1.0 / count) if base > 0 else (ks == 0).astype(np.float64)
@@ -53,7 +53,9 @@ class Mdp:
     P: sp.csr_matrix  # pairs x states
 
 
-def slack_levels(latency: np.ndarray, slo: int, max_queue: int, discretisation: str, intervals: int):
+def slack_levels(
+    latency: np.ndarray, slo: int, max_queue: int, discretisation: str, intervals: int
+):
     if discretisation == "fld":
         levels = [(slo * i) // intervals for i in range(intervals + 1)]
     else:
@@ -78,7 +80,9 @@ def extend_ols(latency: np.ndarray, batch: int) -> np.ndarray:
     return np.concatenate(out, axis=1)
 
 
-def _finish(entries: dict[int, float], overflow_state: int, prune: float) -> tuple[np.ndarray, np.ndarray]:
+def _finish(
+    entries: dict[int, float], overflow_state: int, prune: float
+) -> tuple[np.ndarray, np.ndarray]:
     states = np.fromiter(entries.keys(), dtype=np.int64, count=len(entries))
     probs = np.fromiter(entries.values(), dtype=np.float64, count=len(entries))
     order = np.argsort(states)
@@ -120,7 +124,9 @@ def _maximal_kernel(lam, K, slo, T, N, n, tau):
         cdf_d = np.cumsum(poisson_pmf(lam * td, np.arange(Z + 1)))
         hi = nps[None, :] * K - 1 - z[:, None]
         lo = (nps[None, :] - 1) * K - z[:, None] - 1
-        W = np.where(hi >= 0, cdf_d[np.clip(hi, 0, Z)], 0.0) - np.where(lo >= 0, cdf_d[np.clip(lo, 0, Z)], 0.0)
+        W = np.where(hi >= 0, cdf_d[np.clip(hi, 0, Z)], 0.0) - np.where(
+            lo >= 0, cdf_d[np.clip(lo, 0, Z)], 0.0
+        )
         S[jp, :, 1:] = PB @ PC @ W
     return S, empty
 
@@ -148,7 +154,12 @@ def _variable_row(lam, K, slo, T, N, n, j, b, tau):
     xs = np.arange(K)[None, :]
     A = cdf_at(a * K + K - 1 - xs) - cdf_at(a * K - xs - 1)  # (a, x)
     P = np.einsum("x,sx,ax->as", w, g, A)
-    return {int((n - b + ai) * L + s): float(P[ai, s]) for ai in range(amax + 1) for s in range(L) if P[ai, s] > 0}
+    return {
+        int((n - b + ai) * L + s): float(P[ai, s])
+        for ai in range(amax + 1)
+        for s in range(L)
+        if P[ai, s] > 0
+    }
 
 
 def build(
@@ -269,7 +280,12 @@ def guarantees(mdp: Mdp, choice: np.ndarray, tol: float = 1e-12, max_iter: int =
     model = mdp.pair_model[pairs]
     violates = mdp.pair_violates[pairs]
     q = pi * batch
-    return {"distribution": pi, "violation": q[violates].sum() / q.sum(), "weights": q, "model": model}
+    return {
+        "distribution": pi,
+        "violation": q[violates].sum() / q.sum(),
+        "weights": q,
+        "model": model,
+    }
 
 
 def generate(latency_ns, accuracy, *, sweeps: int = 100, **options) -> tuple[Mdp, np.ndarray, dict]:

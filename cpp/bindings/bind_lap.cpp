@@ -22,6 +22,8 @@ using npy = npd::npy_api;
 
 // Above this many entries the solve releases the GIL (and listens for Ctrl-C).
 constexpr std::int64_t kLongCallEntries = 64 * 64;
+// Above this many entries the thread's solver drops its scratch buffers after the call.
+constexpr std::int64_t kKeepScratchEntries = std::int64_t{1} << 22;
 
 // One solver per thread: its scratch buffers persist, so repeated calls do not allocate.
 solvers::AssignmentSolver& thread_solver() {
@@ -49,13 +51,11 @@ PyObject* as_float64_matrix(PyObject* cost) {
 
 PyObject* new_index_array(Py_intptr_t size) {
   const auto& api = npy::get();
-  return api.PyArray_NewFromDescr_(api.PyArray_Type_, api.PyArray_DescrFromType_(npy::NPY_INT64_), 1, &size,
-                                   nullptr, nullptr, 0, nullptr);
+  return api.PyArray_NewFromDescr_(api.PyArray_Type_, api.PyArray_DescrFromType_(npy::NPY_INT64_), 1, &size, nullptr,
+                                   nullptr, 0, nullptr);
 }
 
-std::int64_t* index_data(PyObject* array) {
-  return reinterpret_cast<std::int64_t*>(npd::array_proxy(array)->data);
-}
+std::int64_t* index_data(PyObject* array) { return reinterpret_cast<std::int64_t*>(npd::array_proxy(array)->data); }
 
 // (row_ind, col_ind): row_ind ascending, one pair per assigned row.
 PyObject* to_python(const solvers::Assignment& result, std::int64_t rows, std::int64_t cols) {
@@ -111,6 +111,8 @@ PyObject* solve_matrix(PyObject* cost_obj, bool maximize) {
       result = &solver.solve(cost, rows, cols, maximize);
     }
     out = to_python(*result, rows, cols);
+    // Scratch sized for a huge matrix would stay with the thread for good: let it go.
+    if (rows * cols > kKeepScratchEntries) solver = solvers::AssignmentSolver();
   } catch (...) {
     npd::try_translate_exceptions();
   }

@@ -25,8 +25,7 @@ using IndexArray = py::array_t<std::int64_t, py::array::c_style | py::array::for
 
 void check_1d(const py::array& a, const char* name, py::ssize_t size) {
   if (a.ndim() != 1) throw ValueError(str(name, " must be 1-D, got ", a.ndim(), " dimensions"));
-  if (size >= 0 && a.shape(0) != size)
-    throw ValueError(str(name, " has ", a.shape(0), " entries, expected ", size));
+  if (size >= 0 && a.shape(0) != size) throw ValueError(str(name, " has ", a.shape(0), " entries, expected ", size));
 }
 
 // Rows from compressed sparse row arrays: row r is indices/data[indptr[r]:indptr[r + 1]].
@@ -51,8 +50,8 @@ void add_rows(Model& model, const IndexArray& indptr, const IndexArray& indices,
     for (auto k = p[r]; k < p[r + 1]; ++k) {
       const auto var = indices.data()[k];
       if (var < 0 || var >= model.num_variables())
-        throw ValueError(str("indices[", k, "]=", var, " is not a variable (the model has ", model.num_variables(),
-                             ")"));
+        throw ValueError(
+            str("indices[", k, "]=", var, " is not a variable (the model has ", model.num_variables(), ")"));
       terms.push_back({static_cast<std::int32_t>(var), data.data()[k]});
     }
     model.add_constraint(names.empty() ? std::string() : names[r], terms, lower.data()[r], upper.data()[r]);
@@ -143,7 +142,8 @@ void init_lp(py::module_& solvers) {
       .def("set_objective_offset", &Model::set_objective_offset, py::arg("offset"))
       .def("set_bounds", &Model::set_bounds, py::arg("var"), py::arg("lower"), py::arg("upper"))
       .def(
-          "set_integer", [](Model& m, std::int32_t var, bool integer) {
+          "set_integer",
+          [](Model& m, std::int32_t var, bool integer) {
             m.set_type(var, integer ? VarType::Integer : VarType::Continuous);
           },
           py::arg("var"), py::arg("integer") = true)
@@ -158,8 +158,7 @@ void init_lp(py::module_& solvers) {
 
   solvers.def(
       "solve_lp_model",
-      [](const Model& model, double time_limit_s, std::int64_t iteration_limit, double mip_relative_gap,
-         bool verbose) {
+      [](const Model& model, double time_limit_s, std::int64_t iteration_limit, double mip_relative_gap, bool verbose) {
         Options options{time_limit_s, iteration_limit, mip_relative_gap, verbose};
         auto solution = run_long([&] { return solve(model, options); });
         return to_dict(std::move(solution), !model.has_integers());

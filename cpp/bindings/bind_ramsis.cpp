@@ -53,10 +53,10 @@ MdpOptions mdp_options(double slo_ms, double load_qps, std::int32_t workers, std
   return o;
 }
 
-#define MDP_ARGS                                                                                             \
-  py::arg("max_queue") = 32, py::arg("discretisation") = "fld", py::arg("intervals") = 100,                  \
-      py::arg("batching") = "maximal", py::arg("balancer") = "round_robin", py::arg("arrivals") = "poisson", \
-      py::arg("shape") = 1.0, py::arg("pareto") = true, py::arg("prune") = 1e-12
+#define MDP_ARGS                                                                                         \
+  py::arg("max_queue") = 32, py::arg("discretisation") = "fld", py::arg("intervals") = 100,              \
+  py::arg("batching") = "maximal", py::arg("balancer") = "round_robin", py::arg("arrivals") = "poisson", \
+  py::arg("shape") = 1.0, py::arg("pareto") = true, py::arg("prune") = 1e-12
 
 solvers::mdp::StationaryOptions stationary_options(double tolerance, std::int32_t max_iterations) {
   solvers::mdp::StationaryOptions s;
@@ -127,11 +127,14 @@ void init_ramsis(py::module_& m) {
       .def_static(
           "from_profile",
           [](const profile::Profile& p, const std::string& hardware, const std::vector<std::string>& models,
-             const std::string& statistic, std::int32_t max_batch) {
-            return LatencyTable::from_profile(p, hardware, models, profile::parse_statistic(statistic), max_batch);
+             const std::string& statistic, std::int32_t max_batch, const std::string& fill) {
+            return LatencyTable::from_profile(p, hardware, models, profile::parse_statistic(statistic), max_batch,
+                                              LatencyTable::parse_fill(fill));
           },
           py::arg("profile"), py::arg("hardware"), py::arg("models"), py::arg("statistic") = "p95",
-          py::arg("max_batch") = 0)
+          py::arg("max_batch") = 0, py::arg("fill") = "none",
+          "From a Profile: fill='none' rejects gaps, 'linear' interpolates inside, 'ols' fills and extends\n"
+          "with an OLS line made non-decreasing (the artifact's derived table).")
       .def_readonly("models", &LatencyTable::models)
       .def_readonly("accuracy", &LatencyTable::accuracy)
       .def_property_readonly("max_batch", &LatencyTable::max_batch)
@@ -188,16 +191,16 @@ void init_ramsis(py::module_& m) {
           py::arg("queue_length"), py::arg("earliest_slack_ms"),
           "(model name or None to wait, batch) for a queue of queue_length whose earliest deadline is "
           "earliest_slack_ms away.")
-      .def("level_of", [](const WorkerPolicy& p,
-                          double slack_ms) { return p.level_of(millis_to_nanos(slack_ms, "slack_ms")); })
+      .def("level_of",
+           [](const WorkerPolicy& p, double slack_ms) { return p.level_of(millis_to_nanos(slack_ms, "slack_ms")); })
       .def("to_json", [](const WorkerPolicy& p) { return to_json(p); })
       .def_static("from_json", &worker_policy_from_json, py::arg("text"))
       .def(py::pickle([](const WorkerPolicy& p) { return to_json(p); },
                       [](const std::string& text) { return worker_policy_from_json(text); }))
       .def("__repr__", [](const WorkerPolicy& p) {
         return str("WorkerPolicy(load_qps=", p.load_qps, ", workers=", p.workers, ", slo_ms=", nanos_to_millis(p.slo),
-                   ", ", p.models.size(), " models, ", p.num_states(), " states, expected_accuracy=",
-                   p.expected_accuracy, ", expected_violation=", p.expected_violation,
+                   ", ", p.models.size(), " models, ", p.num_states(),
+                   " states, expected_accuracy=", p.expected_accuracy, ", expected_violation=", p.expected_violation,
                    p.feasible ? "" : ", INFEASIBLE", ")");
       });
 
@@ -262,13 +265,16 @@ void init_ramsis(py::module_& m) {
                              })
       .def("queue_length", &RamsisMdp::queue_length, py::arg("state"))
       .def("level", &RamsisMdp::level, py::arg("state"))
-      .def("to_policy", [](const RamsisMdp& r, const std::vector<std::int32_t>& choice) { return to_worker_policy(r, choice); },
-           py::arg("choice"), "The WorkerPolicy of solver action indices (one per state); no guarantees filled in.")
-      .def("choice_of", [](const RamsisMdp& r, const WorkerPolicy& p) { return to_numpy(policy_choice(r, p)); },
-           py::arg("policy"), "The solver action index per state of a WorkerPolicy made for this MDP.")
+      .def(
+          "to_policy",
+          [](const RamsisMdp& r, const std::vector<std::int32_t>& choice) { return to_worker_policy(r, choice); },
+          py::arg("choice"), "The WorkerPolicy of solver action indices (one per state); no guarantees filled in.")
+      .def(
+          "choice_of", [](const RamsisMdp& r, const WorkerPolicy& p) { return to_numpy(policy_choice(r, p)); },
+          py::arg("policy"), "The solver action index per state of a WorkerPolicy made for this MDP.")
       .def("__repr__", [](const RamsisMdp& r) {
-        return str("RamsisMdp(", r.mdp.num_states(), " states, ", r.mdp.num_pairs(), " pairs, ", r.mdp.next_state.size(),
-                   " transitions, ", r.table.num_models(), " models)");
+        return str("RamsisMdp(", r.mdp.num_states(), " states, ", r.mdp.num_pairs(), " pairs, ",
+                   r.mdp.next_state.size(), " transitions, ", r.table.num_models(), " models)");
       });
 
   m.def(
@@ -330,10 +336,10 @@ void init_ramsis(py::module_& m) {
   m.def(
       "generate_policy_set",
       [](const LatencyTable& table, std::vector<double> loads, double slo_ms, std::int32_t workers,
-         std::int32_t max_queue, const std::string& discretisation, std::int32_t intervals,
-         const std::string& batching, const std::string& balancer, const std::string& arrivals, double shape,
-         bool pareto, double prune, std::int32_t sweeps, double max_violation, double max_accuracy_gap,
-         double min_load_step_qps, std::int32_t max_policies, std::int32_t threads) {
+         std::int32_t max_queue, const std::string& discretisation, std::int32_t intervals, const std::string& batching,
+         const std::string& balancer, const std::string& arrivals, double shape, bool pareto, double prune,
+         std::int32_t sweeps, double max_violation, double max_accuracy_gap, double min_load_step_qps,
+         std::int32_t max_policies, std::int32_t threads) {
         PolicySetOptions o;
         const double first = loads.empty() ? 1.0 : loads.front();
         o.generate.mdp = mdp_options(slo_ms, first > 0 ? first : 1.0, workers, max_queue, discretisation, intervals,

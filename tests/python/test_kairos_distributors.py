@@ -40,7 +40,9 @@ def test_the_distributors_are_registered_with_documented_parameters():
     assert params["variant"]["choices"] == ["paper", "artifact"]
     assert params["xi"]["default"] == pytest.approx(0.98)
     assert params["penalty"]["default"] == 10.0
-    assert {"qos_ms", "base", "noise", "predictor", "window", "table_after", "coef_batch"} <= set(params)
+    assert {"qos_ms", "base", "noise", "predictor", "window", "table_after", "coef_batch"} <= set(
+        params
+    )
     assert {p["name"] for p in entries["drs"]["params"]} == {"threshold", "base", "qos_ms"}
     assert {p["name"] for p in entries["clockwork"]["params"]} == {"qos_ms", "reject_late"}
 
@@ -79,17 +81,23 @@ def test_unknown_parameter_and_unknown_base_type_are_key_errors():
         servelab.simulate(scenario)
 
 
-@pytest.mark.parametrize("spec", ["kairos", "kairos(variant='artifact')", "kairos(noise=0.05)", "drs", "oracle"])
+@pytest.mark.parametrize(
+    "spec", ["kairos", "kairos(variant='artifact')", "kairos(noise=0.05)", "drs", "oracle"]
+)
 def test_same_seed_same_decisions(spec):
-    runs = [servelab.simulate(evaluate_module.scenario(EXAMPLE, CONFIG, spec, 40, queries=800, seed=3))
-            for _ in range(2)]
+    runs = [
+        servelab.simulate(evaluate_module.scenario(EXAMPLE, CONFIG, spec, 40, queries=800, seed=3))
+        for _ in range(2)
+    ]
     for key in ("worker", "start_ns", "finish_ns"):
         np.testing.assert_array_equal(runs[0].columns[key], runs[1].columns[key], err_msg=key)
     assert runs[0].meta["scheduler"].split("(")[0] == spec.split("(")[0]
 
 
 def test_scenario_is_the_artifacts_workload():
-    sc = evaluate_module.scenario(EXAMPLE, {"g4dn.xlarge": 2, "r5n.large": 0}, "kairos", 90, model="rm2")
+    sc = evaluate_module.scenario(
+        EXAMPLE, {"g4dn.xlarge": 2, "r5n.large": 0}, "kairos", 90, model="rm2"
+    )
     assert sc["workers"] == [{"hardware": "g4dn.xlarge", "count": 2, "models": ["rm2"]}]
     assert sc["workload"]["arrivals"] == "poisson_integer_ms(rate=90.0)"
     assert sc["workload"]["apps"] == [{"name": "rm2", "slo_ms": 350.0, "sizes": "kairos_mix"}]
@@ -111,7 +119,9 @@ def test_evaluate_finds_the_rate_where_p99_meets_qos():
 
 
 def test_evaluate_accepts_a_factory_and_reports_infeasible_configs():
-    found = kairos.evaluate(EXAMPLE, CONFIG, lambda: servelab.make_scheduler("ribbon"), queries=600, rel_tol=0.05)
+    found = kairos.evaluate(
+        EXAMPLE, CONFIG, lambda: servelab.make_scheduler("ribbon"), queries=600, rel_tol=0.05
+    )
     assert found.rate > 0
     # CPUs alone miss 350 ms on the largest queries (5% of the mix): no rate meets p99.
     none = kairos.evaluate(EXAMPLE, {"t3.xlarge": 3}, "kairos", queries=400)
@@ -154,12 +164,16 @@ def test_oracle_throughput_by_hand():
     assert res.makespan_s == pytest.approx(0.210)
     assert kairos.oracle_throughput(p, {"gpu": 1, "cpu": 1}, **kw) == pytest.approx(12 / 0.210)
     # With QoS 40 ms the CPU (42 ms) serves nothing: the GPU alone, 12 x 30 ms.
-    assert kairos.oracle_throughput(p, {"gpu": 1, "cpu": 1}, **dict(kw, qos_ms=40)) == pytest.approx(12 / 0.360)
+    assert kairos.oracle_throughput(
+        p, {"gpu": 1, "cpu": 1}, **dict(kw, qos_ms=40)
+    ) == pytest.approx(12 / 0.360)
 
 
 def test_oracle_serves_large_queries_on_the_base_and_small_ones_elsewhere():
     p = gpu_cpu_profile()
-    seq = kairos.OracleSequence(p, model="m", qos_ms=151, queries=500, sizes="uniform(low=1, high=100)")
+    seq = kairos.OracleSequence(
+        p, model="m", qos_ms=151, queries=500, sizes="uniform(low=1, high=100)"
+    )
     both = seq.throughput({"gpu": 1, "cpu": 2}).throughput
     gpu_only = seq.throughput({"gpu": 1}).throughput
     assert both > gpu_only > 0
@@ -171,7 +185,10 @@ def test_oracle_serves_large_queries_on_the_base_and_small_ones_elsewhere():
 
 
 def test_default_drs_threshold_and_tuning_climb_uphill():
-    assert kairos.default_drs_threshold(gpu_cpu_profile(), {"gpu": 1, "cpu": 1}, model="m", qos_ms=200) == 40
+    assert (
+        kairos.default_drs_threshold(gpu_cpu_profile(), {"gpu": 1, "cpu": 1}, model="m", qos_ms=200)
+        == 40
+    )
     tuned = kairos.tune_drs_threshold(EXAMPLE, CONFIG, queries=600, rel_tol=0.05, steps=(160, 40))
     start = kairos.default_drs_threshold(EXAMPLE, CONFIG)
     assert start in tuned.tried

@@ -193,3 +193,17 @@ def test_threads_solve_concurrently_with_the_same_results():
         t.join()
     for cost, (rows, cols), (ref_rows, ref_cols) in zip(matrices, results, expected, strict=True):
         assert cost[rows, cols].sum() == pytest.approx(cost[ref_rows, ref_cols].sum(), rel=1e-12)
+
+
+def test_benchmark_smoke():
+    """The scipy comparison benchmark runs (tiny) and prints its ratios."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_lap.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("x\n") == 10  # a ratio per size, in both tables

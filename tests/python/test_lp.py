@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -64,7 +63,9 @@ def test_maximize_is_the_negated_minimum():
         problem = random_feasible_lp(rng, 6, 5, 1)
         problem["c"] = -np.abs(problem["c"])  # maximising -|c| x stays bounded (x >= 0)
         ours = solve_lp(maximize=True, **problem)
-        ref = scipy_optimize.linprog(-problem["c"], **{k: v for k, v in problem.items() if k != "c"})
+        ref = scipy_optimize.linprog(
+            -problem["c"], **{k: v for k, v in problem.items() if k != "c"}
+        )
         assert ours.fun == pytest.approx(-ref.fun, rel=1e-7, abs=1e-7)
         # d(max)/d(b) = -(d(min of -c x)/d(b)).
         np.testing.assert_allclose(ours.duals_ub, -ref.ineqlin.marginals, atol=1e-6)
@@ -89,7 +90,11 @@ def test_random_milps_match_scipy_milp():
         )
         assert ref.status == 0, ref.message
         ours = solve_lp(
-            c, A_ub=A, b_ub=b, bounds=list(zip([0] * n, upper, strict=True)), integrality=integrality
+            c,
+            A_ub=A,
+            b_ub=b,
+            bounds=list(zip([0] * n, upper, strict=True)),
+            integrality=integrality,
         )
         assert ours.status == "optimal", (trial, ours.message)
         assert ours.fun == pytest.approx(ref.fun, rel=1e-7, abs=1e-7), trial
@@ -195,3 +200,36 @@ def test_available_and_version_agree():
     assert lp.available() == bool(lp.backend_version())
     if lp.available():
         assert "cbc" in lp.backend_version() and "clp" in lp.backend_version()
+
+
+@needs_lp
+def test_threads_solve_concurrently():
+    """Solves release the GIL; LPs and MILPs from several threads give the sequential answers."""
+    import threading
+
+    rng = np.random.default_rng(8)
+    problems = []
+    for k in range(8):
+        n = 12
+        problems.append(
+            {
+                "c": -rng.uniform(1, 10, n),
+                "A_ub": rng.uniform(1, 5, (3, n)),
+                "b_ub": rng.uniform(10, 20, 3),
+                "bounds": (0, 3),
+                "integrality": k % 2,  # every other one a MILP
+            }
+        )
+    expected = [solve_lp(**p).fun for p in problems]
+    got: list[float | None] = [None] * len(problems)
+
+    def work(k: int) -> None:
+        for _ in range(3):
+            got[k] = solve_lp(**problems[k]).fun
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(problems))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == pytest.approx(expected, rel=1e-9)

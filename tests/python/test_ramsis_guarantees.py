@@ -31,7 +31,9 @@ def test_guarantees_are_consistent():
     assert heavier["expected_violation"] > g["expected_violation"]
     # evaluate(mdp, policy) is the same thing
     mdp = ramsis.build_mdp(small_table(), **SMALL)
-    assert ramsis.evaluate(mdp, p)["expected_accuracy"] == pytest.approx(g["expected_accuracy"], rel=1e-12)
+    assert ramsis.evaluate(mdp, p)["expected_accuracy"] == pytest.approx(
+        g["expected_accuracy"], rel=1e-12
+    )
     assert ramsis.evaluate(mdp, mdp.choice_of(p))["expected_violation"] == pytest.approx(
         g["expected_violation"], rel=1e-12, abs=1e-15
     )

@@ -21,7 +21,9 @@ MS = 1e-3
 
 def small_table(models=("fast", "medium", "slow")):
     spec = {"fast": (4, 2.5, 0.60), "medium": (9, 4, 0.75), "slow": (17, 7, 0.85)}
-    lat = np.array([[(spec[m][0] + spec[m][1] * (b - 1)) * MS for b in range(1, 9)] for m in models])
+    lat = np.array(
+        [[(spec[m][0] + spec[m][1] * (b - 1)) * MS for b in range(1, 9)] for m in models]
+    )
     return ramsis.LatencyTable(list(models), [spec[m][2] for m in models], lat)
 
 
@@ -122,7 +124,9 @@ def test_json_round_trip(tmp_path):
     q = ramsis.from_json(text)
     assert q.to_json() == text
     np.testing.assert_array_equal(q.action_model, p.action_model)
-    s = ramsis.policy_set(small_table(), slo_ms=40, workers=3, loads=[200, 400], max_queue=6, intervals=10)
+    s = ramsis.policy_set(
+        small_table(), slo_ms=40, workers=3, loads=[200, 400], max_queue=6, intervals=10
+    )
     path = ramsis.save(s, tmp_path / "set.json")
     s2 = ramsis.load(path)
     assert isinstance(s2, ramsis.PolicySet) and s2.to_json() == s.to_json()
@@ -138,7 +142,9 @@ def test_json_round_trip(tmp_path):
 
 
 def test_policy_set_refines_and_looks_up():
-    s = ramsis.policy_set(small_table(), slo_ms=40, workers=3, loads=[100, 600], max_queue=6, intervals=10)
+    s = ramsis.policy_set(
+        small_table(), slo_ms=40, workers=3, loads=[100, 600], max_queue=6, intervals=10
+    )
     loads = s.loads_qps
     assert loads[0] == 100 and loads[-1] == 600 and len(loads) > 2
     assert (np.diff(loads) > 0).all()
@@ -153,7 +159,13 @@ def test_policy_set_refines_and_looks_up():
     assert s.lookup(1e9).load_qps == 600  # above the grid: the highest
     assert s.lookup(1).load_qps == 100
     unrefined = ramsis.policy_set(
-        small_table(), slo_ms=40, workers=3, loads=[600, 100], max_accuracy_gap=0, max_queue=6, intervals=10
+        small_table(),
+        slo_ms=40,
+        workers=3,
+        loads=[600, 100],
+        max_accuracy_gap=0,
+        max_queue=6,
+        intervals=10,
     )
     np.testing.assert_array_equal(unrefined.loads_qps, [100, 600])
     threaded = ramsis.policy_set(
@@ -234,7 +246,24 @@ def test_plot_policy():
     p = ramsis.solve(small_table(), **SMALL)
     ax = ramsis.plot_policy(p, annotate_batch=True)
     assert ax.get_xlabel().startswith("slack")
-    s = ramsis.policy_set(small_table(), slo_ms=40, workers=3, loads=[100, 300], max_queue=6, intervals=10)
+    s = ramsis.policy_set(
+        small_table(), slo_ms=40, workers=3, loads=[100, 300], max_queue=6, intervals=10
+    )
     assert ramsis.plot_policy_set(s).get_xlabel().startswith("load")
     with pytest.raises(ValueError, match="lookup"):
         ramsis.plot_policy(s)
+
+
+def test_table_from_the_artifact_profiles_matches_the_derived_table():
+    profiles = pytest.importorskip("servelab.profiles")
+    data = shared_path("ramsis")
+    models = list(ramsis.IMAGE_MODELS)
+    prof = profiles.import_ramsis(data, tasks=["image_cloud_cpu"], models=models)
+    # the raw profiles stop at batch 8 for the largest model: a gap unless filled
+    with pytest.raises(ValueError, match="max_queue=32"):
+        ramsis.build_mdp(prof, "cloud_cpu", models, slo_ms=150, load_qps=2000, workers=60)
+    table = ramsis.latency_table(prof, "cloud_cpu", models, fill="ols", max_batch=32)
+    derived = ramsis.image_task(data).table
+    np.testing.assert_allclose(table.latency_s, derived.latency_s, rtol=1e-6)
+    with pytest.raises(ValueError, match="fill"):
+        ramsis.latency_table(prof, "cloud_cpu", models, max_batch=32)

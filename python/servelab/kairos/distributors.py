@@ -56,13 +56,18 @@ def _size(size: str) -> dict[str, Any]:
 # ---- roles -----------------------------------------------------------------------------------
 
 
-def base_type(profile: Any, config: Mapping[str, int], *, model: str = "rm2", statistic: str = "mean") -> str:
+def base_type(
+    profile: Any, config: Mapping[str, int], *, model: str = "rm2", statistic: str = "mean"
+) -> str:
     """The base type of a configuration: the type with the lowest latency on the largest query
     size every type present covers (as the schedulers' ClusterRoles decide)."""
     prof = load_profile(profile, model)
     present = list(_check_config(prof, config, model))
     largest = min(prof.max_batch(hw, model) for hw in present)
-    return min(present, key=lambda hw: (prof.latency(hw, model, largest, statistic), prof.hardware_index(hw)))
+    return min(
+        present,
+        key=lambda hw: (prof.latency(hw, model, largest, statistic), prof.hardware_index(hw)),
+    )
 
 
 # ---- ORCL ------------------------------------------------------------------------------------
@@ -99,7 +104,9 @@ class OracleSequence:
             out = np.full(self.sizes.size, np.inf)
             fit = self.sizes <= self.profile.max_batch(hw, self.model)
             if fit.any():
-                out[fit] = 1e3 * self.profile.latency(hw, self.model, self.sizes[fit].tolist(), self.statistic)
+                out[fit] = 1e3 * self.profile.latency(
+                    hw, self.model, self.sizes[fit].tolist(), self.statistic
+                )
             self._latency[hw] = out
         return self._latency[hw]
 
@@ -109,10 +116,16 @@ class OracleSequence:
         smallest (it stops once even that one would miss QoS on it); no query waits or runs where
         it misses QoS. Throughput = queries served / time until the last one finishes."""
         config = _check_config(self.profile, config, self.model)
-        base = base if base is not None else base_type(self.profile, config, model=self.model, statistic=self.statistic)
+        base = (
+            base
+            if base is not None
+            else base_type(self.profile, config, model=self.model, statistic=self.statistic)
+        )
         qos = self.qos_ms
         lat = {hw: self.latency_ms(hw) for hw in config}
-        heap = [(0.0, k, hw) for k, hw in enumerate(hw for hw, n in config.items() for _ in range(n))]
+        heap = [
+            (0.0, k, hw) for k, hw in enumerate(hw for hw, n in config.items() for _ in range(n))
+        ]
         heapq.heapify(heap)
         lo, hi = 0, self.sizes.size - 1
         served, makespan = 0, 0.0
@@ -160,20 +173,27 @@ def oracle_throughput(
     base: str | None = None,
 ) -> float:
     """ORCL's throughput (QPS) of one configuration (see :meth:`OracleSequence.throughput`)."""
-    seq = OracleSequence(profile, model=model, qos_ms=qos_ms, queries=queries, seed=seed, sizes=sizes)
+    seq = OracleSequence(
+        profile, model=model, qos_ms=qos_ms, queries=queries, seed=seed, sizes=sizes
+    )
     return seq.throughput(config, base=base).throughput
 
 
 def _space_configs(folder: Any, model: str, budget: float | None) -> pd.DataFrame:
     from .bounds import upper_bounds  # the configuration space comes with the bounds
 
-    return upper_bounds(folder, model, formula="artifact", **({} if budget is None else {"budget": budget}))
+    return upper_bounds(
+        folder, model, formula="artifact", **({} if budget is None else {"budget": budget})
+    )
 
 
 def configs_of(frame: pd.DataFrame) -> list[dict[str, int]]:
     """The configurations of an upper_bounds frame, as {type: count} dicts (zeros included)."""
     types = frame.attrs["types"]
-    return [{t: int(n) for t, n in zip(types, row, strict=True)} for row in frame[types].to_numpy().tolist()]
+    return [
+        {t: int(n) for t, n in zip(types, row, strict=True)}
+        for row in frame[types].to_numpy().tolist()
+    ]
 
 
 @dataclass(frozen=True)
@@ -199,8 +219,12 @@ def best_oracle_config(
     at least one base instance): "among all possible heterogeneous configurations, the largest
     throughput is used as the Oracle throughput" (Sec. 7)."""
     frame = _space_configs(folder, model, budget).sort_index()
-    seq = OracleSequence(folder, model=model, qos_ms=qos_ms, queries=queries, seed=seed, sizes=sizes)
-    rates = [seq.throughput({t: n for t, n in c.items() if n}).throughput for c in configs_of(frame)]
+    seq = OracleSequence(
+        folder, model=model, qos_ms=qos_ms, queries=queries, seed=seed, sizes=sizes
+    )
+    rates = [
+        seq.throughput({t: n for t, n in c.items() if n}).throughput for c in configs_of(frame)
+    ]
     frame = frame.assign(oracle_qps=rates)
     best = int(np.argmax(rates))
     config = {t: n for t, n in configs_of(frame)[best].items() if n}
@@ -212,7 +236,7 @@ def best_oracle_config(
 
 @dataclass(frozen=True)
 class DrsTuning:
-    """The threshold DRS's hill climb settled on, its allowable throughput, every threshold tried."""
+    """DRS's hill climb: the threshold it settled on, its allowable throughput, every one tried."""
 
     threshold: int
     rate: float
@@ -224,7 +248,12 @@ class DrsTuning:
 
 
 def default_drs_threshold(
-    profile: Any, config: Mapping[str, int], *, model: str = "rm2", qos_ms: float | None = None, step: int = 10
+    profile: Any,
+    config: Mapping[str, int],
+    *,
+    model: str = "rm2",
+    qos_ms: float | None = None,
+    step: int = 10,
 ) -> int:
     """The largest multiple of ``step`` that every auxiliary type present serves within QoS (by
     the mean latency): where drs(threshold=-1) draws the line, and the hill climb starts."""
@@ -237,7 +266,8 @@ def default_drs_threshold(
     for size in range(step, limit + 1, step):
         aux = [hw for hw in config if hw != base]
         if aux and all(
-            size <= prof.max_batch(hw, model) and 1e3 * prof.latency(hw, model, size, "mean") <= qos for hw in aux
+            size <= prof.max_batch(hw, model) and 1e3 * prof.latency(hw, model, size, "mean") <= qos
+            for hw in aux
         ):
             best = size
     return best
@@ -263,15 +293,30 @@ def tune_drs_threshold(
     config = _check_config(prof, config, model)
     if not steps or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in steps):
         raise ValueError(f"steps={steps!r} must be positive integers")
-    top = max_threshold if max_threshold is not None else max(prof.max_batch(hw, model) for hw in config)
-    current = start if start is not None else default_drs_threshold(prof, config, model=model, qos_ms=qos_ms)
+    top = (
+        max_threshold
+        if max_threshold is not None
+        else max(prof.max_batch(hw, model) for hw in config)
+    )
+    current = (
+        start
+        if start is not None
+        else default_drs_threshold(prof, config, model=model, qos_ms=qos_ms)
+    )
     if isinstance(current, bool) or not isinstance(current, int) or not 0 <= current <= top:
         raise ValueError(f"start={current!r} must be an integer threshold in [0, {top}]")
     tried: dict[int, float] = {}
 
     def rate(threshold: int) -> float:
         if threshold not in tried:
-            found = evaluate(prof, config, f"drs(threshold={threshold})", model=model, qos_ms=qos_ms, **evaluate_kwargs)
+            found = evaluate(
+                prof,
+                config,
+                f"drs(threshold={threshold})",
+                model=model,
+                qos_ms=qos_ms,
+                **evaluate_kwargs,
+            )
             tried[threshold] = found.rate
         return tried[threshold]
 
@@ -295,7 +340,9 @@ def tune_drs_threshold(
 def _folder(source: Any) -> Path:
     path = Path(source) if isinstance(source, (str, os.PathLike)) else None
     if path is None or not _artifact.is_artifact_folder(path):
-        raise ValueError(f"source={source!r} must be the Kairos artifact folder (data/, instance.json, ...)")
+        raise ValueError(
+            f"source={source!r} must be the Kairos artifact folder (data/, instance.json, ...)"
+        )
     return path
 
 
@@ -319,18 +366,36 @@ def compare_distributors(
         best = best_oracle_config(folder, model, qos_ms=qos, queries=run["oracle_queries"])
         config, oracle_rate = best.config, best.throughput
     else:
-        oracle_rate = oracle_throughput(folder, config, model=model, qos_ms=qos, queries=run["oracle_queries"])
-    kw = {"model": model, "qos_ms": qos, "queries": run["queries"], "seeds": run["seeds"], "rel_tol": run["rel_tol"]}
+        oracle_rate = oracle_throughput(
+            folder, config, model=model, qos_ms=qos, queries=run["oracle_queries"]
+        )
+    kw = {
+        "model": model,
+        "qos_ms": qos,
+        "queries": run["queries"],
+        "seeds": run["seeds"],
+        "rel_tol": run["rel_tol"],
+    }
     rows = []
     for name, spec in (("kairos", kairos), ("ribbon", "ribbon"), ("clockwork", "clockwork")):
-        rows.append({"scheme": name, "distributor": spec, "rate": evaluate(folder, config, spec, **kw).rate})
+        rows.append(
+            {"scheme": name, "distributor": spec, "rate": evaluate(folder, config, spec, **kw).rate}
+        )
     drs = tune_drs_threshold(folder, config, **kw)
     rows.append({"scheme": "drs", "distributor": drs.distributor, "rate": drs.rate})
     rows.append({"scheme": "oracle", "distributor": "ORCL (offline)", "rate": oracle_rate})
     frame = pd.DataFrame(rows).set_index("scheme")
     k = frame.loc["kairos", "rate"]
     frame["kairos_over"] = [k / r if r > 0 else math.inf for r in frame["rate"]]
-    frame.attrs.update({"model": model, "config": dict(config), "size": size, "qos_ms": qos, "drs_tried": drs.tried})
+    frame.attrs.update(
+        {
+            "model": model,
+            "config": dict(config),
+            "size": size,
+            "qos_ms": qos,
+            "drs_tried": drs.tried,
+        }
+    )
     return frame
 
 
@@ -357,13 +422,35 @@ def best_homogeneous(
         n = min(int(most), math.floor(space.budget / price + 1e-9)) if price > 0 else int(most)
         if n < 1 or not prof.has_latency(hw, model):
             continue
-        found = evaluate(folder, {hw: n}, distributor, model=model, qos_ms=qos, queries=run["queries"],
-                         seeds=run["seeds"], rel_tol=run["rel_tol"])
+        found = evaluate(
+            folder,
+            {hw: n},
+            distributor,
+            model=model,
+            qos_ms=qos,
+            queries=run["queries"],
+            seeds=run["seeds"],
+            rel_tol=run["rel_tol"],
+        )
         cost = n * price
         scale = space.budget / cost if cost > 0 else 1.0
-        rows.append({"type": hw, "count": n, "cost": cost, "rate": found.rate, "scaled_rate": found.rate * scale})
-    frame = pd.DataFrame(rows).sort_values("scaled_rate", ascending=False, kind="stable").reset_index(drop=True)
-    frame.attrs.update({"model": model, "budget": space.budget, "distributor": distributor, "size": size})
+        rows.append(
+            {
+                "type": hw,
+                "count": n,
+                "cost": cost,
+                "rate": found.rate,
+                "scaled_rate": found.rate * scale,
+            }
+        )
+    frame = (
+        pd.DataFrame(rows)
+        .sort_values("scaled_rate", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+    frame.attrs.update(
+        {"model": model, "budget": space.budget, "distributor": distributor, "size": size}
+    )
     return frame
 
 
@@ -386,8 +473,16 @@ def compare_with_homogeneous(
     qos = _qos(model, qos_ms)
     choice = select_config(folder, model, formula=formula)
     config = {t: n for t, n in choice.config.items() if n}
-    found = evaluate(folder, config, kairos, model=model, qos_ms=qos, queries=run["queries"], seeds=run["seeds"],
-                     rel_tol=run["rel_tol"])
+    found = evaluate(
+        folder,
+        config,
+        kairos,
+        model=model,
+        qos_ms=qos,
+        queries=run["queries"],
+        seeds=run["seeds"],
+        rel_tol=run["rel_tol"],
+    )
     pools = best_homogeneous(folder, model, size=size, qos_ms=qos)
     best = pools.iloc[0]
     return {
@@ -403,7 +498,10 @@ def compare_with_homogeneous(
 
 
 def fidelity_report(
-    source: Any, models: Sequence[str] = ("ncf", "rm2", "wnd", "mtwnd", "dien"), *, size: str = "full"
+    source: Any,
+    models: Sequence[str] = ("ncf", "rm2", "wnd", "mtwnd", "dien"),
+    *,
+    size: str = "full",
 ) -> pd.DataFrame:
     """Both comparisons for every model, ours beside the paper's claims: one row per model."""
     rows = []

@@ -70,7 +70,10 @@ def _check_config(profile: _core.Profile, config: Mapping[str, int], model: str)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"config[{hw!r}]={n!r} must be an integer >= 0")
         if hw not in profile.hardware:
-            raise KeyError(f"config: instance type {hw!r} is not in the profile ({', '.join(profile.hardware)})")
+            raise KeyError(
+                f"config: instance type {hw!r} is not in the profile "
+                f"({', '.join(profile.hardware)})"
+            )
         if n > 0:
             if not profile.has_latency(hw, model):
                 raise KeyError(f"config: the profile has no latency of model {model!r} on {hw!r}")
@@ -85,7 +88,11 @@ def _qos(model: str, qos_ms: float | None) -> float:
         if model not in QOS_MS:
             raise ValueError(f"qos_ms=None: give the QoS target (ms) of model {model!r}")
         return QOS_MS[model]
-    if isinstance(qos_ms, bool) or not isinstance(qos_ms, (int, float)) or not (math.isfinite(qos_ms) and qos_ms > 0):
+    if (
+        isinstance(qos_ms, bool)
+        or not isinstance(qos_ms, (int, float))
+        or not (math.isfinite(qos_ms) and qos_ms > 0)
+    ):
         raise ValueError(f"qos_ms={qos_ms!r} must be a positive number of ms")
     return float(qos_ms)
 
@@ -108,7 +115,10 @@ def scenario(
     at ``rate`` queries per second."""
     prof = load_profile(profile, model)
     qos = _qos(model, qos_ms)
-    workers = [{"hardware": hw, "count": n, "models": [model]} for hw, n in _check_config(prof, config, model).items()]
+    workers = [
+        {"hardware": hw, "count": n, "models": [model]}
+        for hw, n in _check_config(prof, config, model).items()
+    ]
     if isinstance(queries, bool) or not isinstance(queries, int) or queries < 1:
         raise ValueError(f"queries={queries!r} must be an integer >= 1")
     return {
@@ -127,7 +137,12 @@ def scenario(
 
 
 def capacity_estimate(
-    profile: Any, config: Mapping[str, int], *, model: str = "rm2", sizes: str = "kairos_mix", seed: int = 0
+    profile: Any,
+    config: Mapping[str, int],
+    *,
+    model: str = "rm2",
+    sizes: str = "kairos_mix",
+    seed: int = 0,
 ) -> float:
     """A rough service capacity (QPS) to start the rate search from: every instance busy serving
     the size mix at its mean latency (sizes beyond a type's profile left to the others)."""
@@ -189,19 +204,37 @@ def evaluate(
 
     def run(rate: float, run_seed: int) -> Result:
         return simulate(
-            scenario(prof, config, make(), rate, qos_ms=qos, model=model, queries=queries, sizes=sizes,
-                     arrivals=arrivals, seed=run_seed)
+            scenario(
+                prof,
+                config,
+                make(),
+                rate,
+                qos_ms=qos,
+                model=model,
+                queries=queries,
+                sizes=sizes,
+                arrivals=arrivals,
+                seed=run_seed,
+            )
         )
 
     target = QoS(percentile=percentile, target_ms=qos)
     run_seeds = tuple(seeds) if seeds is not None else (seed,)
-    start = low if low is not None else max(capacity_estimate(prof, config, model=model, sizes=sizes) / 4, 0.1)
-    found = allowable_throughput(run, target, low=start, high=high, seeds=run_seeds, rel_tol=rel_tol)
+    start = (
+        low
+        if low is not None
+        else max(capacity_estimate(prof, config, model=model, sizes=sizes) / 4, 0.1)
+    )
+    found = allowable_throughput(
+        run, target, low=start, high=high, seeds=run_seeds, rel_tol=rel_tol
+    )
     tries = 0
     while not found.feasible and low is None and tries < 4 and start > 0.1:
         start = max(start / 8, 0.1)
         tries += 1
-        again = allowable_throughput(run, target, low=start, high=found.bracket[1], seeds=run_seeds, rel_tol=rel_tol)
+        again = allowable_throughput(
+            run, target, low=start, high=found.bracket[1], seeds=run_seeds, rel_tol=rel_tol
+        )
         again.evaluations[:0] = found.evaluations
         found = again
     return found

@@ -201,7 +201,9 @@ def fluid_bounds(
     """
     types = [c for c in frame.attrs.get("types", []) if c in frame.columns]
     if not types:
-        raise ValueError("frame has no instance-type columns: pass a frame from kairos.upper_bounds")
+        raise ValueError(
+            "frame has no instance-type columns: pass a frame from kairos.upper_bounds"
+        )
     sizes = kwargs.pop("sizes", "kairos_mix")
     max_classes = kwargs.pop("max_classes", 5000)
     classes = fluid_size_classes(sizes, _max_size(profile, model, types), max_classes)

@@ -37,12 +37,16 @@ def plot_policy(
     edges = np.append(slack_ms, slack_ms[-1] + (slack_ms[-1] - slack_ms[-2]))
 
     names = list(policy.models)
-    colours = ["white"] + [plt.get_cmap("viridis")(i / max(len(names) - 1, 1)) for i in range(len(names))]
+    colours = ["white"] + [
+        plt.get_cmap("viridis")(i / max(len(names) - 1, 1)) for i in range(len(names))
+    ]
     cmap = ListedColormap(colours)
     norm = BoundaryNorm(np.arange(-1.5, len(names)), cmap.N)
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 4.5))
-    mesh = ax.pcolormesh(edges, np.arange(top + 2) - 0.5, model, cmap=cmap, norm=norm, shading="flat")
+    mesh = ax.pcolormesh(
+        edges, np.arange(top + 2) - 0.5, model, cmap=cmap, norm=norm, shading="flat"
+    )
     bar = ax.figure.colorbar(mesh, ax=ax, ticks=np.arange(-1, len(names)))
     bar.ax.set_yticklabels(["wait"] + names, fontsize=7)
     if annotate_batch:
@@ -56,7 +60,8 @@ def plot_policy(
     ax.set_title(
         title
         if title is not None
-        else f"RAMSIS policy: {policy.load_qps:g} QPS, {policy.workers} workers, SLO {policy.slo_ms:g} ms"
+        else f"RAMSIS policy: {policy.load_qps:g} QPS, {policy.workers} workers, "
+        f"SLO {policy.slo_ms:g} ms"
     )
     return ax
 

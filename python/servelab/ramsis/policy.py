@@ -55,8 +55,14 @@ def latency_table(
     *,
     statistic: str = "p95",
     max_batch: int = 0,
+    fill: str = "none",
 ) -> LatencyTable:
-    """The LatencyTable of a source (TaskData, LatencyTable, or Profile + hardware + models)."""
+    """The LatencyTable of a source (TaskData, LatencyTable, or Profile + hardware + models).
+
+    From a Profile, `statistic` per (model, batch 1..max_batch); `fill` says what a batch the
+    profile did not measure gets: "none" (a ValueError naming the gap), "linear" (the profile's
+    interpolation between measured batches) or "ols" (the artifact's: an OLS line over the measured
+    batches, made non-decreasing; max_batch 0 then means the largest measured batch)."""
     if isinstance(source, TaskData):
         table = source.table
     elif isinstance(source, LatencyTable):
@@ -65,7 +71,9 @@ def latency_table(
         if hardware is None:
             hw = source.hardware
             if len(hw) != 1:
-                raise ValueError(f"hardware=None: the profile has {len(hw)} hardware types, name one")
+                raise ValueError(
+                    f"hardware=None: the profile has {len(hw)} hardware types, name one"
+                )
             hardware = hw[0]
         if models is None:
             raise ValueError("models=None: name the profile's models the policies choose from")
@@ -73,12 +81,13 @@ def latency_table(
         if not models:
             raise ValueError("models is empty: RAMSIS needs at least one model")
         table = LatencyTable.from_profile(
-            source, hardware, models, statistic=statistic, max_batch=max_batch
+            source, hardware, models, statistic=statistic, max_batch=max_batch, fill=fill
         )
         return table
     else:
         raise TypeError(
-            f"source={source!r}: give a TaskData (image_task/text_task), a LatencyTable or a Profile"
+            f"source={source!r}: give a TaskData (image_task/text_task), a LatencyTable "
+            "or a Profile"
         )
     if models is not None:
         table = table.select(list(models))

@@ -67,7 +67,9 @@ class FakeView final : public sched::ClusterView, public sched::Actions {
   Nanos predicted_latency(sched::WorkerId w, sched::ModelId m, std::int64_t items) const override {
     return seconds_to_nanos(profile_->latency(hw_.at(w), m, items, profile::Statistic::Mean));
   }
-  std::int64_t max_batch(sched::WorkerId w, sched::ModelId m) const override { return profile_->max_batch(hw_.at(w), m); }
+  std::int64_t max_batch(sched::WorkerId w, sched::ModelId m) const override {
+    return profile_->max_batch(hw_.at(w), m);
+  }
 
   // --- Actions ---
   void dispatch(sched::WorkerId w, sched::ModelId m, std::span<const sched::QueryId> ids) override {

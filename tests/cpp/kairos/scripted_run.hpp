@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kairos/fake_view.hpp"

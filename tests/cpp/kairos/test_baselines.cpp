@@ -87,8 +87,9 @@ TEST(Oracle, BaseTakesTheLargestAndAuxiliaryTheSmallestWithinQos) {
   // QoS 400 ms. t=0: 100 items -> GPU. Then 100, 10 and 60 items at 1, 2, 3 ms: the idle CPU
   // would miss QoS on 100 items (402 ms) and leaves it; it takes 10 at 2 ms (done at 44 ms), then
   // the smallest waiting, 60 (242 ms). The GPU, free at 120 ms, takes the largest, 100.
-  const auto r = run(scripted_spec({0.0, 0.001, 0.002, 0.003}, {100, 100, 10, 60}, {{"gpu", 1, {}, {}}, {"cpu", 1, {}, {}}}, 400),
-                     "oracle");
+  const auto r =
+      run(scripted_spec({0.0, 0.001, 0.002, 0.003}, {100, 100, 10, 60}, {{"gpu", 1, {}, {}}, {"cpu", 1, {}, {}}}, 400),
+          "oracle");
   EXPECT_EQ(r.queries.worker, (std::vector<std::int32_t>{0, 0, 1, 1}));
   EXPECT_DOUBLE_EQ(ms(r.queries.start[1]), 120.0);
   EXPECT_DOUBLE_EQ(ms(r.queries.start[2]), 2.0);

@@ -123,8 +123,7 @@ TEST(FluidBound, TailBeyondEveryProfileIsLost) {
   const auto b = fluid_upper_bound(p, "m", {{"gpu", 1}}, 1.0, size_classes({{10, 0.98}}, 0.02), o);
   EXPECT_NEAR(b.throughput, 10.0 / 0.95, 1e-9);
   o.violation = 0.01;
-  EXPECT_NEAR(fluid_upper_bound(p, "m", {{"gpu", 1}}, 1.0, size_classes({{10, 0.98}}, 0.02), o).throughput, 0.0,
-              1e-12);
+  EXPECT_NEAR(fluid_upper_bound(p, "m", {{"gpu", 1}}, 1.0, size_classes({{10, 0.98}}, 0.02), o).throughput, 0.0, 1e-12);
 }
 
 TEST(FluidBound, SuccessProbabilityFollowsTheSimulatorsInterpolation) {

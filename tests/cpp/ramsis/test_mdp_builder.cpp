@@ -87,8 +87,8 @@ double eq2(double lambda, int K, double slo, const std::vector<double>& T, int n
 
 // The variable-batch case (b < n) summed literally: the (b+1)-th query (event bK of interval A)
 // falls in the slot's arrival window, n - 1 worker arrivals in A, then a' arrivals during tau.
-double variable_direct(double lambda, int K, double slo, const std::vector<double>& T, int n, int j, int b,
-                       double tau, int np, int jp) {
+double variable_direct(double lambda, int K, double slo, const std::vector<double>& T, int n, int j, int b, double tau,
+                       int np, int jp) {
   const int L = static_cast<int>(T.size());
   const double ta = slo - T[j];
   auto clampA = [&](double v) { return std::clamp(v, 0.0, ta); };
@@ -230,8 +230,8 @@ TEST(RamsisMdp, VariableTransitionsMatchDirectSums) {
       for (int np = 1; np <= o.max_queue; ++np) {
         for (int jp = 0; jp < L - 1; ++jp) {
           const double want = variable_direct(lambda, K, slo, T, n, j, b, tau, np, jp);
-          ASSERT_NEAR(probability(r, a, np * L + jp), want, 1e-12) << "s=" << s << " b=" << b << " n'=" << np
-                                                                  << " j'=" << jp;
+          ASSERT_NEAR(probability(r, a, np * L + jp), want, 1e-12)
+              << "s=" << s << " b=" << b << " n'=" << np << " j'=" << jp;
           ++checked;
         }
       }

@@ -121,7 +121,7 @@ TEST(Lap, InfeasibleIsAValueError) {
       EXPECT_NE(std::string(e.what()).find("cost matrix is infeasible"), std::string::npos) << e.what();
     }
   };
-  expect_infeasible({kInf, 1, kInf, 2}, 2, 2);      // both rows need column 1
+  expect_infeasible({kInf, 1, kInf, 2}, 2, 2);  // both rows need column 1
   expect_infeasible({kInf, kInf, kInf, kInf}, 2, 2);
   expect_infeasible({1, kInf, kInf, 2, kInf, kInf}, 2, 3);  // both rows can only take column 0
   expect_infeasible({kInf, kInf, kInf, 1, 2, 3}, 2, 3);     // row 0 has nothing allowed
@@ -164,11 +164,21 @@ TEST(Lap, RandomMatricesMatchExhaustiveSearch) {
     std::vector<double> cost(rows * cols);
     for (auto& x : cost) {
       switch (kind) {
-        case 0: x = uniform(rng); break;                                       // continuous
-        case 1: x = static_cast<double>(rng() % 3); break;                     // many ties
-        case 2: x = uniform(rng) < 0.3 ? 1e12 : uniform(rng); break;           // huge entries
-        case 3: x = uniform(rng) < 0.4 ? kInf : static_cast<double>(rng() % 4); break;  // forbidden
-        default: x = static_cast<double>(static_cast<int>(rng() % 21) - 10); break;      // negative
+        case 0:
+          x = uniform(rng);
+          break;  // continuous
+        case 1:
+          x = static_cast<double>(rng() % 3);
+          break;  // many ties
+        case 2:
+          x = uniform(rng) < 0.3 ? 1e12 : uniform(rng);
+          break;  // huge entries
+        case 3:
+          x = uniform(rng) < 0.4 ? kInf : static_cast<double>(rng() % 4);
+          break;  // forbidden
+        default:
+          x = static_cast<double>(static_cast<int>(rng() % 21) - 10);
+          break;  // negative
       }
     }
     const double expected = brute_force(cost, rows, cols, maximize);

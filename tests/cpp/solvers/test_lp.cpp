@@ -66,11 +66,17 @@ TEST(LpModel, BadInputNamesTheFieldAndValue) {
   EXPECT_NE(error_of([&] { m.add_variable("y", 0.0, -kInf); }).find("upper bound -inf"), std::string::npos);
   EXPECT_NE(error_of([&] { m.add_variable("y", 0.0, 1.0, lp::VarType::Continuous, kInf); }).find("objective"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { m.add_constraint("c", {{7, 1.0}}, 0.0, 1.0); }).find("variable index 7 is out of range"),
+  EXPECT_NE(error_of([&] {
+              m.add_constraint("c", {{7, 1.0}}, 0.0, 1.0);
+            }).find("variable index 7 is out of range"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { m.add_constraint("c", {{x, NAN}}, 0.0, 1.0); }).find("coefficient of variable 'x'"),
+  EXPECT_NE(error_of([&] {
+              m.add_constraint("c", {{x, NAN}}, 0.0, 1.0);
+            }).find("coefficient of variable 'x'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { m.add_constraint("c", {{x, 1.0}}, 3.0, 1.0); }).find("lower bound 3 > upper bound 1"),
+  EXPECT_NE(error_of([&] {
+              m.add_constraint("c", {{x, 1.0}}, 3.0, 1.0);
+            }).find("lower bound 3 > upper bound 1"),
             std::string::npos);
   EXPECT_THROW(m.variable("nope"), servelab::KeyError);
   EXPECT_THROW(m.set_bounds(5, 0, 1), servelab::ValueError);

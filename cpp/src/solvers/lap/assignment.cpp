@@ -11,9 +11,9 @@
 #include <limits>
 #include <utility>
 
+#include "kernels.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
-#include "kernels.hpp"
 
 namespace servelab::solvers {
 namespace {
@@ -68,8 +68,8 @@ const Assignment& AssignmentSolver::solve(std::span<const double> cost, std::int
   if (rows < 0 || cols < 0 || rows > kMaxDim || cols > kMaxDim)
     throw ValueError(str("cost matrix shape (", rows, ", ", cols, ") is not valid"));
   if (static_cast<std::int64_t>(cost.size()) != rows * cols)
-    throw ValueError(str("cost matrix has ", cost.size(), " entries, expected rows*cols = ", rows, "*", cols, " = ",
-                         rows * cols));
+    throw ValueError(
+        str("cost matrix has ", cost.size(), " entries, expected rows*cols = ", rows, "*", cols, " = ", rows * cols));
   result_.row_to_col.assign(static_cast<std::size_t>(rows), -1);
   result_.cost = 0.0;
   if (rows == 0 || cols == 0) return result_;
@@ -239,8 +239,8 @@ bool AssignmentSolver::augment(const double* c, std::int32_t m, std::int32_t sta
   // it out of the vectorised scans, and its distance and v are kept aside.
   while (sink < 0) {
     visited_rows_[num_rows++] = i;
-    const auto step = kernels::relax(c + static_cast<std::int64_t>(i) * m, v_.data(), min_val - u_[i],
-                                         dist_.data(), pred_.data(), i, m);
+    const auto step = kernels::relax(c + static_cast<std::int64_t>(i) * m, v_.data(), min_val - u_[i], dist_.data(),
+                                     pred_.data(), i, m);
     if (step.lowest == kInf) {
       for (std::int32_t k = 0; k < num_cols; ++k) v_[visited_cols_[k]] = retired_v_[k];
       return false;
@@ -289,8 +289,7 @@ bool AssignmentSolver::augment(const double* c, std::int32_t m, std::int32_t sta
   return true;
 }
 
-Assignment linear_sum_assignment(std::span<const double> cost, std::int64_t rows, std::int64_t cols,
-                                 bool maximize) {
+Assignment linear_sum_assignment(std::span<const double> cost, std::int64_t rows, std::int64_t cols, bool maximize) {
   AssignmentSolver solver;
   return solver.solve(cost, rows, cols, maximize);
 }

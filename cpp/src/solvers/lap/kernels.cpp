@@ -148,7 +148,7 @@ Relaxed relax(const double* row, const double* v, double h, double* dist, std::i
     d = select(better, t, d);
     store(dist + j, d);
     store(pred + j, select(better, iv, load<Ints>(pred + j)));
-    const Ints lower = d < best;  // strict: each lane keeps its first minimum
+    const Ints lower = d < best;                                         // strict: each lane keeps its first minimum
     count = select(lower, splat(std::int64_t{1}), count - (d == best));  // a true mask is -1
     best = select(lower, d, best);
     best_index = select(lower, index, best_index);

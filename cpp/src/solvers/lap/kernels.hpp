@@ -66,8 +66,7 @@ inline TwoSmallest two_smallest(const double* row, const double* v, std::int32_t
   return out;
 }
 
-inline std::int32_t find_reduced(const double* row, const double* v, std::int32_t m, double value,
-                                 std::int32_t from) {
+inline std::int32_t find_reduced(const double* row, const double* v, std::int32_t m, double value, std::int32_t from) {
   for (std::int32_t j = from; j < m; ++j)
     if (row[j] - v[j] == value) return j;
   return -1;

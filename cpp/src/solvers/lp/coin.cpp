@@ -5,17 +5,18 @@
 #if SERVELAB_HAS_LP
 
 #include <CbcConfig.h>
+#include <ClpConfig.h>
+
 #include <CbcEventHandler.hpp>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
-#include <ClpConfig.h>
 #include <ClpEventHandler.hpp>
 #include <ClpSimplex.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
-
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -127,14 +128,24 @@ Solution solve_lp(const Model& model, const Options& options) {
   s.solver = str("clp ", CLP_VERSION);
   s.iterations = simplex.numberIterations();
   switch (simplex.status()) {
-    case 0: s.status = Status::Optimal; break;
-    case 1: s.status = Status::Infeasible; break;
-    case 2: s.status = Status::Unbounded; break;
-    case 3: s.status = simplex.secondaryStatus() == 9 ? Status::TimeLimit : Status::IterationLimit; break;
-    default: s.status = Status::Error; break;
+    case 0:
+      s.status = Status::Optimal;
+      break;
+    case 1:
+      s.status = Status::Infeasible;
+      break;
+    case 2:
+      s.status = Status::Unbounded;
+      break;
+    case 3:
+      s.status = simplex.secondaryStatus() == 9 ? Status::TimeLimit : Status::IterationLimit;
+      break;
+    default:
+      s.status = Status::Error;
+      break;
   }
-  s.has_solution = s.status == Status::Optimal || (s.status != Status::Infeasible && s.status != Status::Unbounded &&
-                                                   simplex.primalFeasible());
+  s.has_solution = s.status == Status::Optimal ||
+                   (s.status != Status::Infeasible && s.status != Status::Unbounded && simplex.primalFeasible());
   if (s.has_solution) {
     const double* x = simplex.primalColumnSolution();
     s.values.assign(x, x + cols);
@@ -148,8 +159,9 @@ Solution solve_lp(const Model& model, const Options& options) {
     s.reduced_costs.assign(d, d + cols);
   }
   s.message = std::string(status_name(s.status));
-  if (s.status == Status::Error) s.message = str("CLP stopped with status ", simplex.status(), " (secondary ",
-                                                  simplex.secondaryStatus(), "): numerical difficulties");
+  if (s.status == Status::Error)
+    s.message = str("CLP stopped with status ", simplex.status(), " (secondary ", simplex.secondaryStatus(),
+                    "): numerical difficulties");
   return s;
 }
 
@@ -158,12 +170,15 @@ Solution solve_mip(const Model& model, const Options& options) {
   const auto cols = model.num_variables();
   OsiClpSolverInterface osi;
   osi.messageHandler()->setLogLevel(options.verbose ? 1 : 0);
-  osi.loadProblem(data.matrix, data.lower.data(), data.upper.data(), model.objective().data(),
-                  data.row_lower.data(), data.row_upper.data());
+  osi.loadProblem(data.matrix, data.lower.data(), data.upper.data(), model.objective().data(), data.row_lower.data(),
+                  data.row_upper.data());
   osi.setObjSense(model.sense() == Sense::Maximize ? -1.0 : 1.0);
   for (std::int32_t j = 0; j < cols; ++j)
     if (model.types()[j] == VarType::Integer) osi.setInteger(j);
 
+  // CbcMain0/1 parse their arguments through process-wide state: one MILP solve at a time.
+  static std::mutex cbc_main;
+  const std::lock_guard<std::mutex> lock(cbc_main);
   CbcModel cbc(osi);
   CbcSolverUsefulData settings;
   settings.noPrinting_ = !options.verbose;
@@ -180,7 +195,8 @@ Solution solve_mip(const Model& model, const Options& options) {
   args.insert(args.end(), {"-ratioGap", str(options.mip_relative_gap), "-solve", "-quit"});
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
-  CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; }, settings);
+  CbcMain1(
+      static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; }, settings);
   if (interrupted) throw Interrupted();
 
   Solution s;
@@ -199,19 +215,28 @@ Solution solve_mip(const Model& model, const Options& options) {
   // 6 solution limit, 7 relaxation unbounded, 8 iteration limit.
   switch (cbc.secondaryStatus()) {
     case 0:
-    case 2: s.status = s.has_solution ? Status::Optimal : Status::Infeasible; break;
-    case 1: s.status = Status::Infeasible; break;
-    case 4: s.status = Status::TimeLimit; break;
+    case 2:
+      s.status = s.has_solution ? Status::Optimal : Status::Infeasible;
+      break;
+    case 1:
+      s.status = Status::Infeasible;
+      break;
+    case 4:
+      s.status = Status::TimeLimit;
+      break;
     case 3:
-    case 8: s.status = Status::IterationLimit; break;
-    case 7: s.status = Status::Unbounded; break;
+    case 8:
+      s.status = Status::IterationLimit;
+      break;
+    case 7:
+      s.status = Status::Unbounded;
+      break;
     default:
       s.status = cbc.isProvenOptimal() && s.has_solution ? Status::Optimal
                  : cbc.isProvenInfeasible()              ? Status::Infeasible
                                                          : Status::Error;
   }
-  s.best_bound = s.status == Status::Optimal ? s.objective
-                                             : cbc.getBestPossibleObjValue() + model.objective_offset();
+  s.best_bound = s.status == Status::Optimal ? s.objective : cbc.getBestPossibleObjValue() + model.objective_offset();
   s.message = std::string(status_name(s.status));
   if (s.status == Status::Error)
     s.message = str("CBC stopped with status ", cbc.status(), " (secondary ", cbc.secondaryStatus(), ")");

@@ -69,8 +69,8 @@ std::int32_t Model::add_constraint(std::string_view name, std::span<const Term> 
 
 void Model::check_var(std::int32_t var, std::string_view what) const {
   if (var < 0 || var >= num_variables())
-    throw ValueError(str(what, ": variable index ", var, " is out of range (the model has ", num_variables(),
-                         " variables)"));
+    throw ValueError(
+        str(what, ": variable index ", var, " is out of range (the model has ", num_variables(), " variables)"));
 }
 
 void Model::set_objective(std::int32_t var, double coef) {
@@ -125,12 +125,18 @@ const std::string& Model::constraint_name(std::int32_t row) const {
 
 std::string_view status_name(Status status) {
   switch (status) {
-    case Status::Optimal: return "optimal";
-    case Status::Infeasible: return "infeasible";
-    case Status::Unbounded: return "unbounded";
-    case Status::TimeLimit: return "time_limit";
-    case Status::IterationLimit: return "iteration_limit";
-    case Status::Error: return "error";
+    case Status::Optimal:
+      return "optimal";
+    case Status::Infeasible:
+      return "infeasible";
+    case Status::Unbounded:
+      return "unbounded";
+    case Status::TimeLimit:
+      return "time_limit";
+    case Status::IterationLimit:
+      return "iteration_limit";
+    case Status::Error:
+      return "error";
   }
   return "error";
 }

@@ -33,7 +33,8 @@ class Clockwork final : public sched::Scheduler {
 
   void on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) override {
     backlog_.resize(view.num_workers(), 0);
-    const Nanos target = query.arrival + (qos_ms_ > 0 ? millis_to_nanos(qos_ms_, "qos_ms") : query.deadline - query.arrival);
+    const Nanos target =
+        query.arrival + (qos_ms_ > 0 ? millis_to_nanos(qos_ms_, "qos_ms") : query.deadline - query.arrival);
     WorkerId best = -1, best_late = -1;
     Nanos best_finish = sched::kNever, best_late_finish = sched::kNever;
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
@@ -105,10 +106,15 @@ void register_clockwork(sched::SchedulerRegistry& registry) {
        "CLKWRK (Clockwork's controller, OSDI'20) as compared in Kairos: per-instance FCFS queues; each query joins "
        "the queue where it is predicted to finish first among those meeting its QoS.",
        {ParamSpec::non_negative("qos_ms", 0.0, "QoS target, ms (0: each query's deadline - arrival)"),
-        ParamSpec{"reject_late", ParamType::Bool, false,
+        ParamSpec{"reject_late",
+                  ParamType::Bool,
+                  false,
                   "drop a query that would miss QoS everywhere (Clockwork's admission control) instead of queueing "
                   "it where it finishes first",
-                  {}, {}, false, {}}},
+                  {},
+                  {},
+                  false,
+                  {}}},
        [](const Params& p) {
          return std::make_shared<Clockwork>(p.get_float("qos_ms"), p.get_bool("reject_late"), p.describe());
        }});

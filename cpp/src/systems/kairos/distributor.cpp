@@ -63,7 +63,7 @@ KairosOptions KairosOptions::defaults(Variant variant) {
 }
 
 double paper_cost(const EntryInputs& e, double xi, double penalty) {
-  double completion = e.remaining_ms + e.latency_ms;  // L_ij
+  double completion = e.remaining_ms + e.latency_ms;                              // L_ij
   if (completion + e.waited_ms > xi * e.qos_ms) completion = penalty * e.qos_ms;  // Eq. 8
   return e.coefficient * completion;
 }
@@ -462,31 +462,62 @@ void register_kairos(sched::SchedulerRegistry& registry) {
        "Kairos (HPDC'23) query distributor: min-cost matching of pending queries to instances on completion time "
        "weighted by heterogeneity coefficients, with a QoS penalty; dispatches the pairs whose instance is idle.",
        {
-           ParamSpec{"variant", ParamType::String, std::string("paper"),
+           ParamSpec{"variant",
+                     ParamType::String,
+                     std::string("paper"),
                      "'paper' (Eq. 2-8, every pending query) or 'artifact' (2N oldest queries, -500/-1000 slack "
                      "penalties, coefficients to 2 decimals, whole-ms predictions)",
-                     {}, {}, false, {"paper", "artifact"}},
+                     {},
+                     {},
+                     false,
+                     {"paper", "artifact"}},
            ParamSpec::non_negative("qos_ms", 0.0, "QoS target T_qos in ms (0: each query's deadline - arrival)"),
-           ParamSpec{"base", ParamType::String, std::string(),
-                     "base instance type (empty: the fastest type on the largest query)", {}, {}, false, {}},
+           ParamSpec{"base",
+                     ParamType::String,
+                     std::string(),
+                     "base instance type (empty: the fastest type on the largest query)",
+                     {},
+                     {},
+                     false,
+                     {}},
            ParamSpec::non_negative("noise", 0.0,
                                    "standard deviation of additive Gaussian noise on predictions, relative to the "
                                    "prediction (Fig. 16b: 0.05)"),
-           ParamSpec{"predictor", ParamType::String, std::string("auto"),
+           ParamSpec{"predictor",
+                     ParamType::String,
+                     std::string("auto"),
                      "latency prediction: 'online' (linear model, then lookup table), 'online_from_profile' (lookup "
                      "table, profile before), 'profile'; 'auto': online for paper, profile for artifact",
-                     {}, {}, false, {"auto", "profile", "online", "online_from_profile"}},
-           ParamSpec{"xi", ParamType::Float, 0.98, "QoS safeguard: a pair must finish within xi x T_qos", 0.0, 1.0,
-                     true, {}},
+                     {},
+                     {},
+                     false,
+                     {"auto", "profile", "online", "online_from_profile"}},
+           ParamSpec{
+               "xi", ParamType::Float, 0.98, "QoS safeguard: a pair must finish within xi x T_qos", 0.0, 1.0, true, {}},
            ParamSpec::positive("penalty", 10.0, "paper: a pair missing QoS costs C_j x penalty x T_qos"),
-           ParamSpec{"window", ParamType::Int, std::int64_t{-1},
-                     "rows: the window x instances oldest pending queries (0: all; -1: paper all, artifact 2)", -1.0,
-                     {}, false, {}},
-           ParamSpec{"table_after", ParamType::Int, std::int64_t{3},
-                     "observations a size needs before its lookup-table mean replaces the linear model", 1.0, {},
-                     false, {}},
-           ParamSpec{"coef_batch", ParamType::Int, std::int64_t{0},
-                     "query size at which C_j is measured (0: the largest size every instance covers)", 0.0, {}, false,
+           ParamSpec{"window",
+                     ParamType::Int,
+                     std::int64_t{-1},
+                     "rows: the window x instances oldest pending queries (0: all; -1: paper all, artifact 2)",
+                     -1.0,
+                     {},
+                     false,
+                     {}},
+           ParamSpec{"table_after",
+                     ParamType::Int,
+                     std::int64_t{3},
+                     "observations a size needs before its lookup-table mean replaces the linear model",
+                     1.0,
+                     {},
+                     false,
+                     {}},
+           ParamSpec{"coef_batch",
+                     ParamType::Int,
+                     std::int64_t{0},
+                     "query size at which C_j is measured (0: the largest size every instance covers)",
+                     0.0,
+                     {},
+                     false,
                      {}},
        },
        [](const Params& p) { return std::make_shared<KairosDistributor>(kairos_options_from(p)); }});

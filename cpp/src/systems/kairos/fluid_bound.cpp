@@ -49,7 +49,8 @@ SizeClasses size_classes(std::vector<SizeClass> classes, double tail) {
   }
   if (std::fabs(total - 1.0) > 1e-6)
     throw ValueError(str("size class probabilities plus tail sum to ", total, ", not 1"));
-  std::stable_sort(classes.begin(), classes.end(), [](const SizeClass& a, const SizeClass& b) { return a.size < b.size; });
+  std::stable_sort(classes.begin(), classes.end(),
+                   [](const SizeClass& a, const SizeClass& b) { return a.size < b.size; });
   for (std::size_t k = 1; k < classes.size(); ++k)
     if (classes[k].size == classes[k - 1].size) throw ValueError(str("size ", classes[k].size, " appears twice"));
   std::erase_if(classes, [](const SizeClass& c) { return c.probability == 0.0; });

@@ -50,7 +50,8 @@ double LatencyPredictor::predict_ms(const sched::ClusterView& view, sched::Worke
 void LatencyPredictor::observe(sched::HardwareId hardware, sched::ModelId model, std::int64_t items, Nanos measured) {
   if (source_ == PredictorSource::Profile || measured <= 0) return;
   auto it = estimators_.find({hardware, model});
-  if (it == estimators_.end()) it = estimators_.emplace(std::pair{hardware, model}, profile::LatencyEstimator(table_after_)).first;
+  if (it == estimators_.end())
+    it = estimators_.emplace(std::pair{hardware, model}, profile::LatencyEstimator(table_after_)).first;
   it->second.observe(items, nanos_to_seconds(measured));
 }
 

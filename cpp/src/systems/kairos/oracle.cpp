@@ -151,8 +151,14 @@ void register_oracle(sched::SchedulerRegistry& registry) {
       {"oracle",
        "ORCL's rule (Kairos, Sec. 7) online: an idle base instance takes the largest pending query, an idle "
        "auxiliary instance the smallest it serves within QoS (the offline bound: servelab.kairos.oracle_throughput).",
-       {ParamSpec{"base", ParamType::String, std::string(),
-                  "base instance type (empty: the fastest type on the largest query)", {}, {}, false, {}},
+       {ParamSpec{"base",
+                  ParamType::String,
+                  std::string(),
+                  "base instance type (empty: the fastest type on the largest query)",
+                  {},
+                  {},
+                  false,
+                  {}},
         ParamSpec::non_negative("qos_ms", 0.0, "QoS target, ms (0: each query's deadline - arrival)")},
        [](const Params& p) {
          return std::make_shared<Oracle>(p.get_string("base"), p.get_float("qos_ms"), p.describe());

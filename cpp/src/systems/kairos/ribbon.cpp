@@ -53,8 +53,14 @@ void register_ribbon(sched::SchedulerRegistry& registry) {
   registry.add({"ribbon",
                 "Ribbon (SC'21) as compared in Kairos: FCFS from a central queue, preferring an idle instance of the "
                 "base type (fcfs(prefer=<base>)).",
-                {ParamSpec{"base", ParamType::String, std::string(),
-                           "base instance type (empty: the fastest type on the largest query)", {}, {}, false, {}}},
+                {ParamSpec{"base",
+                           ParamType::String,
+                           std::string(),
+                           "base instance type (empty: the fastest type on the largest query)",
+                           {},
+                           {},
+                           false,
+                           {}}},
                 [](const Params& p) { return std::make_shared<Ribbon>(p.get_string("base"), p.describe()); }});
 }
 

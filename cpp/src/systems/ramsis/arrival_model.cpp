@@ -91,7 +91,8 @@ void conditional_poisson_weights(double mu, std::int64_t base, std::int32_t coun
   const std::int64_t mode = std::clamp(static_cast<std::int64_t>(std::floor(mu)), base, base + count - 1);
   const std::int64_t at = mode - base;
   out[at] = 1.0;
-  for (std::int64_t k = mode + 1; k < base + count; ++k) out[k - base] = out[k - 1 - base] * mu / static_cast<double>(k);
+  for (std::int64_t k = mode + 1; k < base + count; ++k)
+    out[k - base] = out[k - 1 - base] * mu / static_cast<double>(k);
   for (std::int64_t k = mode - 1; k >= base; --k) out[k - base] = out[k + 1 - base] * static_cast<double>(k + 1) / mu;
   double sum = 0;
   for (std::int32_t x = 0; x < count; ++x) sum += out[x];

@@ -160,8 +160,8 @@ LatencyTable LatencyTable::interpolated(double step) const {
     const double f = (a - accuracy[lower]) / (accuracy[upper] - accuracy[lower]);
     std::vector<Nanos> row(latency[lower].size());
     for (std::size_t b = 0; b < row.size(); ++b) {
-      row[b] = static_cast<Nanos>(std::llround((1 - f) * static_cast<double>(latency[lower][b]) +
-                                               f * static_cast<double>(latency[upper][b])));
+      row[b] = static_cast<Nanos>(
+          std::llround((1 - f) * static_cast<double>(latency[lower][b]) + f * static_cast<double>(latency[upper][b])));
     }
     out.models.push_back(str("synthetic_", std::llround(a * 1000)));
     out.accuracy.push_back(a);
@@ -179,8 +179,8 @@ LatencyTable LatencyTable::from_rows(const std::vector<std::string>& models, con
     throw ValueError(str("accuracy has ", accuracy.size(), " entries for ", models.size(), " models"));
   }
   if (row_batch.size() != row_model.size() || row_seconds.size() != row_model.size()) {
-    throw ValueError(str("rows: ", row_model.size(), " models, ", row_batch.size(), " batches, ", row_seconds.size(),
-                         " latencies"));
+    throw ValueError(
+        str("rows: ", row_model.size(), " models, ", row_batch.size(), " batches, ", row_seconds.size(), " latencies"));
   }
   std::map<std::string, std::map<std::int64_t, double>> by_model;
   for (std::size_t r = 0; r < row_model.size(); ++r) {
@@ -215,38 +215,83 @@ LatencyTable LatencyTable::from_rows(const std::vector<std::string>& models, con
   return out;
 }
 
+LatencyTable::Fill LatencyTable::parse_fill(const std::string& name) {
+  if (name == "none") return Fill::None;
+  if (name == "linear") return Fill::Linear;
+  if (name == "ols") return Fill::Ols;
+  throw ValueError(str("fill='", name, "' is not one of 'none', 'linear', 'ols'"));
+}
+
 LatencyTable LatencyTable::from_profile(const profile::Profile& profile, const std::string& hardware,
                                         const std::vector<std::string>& models, profile::Statistic statistic,
-                                        std::int32_t max_batch) {
+                                        std::int32_t max_batch, Fill fill) {
   if (models.empty()) throw ValueError("models is empty: RAMSIS needs at least one model");
   if (max_batch < 0) throw ValueError(str("max_batch=", max_batch, " must be >= 0"));
   const std::int32_t hw = profile.hardware_index(hardware);
-  std::int64_t common = max_batch;
   std::vector<std::int32_t> ids;
+  std::vector<std::vector<std::int64_t>> measured;
+  std::int64_t smallest_top = -1, largest_top = 0;
   for (const auto& name : models) {
     const std::int32_t m = profile.model_index(name);
-    ids.push_back(m);
     if (!profile.has_latency(hw, m)) throw ValueError(str("model '", name, "' has no latency on '", hardware, "'"));
-    const auto batches = profile.batches(hw, m);
-    if (batches.front() != 1) {
-      throw ValueError(str("model '", name, "' on '", hardware, "' has a gap: batch 1 is not profiled (smallest ",
-                           batches.front(), ")"));
-    }
-    const std::int64_t top = profile.max_batch(hw, m);
-    if (max_batch > 0 && top < max_batch) {
-      throw ValueError(str("model '", name, "' on '", hardware, "' is profiled up to batch ", top, " < max_batch=",
-                           max_batch));
-    }
-    if (max_batch == 0) common = common == 0 ? top : std::min(common, top);
+    ids.push_back(m);
+    measured.push_back(profile.batches(hw, m));
+    const std::int64_t top = measured.back().back();
+    smallest_top = smallest_top < 0 ? top : std::min(smallest_top, top);
+    largest_top = std::max(largest_top, top);
   }
+  const std::int64_t batches = max_batch > 0 ? max_batch : (fill == Fill::Ols ? largest_top : smallest_top);
   LatencyTable out;
   for (std::size_t i = 0; i < models.size(); ++i) {
     const double acc = profile.accuracy(ids[i]);
     if (std::isnan(acc)) throw ValueError(str("model '", models[i], "' has no accuracy in the profile"));
-    std::vector<Nanos> row;
-    for (std::int64_t b = 1; b <= common; ++b) {
-      row.push_back(seconds_to_nanos(profile.latency(hw, ids[i], b, statistic), "latency"));
+    const auto& have = measured[i];
+    std::vector<double> seconds(static_cast<std::size_t>(batches), 0.0);
+    if (fill == Fill::Ols) {
+      // An OLS line over the measured batches (up to `batches`) for every batch not measured.
+      double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+      std::vector<bool> known(static_cast<std::size_t>(batches), false);
+      for (const std::int64_t b : have) {
+        if (b > batches) break;
+        const double y = profile.latency(hw, ids[i], b, statistic);
+        seconds[b - 1] = y;
+        known[b - 1] = true;
+        sx += b, sy += y, sxx += static_cast<double>(b) * b, sxy += b * y, n += 1;
+      }
+      const double denom = n * sxx - sx * sx;
+      const double slope = denom > 0 ? (n * sxy - sx * sy) / denom : 0.0;
+      const double intercept = (sy - slope * sx) / n;
+      for (std::int64_t b = 1; b <= batches; ++b) {
+        if (!known[b - 1]) seconds[b - 1] = intercept + slope * b;
+      }
+      for (std::int64_t b = batches - 1; b >= 1; --b) seconds[b - 1] = std::min(seconds[b - 1], seconds[b]);
+      for (std::int64_t b = 1; b <= batches; ++b) {
+        if (!(seconds[b - 1] > 0)) {
+          throw ValueError(str("model '", models[i], "': the OLS fill gives ", seconds[b - 1], " s at batch ", b,
+                               " (too few measured batches?)"));
+        }
+      }
+    } else {
+      if (have.front() != 1) {
+        throw ValueError(str("model '", models[i], "' on '", hardware, "' has a gap: batch 1 is not profiled (smallest ",
+                             have.front(), "); fill='ols' fills gaps as the artifact does"));
+      }
+      if (have.back() < batches) {
+        throw ValueError(str("model '", models[i], "' on '", hardware, "' is profiled up to batch ", have.back(),
+                             " < max_batch=", batches, "; fill='ols' extends it as the artifact does"));
+      }
+      if (fill == Fill::None) {
+        for (std::int64_t b = 1; b <= batches; ++b) {
+          if (!std::binary_search(have.begin(), have.end(), b)) {
+            throw ValueError(str("model '", models[i], "' on '", hardware, "' has a gap: batch ", b,
+                                 " is not profiled; fill='linear' or 'ols' fills gaps"));
+          }
+        }
+      }
+      for (std::int64_t b = 1; b <= batches; ++b) seconds[b - 1] = profile.latency(hw, ids[i], b, statistic);
     }
+    std::vector<Nanos> row;
+    for (const double s : seconds) row.push_back(seconds_to_nanos(s, "latency"));
     out.models.push_back(models[i]);
     out.accuracy.push_back(acc);
     out.latency.push_back(std::move(row));

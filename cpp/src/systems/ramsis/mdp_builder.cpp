@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "mdp_transitions.hpp"
 #include "servelab/core/errors.hpp"
@@ -81,6 +82,10 @@ struct PairSpec {
 RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
   o.validate();
   input.validate();
+  if (input.max_batch() < o.max_queue) {
+    throw ValueError(str("the latency table covers batches 1..", input.max_batch(), " but max_queue=", o.max_queue,
+                         " needs 1..", o.max_queue, ": lower max_queue, or fill the table (fill='ols' from a profile)"));
+  }
   RamsisMdp out;
   out.options = o;
   out.table = (o.pareto ? input.pareto_front(1) : input).extended_to(o.max_queue + 1);
@@ -157,7 +162,9 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
   grid.max_queue = N;
   const double mu = o.balancer == Balancer::ShortestQueue ? service_rate_qps(table, o) : 0.0;
   std::map<std::int32_t, std::unique_ptr<detail::LevelCdfs>> cdfs_by_n;  // key: n (shortest-queue) or 0
-  auto arrivals_for = [&](std::int32_t n) { return worker_arrivals(o.arrivals, o.balancer, o.load_qps, o.workers, n, mu); };
+  auto arrivals_for = [&](std::int32_t n) {
+    return worker_arrivals(o.arrivals, o.balancer, o.load_qps, o.workers, n, mu);
+  };
   auto cdfs_for = [&](std::int32_t n, const WorkerArrivals& a) -> const detail::LevelCdfs& {
     const std::int32_t key = o.balancer == Balancer::ShortestQueue ? std::min(n, 3) : 0;
     auto& slot = cdfs_by_n[key];
@@ -166,6 +173,8 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
   };
 
   std::vector<detail::Row> rows(specs.size());
+  // By (model, batch, rate): what the variable-batch rows of one action duration share.
+  std::map<std::tuple<std::int32_t, std::int32_t, double>, std::unique_ptr<detail::NewArrivals>> new_arrivals;
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::size_t>> maximal_groups;
   for (std::size_t p = 0; p < specs.size(); ++p) {
     const PairSpec& spec = specs[p];
@@ -178,8 +187,11 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
     } else {
       core::check_interrupt();
       const WorkerArrivals a = arrivals_for(n);
-      rows[p] = detail::variable_row(grid, a.event_rate_per_ns, a.stride, n, spec.state % L, spec.batch,
-                                     static_cast<double>(table.at(spec.model, spec.batch)), o.prune);
+      const double tau = static_cast<double>(table.at(spec.model, spec.batch));
+      auto& counts = new_arrivals[{spec.model, spec.batch, a.event_rate_per_ns}];
+      if (!counts) counts = std::make_unique<detail::NewArrivals>(a.event_rate_per_ns, a.stride, tau, N);
+      rows[p] = detail::variable_row(grid, a.event_rate_per_ns, a.stride, n, spec.state % L, spec.batch, tau, *counts,
+                                     o.prune);
     }
   }
   for (const auto& [key, members] : maximal_groups) {
@@ -234,8 +246,8 @@ WorkerPolicy to_worker_policy(const RamsisMdp& r, const solvers::mdp::Policy& ch
   p.action_batch.resize(choice.size());
   for (std::int32_t s = 0; s < mdp.num_states(); ++s) {
     if (choice[s] < 0 || choice[s] >= mdp.num_actions(s)) {
-      throw ValueError(str("policy[", s, "]=", choice[s], " is not an action of state ", s, " (it has ",
-                           mdp.num_actions(s), ")"));
+      throw ValueError(
+          str("policy[", s, "]=", choice[s], " is not an action of state ", s, " (it has ", mdp.num_actions(s), ")"));
     }
     const PairInfo& info = r.pairs[static_cast<std::size_t>(mdp.state_begin[s] + choice[s])];
     p.action_model[s] = info.model;

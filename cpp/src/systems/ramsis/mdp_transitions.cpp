@@ -2,10 +2,9 @@
 #include "mdp_transitions.hpp"
 
 #include <algorithm>
+#include <boost/math/special_functions/beta.hpp>
 #include <cmath>
 #include <numeric>
-
-#include <boost/math/special_functions/beta.hpp>
 
 #include "servelab/systems/ramsis/arrivals.hpp"
 
@@ -23,7 +22,8 @@ LevelCdfs::LevelCdfs(const Grid& grid, double rate, std::int32_t stride) : max_i
   cdf_.resize(static_cast<std::size_t>(grid.num_levels()) * (max_i_ + 1));
   for (std::int32_t level = 0; level < grid.num_levels(); ++level) {
     poisson_cdf_prefix(rate * (grid.slo - grid.levels[level]), top + 1, cdf.data());
-    for (std::int32_t i = 0; i <= max_i_; ++i) cdf_[level * (max_i_ + 1) + i] = cdf[static_cast<std::size_t>(i) * stride];
+    for (std::int32_t i = 0; i <= max_i_; ++i)
+      cdf_[level * (max_i_ + 1) + i] = cdf[static_cast<std::size_t>(i) * stride];
   }
 }
 
@@ -55,8 +55,8 @@ Row finish(std::vector<std::pair<std::int32_t, double>>& entries, std::int32_t o
 
 }  // namespace
 
-std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs,
-                              std::int32_t n, double tau, const std::vector<std::int32_t>& js, double prune) {
+std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs, std::int32_t n,
+                              double tau, const std::vector<std::int32_t>& js, double prune) {
   const std::int32_t N = grid.max_queue, L = grid.num_levels(), K = stride;
   const double slo = grid.slo;
   const std::int64_t qmax = static_cast<std::int64_t>(N + 1) * K;  // m + c <= K - 1 + N K
@@ -107,7 +107,7 @@ std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride
         double* out = &psi[static_cast<std::size_t>(ci) * K];
         double value = pt[0] * qu;
         out[0] = value;
-        double beta = 0;                                                          // P(Bin(m + c) <= m - 1)
+        double beta = 0;  // P(Bin(m + c) <= m - 1)
         double pi = rho < 1 ? std::pow(1 - rho, static_cast<double>(c)) : (c == 0 ? 1.0 : 0.0);  // P(Bin(m + c) = m)
         for (std::int32_t m = 1; m < K; ++m) {
           beta += (1 - rho) * pi;
@@ -193,7 +193,8 @@ void binomial_cdfs(std::int64_t k, std::int64_t q0, std::int32_t count, double r
     std::fill(out, out + count, 0.0);
     return;
   }
-  double cdf = boost::math::ibeta(static_cast<double>(q0 - k), static_cast<double>(k + 1), 1 - rho);
+  using Double = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+  double cdf = boost::math::ibeta(static_cast<double>(q0 - k), static_cast<double>(k + 1), 1 - rho, Double());
   const double log_pmf = std::lgamma(q0 + 1.0) - std::lgamma(k + 1.0) - std::lgamma(static_cast<double>(q0 - k) + 1.0) +
                          k * std::log(rho) + (q0 - k) * std::log1p(-rho);
   double pmf = std::exp(log_pmf);
@@ -207,20 +208,38 @@ void binomial_cdfs(std::int64_t k, std::int64_t q0, std::int32_t count, double r
 
 }  // namespace
 
+NewArrivals::NewArrivals(double rate, std::int32_t K, double tau, std::int32_t max_queue) : stride(K) {
+  const std::int64_t qmax = static_cast<std::int64_t>(max_queue + 1) * K;
+  std::vector<double> cdf(static_cast<std::size_t>(qmax + 1));
+  poisson_cdf_prefix(rate * tau, qmax + 1, cdf.data());
+  auto cdf_at = [&](std::int64_t q) { return q < 0 ? 0.0 : cdf[static_cast<std::size_t>(q)]; };
+  p.resize(static_cast<std::size_t>(max_queue + 1) * K);
+  top.assign(static_cast<std::size_t>(max_queue + 1), 0.0);
+  for (std::int32_t a = 0; a <= max_queue; ++a) {
+    for (std::int32_t x = 0; x < K; ++x) {
+      // N(tau) in [aK - x, aK + K - 1 - x]: the first new arrival is event K - x.
+      const std::int64_t lo = static_cast<std::int64_t>(a) * K - x;
+      const double v = std::max(0.0, cdf_at(lo + K - 1) - cdf_at(lo - 1));
+      p[static_cast<std::size_t>(a) * K + x] = v;
+      top[a] = std::max(top[a], v);
+    }
+  }
+}
+
 Row variable_row(const Grid& grid, double rate, std::int32_t stride, std::int32_t n, std::int32_t j, std::int32_t b,
-                 double tau, double prune) {
+                 double tau, const NewArrivals& arrivals, double prune) {
   const std::int32_t N = grid.max_queue, L = grid.num_levels(), K = stride;
   const double slo = grid.slo, tj = grid.levels[j], ta = slo - tj;
   const std::int64_t q0 = static_cast<std::int64_t>(n - 1) * K;
   std::vector<double> w(static_cast<std::size_t>(K));
   conditional_poisson_weights(rate * ta, q0, K, w.data());
 
-  // g[j' * K + x] = P(the (b+1)-th query's slack lands in slot j' | phase x).
-  std::vector<double> g(static_cast<std::size_t>(L) * K, 0.0);
+  // wg[j' * K + x] = w[x] P(the (b+1)-th query's slack lands in slot j' | phase x).
+  std::vector<double> wg(static_cast<std::size_t>(L) * K, 0.0);
   std::int32_t jlo = L, jhi = -1;
   if (ta <= 0) {
     const std::int32_t slot = grid.level_of(tj - tau);
-    for (std::int32_t x = 0; x < K; ++x) g[static_cast<std::size_t>(slot) * K + x] = 1.0;
+    for (std::int32_t x = 0; x < K; ++x) wg[static_cast<std::size_t>(slot) * K + x] = w[x];
     jlo = jhi = slot;
   } else {
     // f_i = clamp(T_i - T_j + tau, 0, T_A), f_0 = 0, f_L = T_A; P(T_bK > f | q) = P(Bin(q, f/T_A) <= bK-1).
@@ -234,7 +253,7 @@ Row variable_row(const Grid& grid, double rate, std::int32_t stride, std::int32_
       for (std::int32_t x = 0; x < K; ++x) {
         const double v = above[static_cast<std::size_t>(s) * K + x] - above[static_cast<std::size_t>(s + 1) * K + x];
         if (v > 0) {
-          g[static_cast<std::size_t>(s) * K + x] = v;
+          wg[static_cast<std::size_t>(s) * K + x] = w[x] * v;
           jlo = std::min(jlo, s);
           jhi = std::max(jhi, s);
         }
@@ -242,25 +261,18 @@ Row variable_row(const Grid& grid, double rate, std::int32_t stride, std::int32_
     }
   }
 
-  // New worker arrivals a during tau given phase x: N(tau) in [aK - x, aK + K - 1 - x].
-  const std::int32_t amax = N + 1 - (n - b);  // beyond that the queue overflows
-  const std::int64_t qmax = static_cast<std::int64_t>(amax + 1) * K;
-  std::vector<double> cdf(static_cast<std::size_t>(qmax + 1));
-  poisson_cdf_prefix(rate * tau, qmax + 1, cdf.data());
-  auto cdf_at = [&](std::int64_t q) { return q < 0 ? 0.0 : cdf[static_cast<std::size_t>(q)]; };
-
+  // P(n - b + a, j') = sum_x w[x] g[j', x] P(a new arrivals | x); rows of `arrivals` that are
+  // negligible for every phase cannot make an entry above `prune`.
+  const double negligible = prune * 1e-3;
   std::vector<std::pair<std::int32_t, double>> entries;
   for (std::int32_t a = 0; a <= N - (n - b); ++a) {
+    if (prune > 0 && arrivals.top[a] <= negligible) continue;
+    const double* pa = &arrivals.p[static_cast<std::size_t>(a) * K];
     const std::int32_t np = n - b + a;
     for (std::int32_t s = std::max(jlo, 0); s <= jhi; ++s) {
+      const double* ws = &wg[static_cast<std::size_t>(s) * K];
       double v = 0;
-      for (std::int32_t x = 0; x < K; ++x) {
-        const double gx = g[static_cast<std::size_t>(s) * K + x];
-        if (gx == 0) continue;
-        const std::int64_t lo = static_cast<std::int64_t>(a) * K - x, hi = lo + K - 1;
-        const double pa = cdf_at(hi) - cdf_at(lo - 1);
-        v += w[x] * gx * pa;
-      }
+      for (std::int32_t x = 0; x < K; ++x) v += ws[x] * pa[x];
       if (v > 0) entries.emplace_back(np * L + s, v);
     }
   }

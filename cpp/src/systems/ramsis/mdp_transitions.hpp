@@ -32,9 +32,9 @@
 namespace servelab::ramsis::detail {
 
 struct Grid {
-  double slo = 0;                  // ns
-  std::vector<double> levels;      // T_0 = 0 .. T_{L-1} = slo, ns
-  std::int32_t max_queue = 32;     // N
+  double slo = 0;               // ns
+  std::vector<double> levels;   // T_0 = 0 .. T_{L-1} = slo, ns
+  std::int32_t max_queue = 32;  // N
   std::int32_t num_levels() const { return static_cast<std::int32_t>(levels.size()); }
   std::int32_t overflow_state() const { return (max_queue + 1) * num_levels(); }
   // Largest level <= value (0 below T_0).
@@ -59,11 +59,20 @@ class LevelCdfs {
 
 // The rows of every state (n, j in js) taking a maximal batch of n (n = N + 1: the full-queue
 // state, whose slack is 0) that lasts tau ns. One row per entry of js, in order.
-std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs,
-                              std::int32_t n, double tau, const std::vector<std::int32_t>& js, double prune);
+std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs, std::int32_t n,
+                              double tau, const std::vector<std::int32_t>& js, double prune);
+
+// P(a new worker arrivals during tau | phase x) for a = 0..N, x = 0..K-1: shared by every row
+// whose action lasts tau (at one rate).
+struct NewArrivals {
+  NewArrivals(double rate, std::int32_t stride, double tau, std::int32_t max_queue);
+  std::int32_t stride;
+  std::vector<double> p;    // [a * stride + x]
+  std::vector<double> top;  // max over x, per a
+};
 
 // The row of state (n, j) serving the b < n earliest queries in tau ns.
 Row variable_row(const Grid& grid, double rate, std::int32_t stride, std::int32_t n, std::int32_t j, std::int32_t b,
-                 double tau, double prune);
+                 double tau, const NewArrivals& arrivals, double prune);
 
 }  // namespace servelab::ramsis::detail

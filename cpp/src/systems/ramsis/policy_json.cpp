@@ -253,7 +253,8 @@ class Fields {
   }
   std::int64_t as_integer(const Value& v, const std::string& key) const {
     const double d = as_number(v, key);
-    if (d != std::floor(d) || std::abs(d) > 9e15) throw ValueError(str(where_, ": field '", key, "' must hold integers"));
+    if (d != std::floor(d) || std::abs(d) > 9e15)
+      throw ValueError(str(where_, ": field '", key, "' must hold integers"));
     return static_cast<std::int64_t>(d);
   }
   std::string where_;

@@ -50,14 +50,14 @@ void WorkerPolicy::validate() const {
   if (slack_levels.front() != 0) throw ValueError(str("slack_levels[0]=", slack_levels.front(), " must be 0"));
   for (std::size_t j = 1; j < slack_levels.size(); ++j) {
     if (slack_levels[j] <= slack_levels[j - 1]) {
-      throw ValueError(str("slack_levels must increase: [", j - 1, "]=", slack_levels[j - 1], " [", j,
-                           "]=", slack_levels[j]));
+      throw ValueError(
+          str("slack_levels must increase: [", j - 1, "]=", slack_levels[j - 1], " [", j, "]=", slack_levels[j]));
     }
   }
   const auto states = static_cast<std::size_t>(num_states());
   if (action_model.size() != states || action_batch.size() != states) {
-    throw ValueError(str("action tables have ", action_model.size(), "/", action_batch.size(), " entries for ",
-                         states, " states"));
+    throw ValueError(
+        str("action tables have ", action_model.size(), "/", action_batch.size(), " entries for ", states, " states"));
   }
   for (std::int32_t s = 0; s < num_states(); ++s) {
     const std::int32_t n = s == overflow_state() ? max_queue + 1 : s / num_levels();

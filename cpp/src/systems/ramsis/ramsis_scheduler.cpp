@@ -51,6 +51,7 @@ class Ramsis final : public sched::Scheduler {
     monitor_.reset(view.now());
     queues_.assign(static_cast<std::size_t>(view.num_workers()), {});
     next_ = 0;
+    if (generate_) policies_.reset();  // generated for each run's own cluster and SLO
     if (policies_) resolve_models(view);
   }
 

@@ -31,8 +31,7 @@ Assignment linear_sum_assignment(std::span<const double> cost, std::int64_t rows
 // on the transpose.
 class AssignmentSolver {
  public:
-  const Assignment& solve(std::span<const double> cost, std::int64_t rows, std::int64_t cols,
-                          bool maximize = false);
+  const Assignment& solve(std::span<const double> cost, std::int64_t rows, std::int64_t cols, bool maximize = false);
 
  private:
   // Minimises over the n x m row-major matrix c (n <= m, no NaN, no -inf); fills col4row_.

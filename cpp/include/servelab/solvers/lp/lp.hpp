@@ -121,13 +121,13 @@ struct Options {
 
 struct Solution {
   Status status = Status::Error;
-  bool has_solution = false;  // values hold a feasible point (always when optimal)
-  double objective = 0.0;     // in the model's sense, including the offset
+  bool has_solution = false;   // values hold a feasible point (always when optimal)
+  double objective = 0.0;      // in the model's sense, including the offset
   std::vector<double> values;  // by variable
   // Pure LPs solved to optimality: d objective / d bound of each constraint (the bound that is
   // active; 0 when none is) and of each variable, in the model's sense (scipy's "marginals").
   std::vector<double> duals, reduced_costs;
-  double best_bound = 0.0;  // MILPs: the proven bound on the optimum; LPs: the objective
+  double best_bound = 0.0;      // MILPs: the proven bound on the optimum; LPs: the objective
   std::int64_t iterations = 0;  // simplex iterations (LP) or branch-and-bound nodes (MILP)
   std::string solver;           // e.g. "clp 1.17.6", "cbc 2.10.8"
   std::string message;
@@ -137,7 +137,7 @@ struct Solution {
 // without an LP solver, ValueError on bad options; Interrupted on Ctrl-C inside a long call.
 Solution solve(const Model& model, const Options& options = {});
 
-bool available();              // compiled with an LP/MILP solver
+bool available();               // compiled with an LP/MILP solver
 std::string backend_version();  // "cbc 2.10.8, clp 1.17.6", or "" when not available
 
 }  // namespace servelab::solvers::lp

@@ -109,11 +109,11 @@ class KairosDistributor final : public sched::Scheduler {
   std::int64_t decide_once(const sched::ClusterView& view, sched::Actions& actions);
 
   struct Stats {
-    std::int64_t decisions = 0;   // matrices built and solved
-    std::int64_t dispatched = 0;  // queries dispatched
-    std::int64_t timer_steps = 0; // steps run because a penalty changed state
-    std::int64_t max_rows = 0;    // largest matrix: rows
-    std::int64_t total_rows = 0;  // rows summed over the decisions
+    std::int64_t decisions = 0;    // matrices built and solved
+    std::int64_t dispatched = 0;   // queries dispatched
+    std::int64_t timer_steps = 0;  // steps run because a penalty changed state
+    std::int64_t max_rows = 0;     // largest matrix: rows
+    std::int64_t total_rows = 0;   // rows summed over the decisions
   };
   const Stats& stats() const { return stats_; }
   const KairosOptions& options() const { return options_; }
@@ -129,8 +129,7 @@ class KairosDistributor final : public sched::Scheduler {
   double noise_factor(sched::QueryId id, std::size_t type_class);
   // Predicted latency (ms) and model of a query on each worker class (model -1: cannot serve);
   // returns the smallest latency (inf when no class can serve it).
-  double predict_row(const sched::ClusterView& view, const sched::Query& q, double* latency_ms,
-                     sched::ModelId* model);
+  double predict_row(const sched::ClusterView& view, const sched::Query& q, double* latency_ms, sched::ModelId* model);
   void select_rows(const sched::ClusterView& view, std::int64_t n_cols);
   void forget(const sched::Query& q);
   void resync(const std::deque<sched::QueryId>& queue);
@@ -148,11 +147,11 @@ class KairosDistributor final : public sched::Scheduler {
 
   // Workers with the same hardware and models behave alike: predictions are made per class.
   sched::WorkerId known_workers_ = -1;
-  std::vector<std::int32_t> class_of_;          // by worker
-  std::vector<sched::WorkerId> class_rep_;      // a worker of each class
-  std::vector<double> class_coef_;              // C_j by class
+  std::vector<std::int32_t> class_of_;      // by worker
+  std::vector<sched::WorkerId> class_rep_;  // a worker of each class
+  std::vector<double> class_coef_;          // C_j by class
   bool coefficients_fresh_ = false;
-  std::vector<Nanos> finish_;                   // predicted end of the batch we started, by worker (-1: none)
+  std::vector<Nanos> finish_;  // predicted end of the batch we started, by worker (-1: none)
 
   // Scratch, reused between decisions.
   std::vector<sched::WorkerId> cols_;

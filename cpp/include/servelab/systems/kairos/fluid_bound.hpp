@@ -75,7 +75,7 @@ struct FluidOptions {
 };
 
 struct FluidBound {
-  double throughput = 0.0;  // queries/s: the bound
+  double throughput = 0.0;            // queries/s: the bound
   std::vector<std::string> types;     // the configuration's types with a positive count, in its order
   std::vector<std::int64_t> counts;   // their counts
   std::vector<std::int64_t> sizes;    // the classes' sizes

@@ -33,10 +33,10 @@ Guarantees evaluate(const RamsisMdp& mdp, const solvers::mdp::Policy& choice,
 
 struct GenerateOptions {
   MdpOptions mdp;
-  std::int32_t sweeps = 100;         // value-iteration sweeps (undiscounted; the artifact's 100)
-  double max_violation = 0.01;       // above it the policy is marked infeasible
+  std::int32_t sweeps = 100;    // value-iteration sweeps (undiscounted; the artifact's 100)
+  double max_violation = 0.01;  // above it the policy is marked infeasible
   solvers::mdp::StationaryOptions stationary;
-  std::int32_t threads = 0;          // solver threads (0: its choice; results do not depend on it)
+  std::int32_t threads = 0;  // solver threads (0: its choice; results do not depend on it)
 };
 
 struct Generated {

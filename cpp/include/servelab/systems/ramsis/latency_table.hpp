@@ -17,7 +17,7 @@ namespace servelab::ramsis {
 
 struct LatencyTable {
   std::vector<std::string> models;
-  std::vector<double> accuracy;            // per model (the reward; % or fraction, as given)
+  std::vector<double> accuracy;             // per model (the reward; % or fraction, as given)
   std::vector<std::vector<Nanos>> latency;  // [model][batch - 1], batch 1..max_batch()
 
   std::int32_t num_models() const { return static_cast<std::int32_t>(models.size()); }
@@ -48,12 +48,19 @@ struct LatencyTable {
   static LatencyTable from_rows(const std::vector<std::string>& models, const std::vector<double>& accuracy,
                                 const std::vector<std::string>& row_model, const std::vector<std::int64_t>& row_batch,
                                 const std::vector<double>& row_seconds);
-  // From a Profile: `statistic` of (hardware, model, batch) for batch 1..max_batch (the profile
-  // interpolates linearly between measured batches; batch 1 must be measured). max_batch 0: the
-  // smallest max_batch over the models. Accuracy from the profile (ValueError when missing).
+  // From a Profile: `statistic` of (hardware, model, batch) for batch 1..max_batch. Accuracy from
+  // the profile (ValueError when missing). What a batch the profile did not measure gets:
+  //  - Fill::None: nothing - a gap is a ValueError naming it (max_batch 0: the smallest largest
+  //    measured batch over the models);
+  //  - Fill::Linear: the profile's linear interpolation between measured batches (batch 1 and
+  //    max_batch must be measured; max_batch 0 as for None);
+  //  - Fill::Ols: the artifact's: an OLS line over the model's measured batches, then made
+  //    non-decreasing by a backward suffix-min (max_batch 0: the largest measured batch of any model).
+  enum class Fill { None, Linear, Ols };
   static LatencyTable from_profile(const profile::Profile& profile, const std::string& hardware,
                                    const std::vector<std::string>& models, profile::Statistic statistic,
-                                   std::int32_t max_batch = 0);
+                                   std::int32_t max_batch = 0, Fill fill = Fill::None);
+  static Fill parse_fill(const std::string& name);  // "none", "linear", "ols"
 };
 
 }  // namespace servelab::ramsis

@@ -29,19 +29,19 @@
 namespace servelab::ramsis {
 
 struct MdpOptions {
-  Nanos slo = 0;                  // required, > 0
-  double load_qps = 0.0;          // total load at the central queue, > 0
-  std::int32_t workers = 1;       // K
-  std::int32_t max_queue = 32;    // N
+  Nanos slo = 0;                // required, > 0
+  double load_qps = 0.0;        // total load at the central queue, > 0
+  std::int32_t workers = 1;     // K
+  std::int32_t max_queue = 32;  // N
   Discretisation discretisation = Discretisation::FixedLength;
-  std::int32_t intervals = 100;   // D (FLD)
+  std::int32_t intervals = 100;  // D (FLD)
   Batching batching = Batching::Maximal;
   Balancer balancer = Balancer::RoundRobin;
   ArrivalModel arrivals;
-  bool pareto = true;             // prune models off the (accuracy, batch-1 latency) Pareto front
-  double prune = 1e-12;           // drop transition probabilities below this (0: keep all)
+  bool pareto = true;    // prune models off the (accuracy, batch-1 latency) Pareto front
+  double prune = 1e-12;  // drop transition probabilities below this (0: keep all)
 
-  void validate() const;          // ValueError naming the field and value
+  void validate() const;  // ValueError naming the field and value
 };
 
 // One state-action pair's meaning (aligned with Mdp's pairs).
@@ -72,6 +72,7 @@ std::vector<Nanos> slack_levels(const LatencyTable& table, const MdpOptions& opt
 
 // Builds the MDP. ValueError for: no models, an SLO below every model's batch-1 latency, D = 0,
 // a non-positive load, N < 1, a table shorter than batch N (gaps are rejected by the table itself).
+// Only the full-queue state's batch N + 1 is extrapolated (an OLS line, as the artifact does).
 RamsisMdp build_mdp(const LatencyTable& table, const MdpOptions& options);
 
 // The WorkerPolicy of a solved MDP: `choice` is the solver's action index per state.

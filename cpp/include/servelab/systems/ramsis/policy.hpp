@@ -32,12 +32,12 @@ struct WorkerPolicy {
   std::vector<std::string> models;  // profile model names, the order of every model index below
   std::vector<double> accuracy;     // per model, the reward's accuracy (as given: % or fraction)
   Nanos slo = 0;
-  double load_qps = 0.0;            // total load at the central queue
-  std::int32_t workers = 1;         // K: each worker receives load_qps / K
+  double load_qps = 0.0;                 // total load at the central queue
+  std::int32_t workers = 1;              // K: each worker receives load_qps / K
   std::string balancer = "round_robin";  // or "shortest_queue"
   std::string arrivals = "poisson";      // the central arrival process (see arrivals.hpp)
   Discretisation discretisation = Discretisation::FixedLength;
-  std::int32_t intervals = 100;     // D for FLD (0 for MD)
+  std::int32_t intervals = 100;  // D for FLD (0 for MD)
   Batching batching = Batching::Maximal;
 
   // --- the state space ---

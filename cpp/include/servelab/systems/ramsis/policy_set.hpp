@@ -20,7 +20,7 @@ struct PolicySetOptions {
   double max_accuracy_gap = 0.01;
   double min_load_step_qps = 10.0;  // never split two loads closer than twice this
   std::int32_t max_policies = 256;
-  std::int32_t threads = 1;        // policies generated in parallel (each one deterministic)
+  std::int32_t threads = 1;  // policies generated in parallel (each one deterministic)
 };
 
 // ValueError for an empty or bad grid; every policy is kept, infeasible ones flagged.
