@@ -83,3 +83,16 @@ def test_expectation_matches_simulation_fig7(image):
         rows.append((workers, load, expected, simulated))
         assert abs(expected - simulated) <= 0.01 * simulated, rows
         assert run.summary["violation_rate"] <= p.expected_violation + 0.002, rows
+
+
+def test_monte_carlo_erlang_arrivals():
+    options = {**SMALL, "arrivals": "erlang", "shape": 3}
+    p = ramsis.solve(small_table(), **options)
+    assert p.arrivals == "erlang3"
+    g = ramsis.evaluate(p, small_table())
+    mc = ramsis.simulate_worker(p, small_table(), decisions=40_000, seed=5)
+    assert total_variation(mc["visits"], g["distribution"]) < 0.05
+    assert mc["accuracy"] == pytest.approx(g["expected_accuracy"], rel=0.01)
+    # smoother arrivals than Poisson at the same load: no worse
+    poisson = ramsis.solve(small_table(), **SMALL)
+    assert p.expected_accuracy >= poisson.expected_accuracy - 1e-9

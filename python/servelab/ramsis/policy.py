@@ -315,16 +315,18 @@ def simulate_worker(
     statistic: str = "p95",
 ) -> dict[str, Any]:
     """A direct Monte Carlo of one worker under round-robin: it receives every K-th arrival of
-    the Poisson load (Erlang-K gaps), serves its queue earliest deadline first with the policy's
-    (model, batch) and the table's fixed latencies, and counts the MDP state of every decision.
+    the load (Poisson: Erlang-K gaps; Erlang-r arrivals: Erlang-rK gaps), serves its queue earliest
+    deadline first with the policy's (model, batch) and the table's fixed latencies, and counts the
+    MDP state of every decision.
 
     Returns {visits (frequency per MDP state, the full-queue state last), accuracy (mean accuracy of
     the queries that met their deadline), violation (late queries / served queries), decisions,
     queries}. Compare visits with ``evaluate(policy, source)["distribution"]``."""
     if not isinstance(policy, WorkerPolicy):
         raise TypeError(f"policy={policy!r} is not a WorkerPolicy")
-    if policy.balancer != "round_robin" or policy.arrivals != "poisson":
-        raise ValueError("simulate_worker models Poisson arrivals dealt round-robin only")
+    if policy.balancer != "round_robin":
+        raise ValueError("simulate_worker models arrivals dealt round-robin only")
+    shape = 1 if policy.arrivals == "poisson" else int(policy.arrivals[len("erlang") :])
     if decisions < 1:
         raise ValueError(f"decisions={decisions} must be >= 1")
     table = latency_table(source, hardware, models, statistic=statistic).select(list(policy.models))
@@ -337,8 +339,8 @@ def simulate_worker(
     action_model, action_batch = policy.action_model, policy.action_batch
     overflow = policy.num_states - 1
     rng = np.random.default_rng(seed)
-    scale = 1e9 / policy.load_qps  # mean central gap, ns
-    k = policy.workers
+    scale = 1e9 / policy.load_qps / shape  # mean gap of the underlying Poisson events, ns
+    k = policy.workers * shape  # the worker gets every k-th event
 
     def gaps(count: int) -> np.ndarray:
         return rng.gamma(k, scale, size=count)
