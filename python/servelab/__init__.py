@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core, backends, experiments, main_job, profiles, results, workload
+from . import (
+    _core,
+    backends,
+    experiments,
+    kairos,
+    main_job,
+    profiles,
+    ramsis,
+    results,
+    solvers,
+    workload,
+)
 from ._core import (
     Actions,
     BatchDone,
@@ -67,6 +78,9 @@ __all__ = [
     "sweep",
     "unregister_scheduler",
     "workload",
+    "kairos",
+    "ramsis",
+    "solvers",
 ]
 
 # name -> (backend, module attribute); resolved lazily by __getattr__ below.

@@ -4,9 +4,12 @@ from typing import Any
 
 from . import backends as backends
 from . import experiments as experiments
+from . import kairos as kairos
 from . import main_job as main_job
 from . import profiles as profiles
+from . import ramsis as ramsis
 from . import results as results
+from . import solvers as solvers
 from . import workload as workload
 from ._core import Actions as Actions
 from ._core import BatchDone as BatchDone

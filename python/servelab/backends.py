@@ -127,10 +127,12 @@ def build_info() -> dict[str, Any]:
     Returns a dict with ``version``, ``compiler``, ``build_type``, ``cxx_standard`` and
     ``backends``: for each of onednn, torch and cuda a dict with ``compiled``,
     ``compiled_version``, ``usable``, ``reason`` (empty when usable) and backend details
-    (runtime versions, GPU count and name).
+    (runtime versions, GPU count and name); ``lp_solver``: the LP/MILP libraries behind
+    servelab.solvers.lp ("" when servelab was built without one).
     """
     info = _core.build_info()
     info["backends"] = {name: _as_dict(status(name)) for name in ("onednn", "torch", "cuda")}
+    info["lp_solver"] = str(_core.solvers.lp_backend_version())
     return info
 
 

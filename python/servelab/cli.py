@@ -22,6 +22,7 @@ def _print_build_info(info: dict[str, Any]) -> None:
         compiled = f"compiled ({b['compiled_version']})" if b["compiled"] else "not compiled"
         usable = "usable: yes" if b["usable"] else f"usable: no ({b['reason']})"
         print(f"  {name:<7} {compiled:<28} {usable}")
+    print(f"  lp      {info['lp_solver'] or 'not compiled (apt-get install coinor-libcbc-dev)'}")
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

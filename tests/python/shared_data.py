@@ -1,4 +1,4 @@
-"""Where the papers' measured data lives (../shared/data next to the repository), for fidelity tests.
+"""Where the papers' measured data lives (../shared/data next to the repository).
 
 Tests call shared_path(...) and are skipped, saying which path is missing, when it is absent.
 """

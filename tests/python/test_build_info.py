@@ -15,6 +15,12 @@ def test_build_info_reports_every_backend():
         assert b["usable"] == (b["reason"] == ""), name
         if not b["compiled"]:
             assert not b["usable"]
+    assert info["lp_solver"] == servelab.solvers.lp.backend_version()
+
+
+def test_developer_build_has_the_lp_solver():
+    # requirements/apt.txt installs CBC/CLP, so a developer build must have found them.
+    assert servelab.build_info()["lp_solver"].startswith("cbc ")
 
 
 def test_developer_build_compiles_every_backend():

@@ -12,7 +12,8 @@ nbclient = pytest.importorskip(
 )
 
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
-NOTEBOOKS = [p for p in NOTEBOOKS if p.name not in ("kairos.ipynb", "ramsis.ipynb")]  # own tests (data)
+# The systems' notebooks read ../shared/data and have their own tests.
+NOTEBOOKS = [p for p in NOTEBOOKS if p.name not in ("kairos.ipynb", "ramsis.ipynb")]
 
 
 @pytest.mark.notebook

@@ -20,3 +20,26 @@ from .mdp import (
     value_iteration,
 )
 from .search import SearchResult, SearchSpace, list_search_methods, trace_frame
+
+__all__ = [
+    "LPResult",
+    "LinearProgram",
+    "Mdp",
+    "MdpSolution",
+    "SearchResult",
+    "SearchSpace",
+    "StationaryDistribution",
+    "average_reward",
+    "evaluate_policy",
+    "expectation",
+    "greedy_policy",
+    "linear_sum_assignment",
+    "list_search_methods",
+    "lp",
+    "policy_iteration",
+    "q_values",
+    "solve_lp",
+    "stationary_distribution",
+    "trace_frame",
+    "value_iteration",
+]
