@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import time
+
+from timing import best_of
 
 from servelab import kairos
 from servelab._core import kairos as _k
@@ -58,15 +59,6 @@ def reference(budget: float, max_num: list[int]) -> list[tuple[tuple[int, ...], 
         else:
             out.append((counts, max_qps + GPU_QPS * counts[0] * (1 - target / (large * counts[0]))))
     return sorted(out, key=lambda item: item[1], reverse=True)
-
-
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = math.inf, None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def main() -> None:

@@ -16,26 +16,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference_mdp  # noqa: E402
+from timing import best_of  # noqa: E402
 
 from servelab.solvers import mdp  # noqa: E402
 
 SWEEPS, STEPS = 100, 1000
-
-
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def servelab_run(model: mdp.Mdp, start: np.ndarray, threads: int):

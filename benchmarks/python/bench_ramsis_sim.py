@@ -20,8 +20,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
+
+from timing import best_of
 
 from servelab import _core
 from servelab import ramsis as sim
@@ -41,15 +42,6 @@ def find_data(given: str | None) -> Path | None:
     return None
 
 
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="30 s of the trace, one repeat")
@@ -64,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 1 if args.smoke else args.repeats
     task = sim.get_task("image", data)
 
-    t = time.perf_counter()
-    policies = sim.ramsis_policies(task, slo_ms=SLO_MS, workers=WORKERS, loads=sim.POLICY_LOADS)
-    generation_s = time.perf_counter() - t
+    generation_s, policies = best_of(
+        lambda: sim.ramsis_policies(task, slo_ms=SLO_MS, workers=WORKERS, loads=sim.POLICY_LOADS), 1
+    )
 
     trace = sim.twitter_trace(data)
     workload = _core.Workload(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 import reference_engine  # noqa: E402
 from reference_fcfs import simulate_fcfs  # noqa: E402
+from timing import best_of  # noqa: E402
 
 import servelab  # noqa: E402
 
@@ -48,15 +48,6 @@ def scenario(queries: int) -> dict:
         "service": "mean",
         "seed": 7,
     }
-
-
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def main(argv: list[str] | None = None) -> int:

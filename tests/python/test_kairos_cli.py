@@ -88,9 +88,9 @@ def test_search_with_a_lookup_file(capsys, folder, tmp_path):
         ",".join(str(int(r[t])) for t in types): 0.9 * r["bound"] for _, r in frame.iterrows()
     }
     (tmp_path / "lookup.json").write_text(json.dumps(lookup))
-    out = run_json(
-        capsys,
-        [
+
+    def search(*method: str) -> dict:
+        argv = [
             "kairos",
             "search",
             folder,
@@ -98,11 +98,10 @@ def test_search_with_a_lookup_file(capsys, folder, tmp_path):
             "rm2",
             "--lookup",
             str(tmp_path / "lookup.json"),
-            "--method",
-            "kairos+",
-            "--json",
-        ],
-    )
+        ]
+        return run_json(capsys, [*argv, *method, "--json"])
+
+    out = search("--method", "kairos+")
     assert out["best_config"] == {
         "g4dn.xlarge": 1,
         "c5n.2xlarge": 0,
@@ -111,58 +110,18 @@ def test_search_with_a_lookup_file(capsys, folder, tmp_path):
     }
     assert out["evaluations"] == len(out["trace"]) >= 1
     assert out["space_points"] == 331
-    out = run_json(
-        capsys,
-        [
-            "kairos",
-            "search",
-            folder,
-            "--model",
-            "rm2",
-            "--lookup",
-            str(tmp_path / "lookup.json"),
-            "--method",
-            "random",
-            "--seed",
-            "4",
-            "--json",
-        ],
-    )
+    out = search("--method", "random", "--seed", "4")
     assert out["method"].startswith("random")
 
 
 def test_evaluate_and_search_by_simulation(capsys, folder):
-    out = run_json(
-        capsys,
-        [
-            "kairos",
-            "evaluate",
-            folder,
-            "--model",
-            "rm2",
-            "--config",
-            "g4dn.xlarge=2,r5n.large=9",
-            "--queries",
-            "500",
-            "--json",
-        ],
-    )
+    def evaluate(config: str) -> dict:
+        argv = ["kairos", "evaluate", folder, "--model", "rm2", "--config", config]
+        return run_json(capsys, [*argv, "--queries", "500", "--json"])
+
+    out = evaluate("g4dn.xlarge=2,r5n.large=9")
     assert out["feasible"] and out["rate"] > 50
-    same = run_json(
-        capsys,
-        [
-            "kairos",
-            "evaluate",
-            folder,
-            "--model",
-            "rm2",
-            "--config",
-            "2,0,9,0",
-            "--queries",
-            "500",
-            "--json",
-        ],
-    )
+    same = evaluate("2,0,9,0")  # the same configuration as counts in instance.json's order
     assert same["rate"] == out["rate"]
     assert (
         main(

@@ -346,6 +346,24 @@ def _folder(source: Any) -> Path:
     return path
 
 
+def _comparison(
+    source: Any, model: str, size: str, qos_ms: float | None
+) -> tuple[Path, dict[str, Any], float]:
+    """A comparison's artifact folder, run size and QoS target (ms), checked in that order."""
+    return _folder(source), _size(size), _qos(model, qos_ms)
+
+
+def _evaluate_kw(model: str, qos: float, run: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords every evaluate() of a comparison shares: model, QoS and the run size."""
+    return {
+        "model": model,
+        "qos_ms": qos,
+        "queries": run["queries"],
+        "seeds": run["seeds"],
+        "rel_tol": run["rel_tol"],
+    }
+
+
 def compare_distributors(
     source: Any,
     model: str = "rm2",
@@ -359,9 +377,7 @@ def compare_distributors(
     hill climbing) and CLKWRK, each given ORCL's best configuration (or ``config``), with ORCL's
     own throughput of it. One row per scheme: ``rate`` (QPS) and ``kairos_over`` (Kairos's rate
     divided by the scheme's). attrs: model, config, size, oracle table."""
-    folder = _folder(source)
-    run = _size(size)
-    qos = _qos(model, qos_ms)
+    folder, run, qos = _comparison(source, model, size, qos_ms)
     if config is None:
         best = best_oracle_config(folder, model, qos_ms=qos, queries=run["oracle_queries"])
         config, oracle_rate = best.config, best.throughput
@@ -369,13 +385,7 @@ def compare_distributors(
         oracle_rate = oracle_throughput(
             folder, config, model=model, qos_ms=qos, queries=run["oracle_queries"]
         )
-    kw = {
-        "model": model,
-        "qos_ms": qos,
-        "queries": run["queries"],
-        "seeds": run["seeds"],
-        "rel_tol": run["rel_tol"],
-    }
+    kw = _evaluate_kw(model, qos, run)
     rows = []
     for name, spec in (("kairos", kairos), ("ribbon", "ribbon"), ("clockwork", "clockwork")):
         rows.append(
@@ -412,9 +422,7 @@ def best_homogeneous(
     affords (within instance.json's maximum), their allowable throughput, and that throughput
     scaled up to the whole budget (the paper compensates the budget a pool leaves unused).
     One row per type, best (``scaled_rate``) first."""
-    folder = _folder(source)
-    run = _size(size)
-    qos = _qos(model, qos_ms)
+    folder, run, qos = _comparison(source, model, size, qos_ms)
     space = _artifact.read_instance_json(folder / _artifact.INSTANCE_JSON, budget=budget)
     prof = load_profile(folder, model)
     rows = []
@@ -422,16 +430,7 @@ def best_homogeneous(
         n = min(int(most), math.floor(space.budget / price + 1e-9)) if price > 0 else int(most)
         if n < 1 or not prof.has_latency(hw, model):
             continue
-        found = evaluate(
-            folder,
-            {hw: n},
-            distributor,
-            model=model,
-            qos_ms=qos,
-            queries=run["queries"],
-            seeds=run["seeds"],
-            rel_tol=run["rel_tol"],
-        )
+        found = evaluate(folder, {hw: n}, distributor, **_evaluate_kw(model, qos, run))
         cost = n * price
         scale = space.budget / cost if cost > 0 else 1.0
         rows.append(
@@ -468,21 +467,10 @@ def compare_with_homogeneous(
     homogeneous pool under the same budget (scaled up to the whole budget)."""
     from .bounds import select_config
 
-    folder = _folder(source)
-    run = _size(size)
-    qos = _qos(model, qos_ms)
+    folder, run, qos = _comparison(source, model, size, qos_ms)
     choice = select_config(folder, model, formula=formula)
     config = {t: n for t, n in choice.config.items() if n}
-    found = evaluate(
-        folder,
-        config,
-        kairos,
-        model=model,
-        qos_ms=qos,
-        queries=run["queries"],
-        seeds=run["seeds"],
-        rel_tol=run["rel_tol"],
-    )
+    found = evaluate(folder, config, kairos, **_evaluate_kw(model, qos, run))
     pools = best_homogeneous(folder, model, size=size, qos_ms=qos)
     best = pools.iloc[0]
     return {

@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 
+def _from_core(name: str) -> property:
+    """A read-only attribute that reads the same attribute of the wrapped C++ object."""
+    return property(lambda self: getattr(self._core, name))
+
+
 class Mdp:
     """A finite MDP with sparse transitions (CSR layout, see the module docstring).
 
@@ -145,37 +150,15 @@ class Mdp:
         """The C++ object (what servelab._core functions take)."""
         return self._core
 
-    @property
-    def num_states(self) -> int:
-        return self._core.num_states
-
-    @property
-    def num_pairs(self) -> int:
-        return self._core.num_pairs
-
-    @property
-    def num_transitions(self) -> int:
-        return self._core.num_transitions
-
-    @property
-    def state_begin(self) -> np.ndarray:
-        return self._core.state_begin
-
-    @property
-    def pair_begin(self) -> np.ndarray:
-        return self._core.pair_begin
-
-    @property
-    def next_state(self) -> np.ndarray:
-        return self._core.next_state
-
-    @property
-    def probability(self) -> np.ndarray:
-        return self._core.probability
-
-    @property
-    def reward(self) -> np.ndarray:
-        return self._core.reward
+    # Sizes (int) and the CSR arrays (read-only numpy views), straight from the C++ object.
+    num_states = _from_core("num_states")
+    num_pairs = _from_core("num_pairs")
+    num_transitions = _from_core("num_transitions")
+    state_begin = _from_core("state_begin")
+    pair_begin = _from_core("pair_begin")
+    next_state = _from_core("next_state")
+    probability = _from_core("probability")
+    reward = _from_core("reward")
 
     def num_actions(self, state: int) -> int:
         self._check_state(state)

@@ -15,14 +15,10 @@
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/systems/kairos/baselines.hpp"
+#include "servelab/systems/kairos/cluster_roles.hpp"
 
 namespace servelab::kairos {
 namespace {
-
-using sched::ClusterView;
-using sched::ModelId;
-using sched::QueryId;
-using sched::WorkerId;
 
 class Clockwork final : public sched::Scheduler {
  public:
@@ -33,8 +29,7 @@ class Clockwork final : public sched::Scheduler {
 
   void on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) override {
     backlog_.resize(view.num_workers(), 0);
-    const Nanos target =
-        query.arrival + (qos_ms_ > 0 ? millis_to_nanos(qos_ms_, "qos_ms") : query.deadline - query.arrival);
+    const Nanos target = query.arrival + qos_target(qos_ms_, query);
     WorkerId best = -1, best_late = -1;
     Nanos best_finish = sched::kNever, best_late_finish = sched::kNever;
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
@@ -105,7 +100,7 @@ void register_clockwork(sched::SchedulerRegistry& registry) {
       {"clockwork",
        "CLKWRK (Clockwork's controller, OSDI'20) as compared in Kairos: per-instance FCFS queues; each query joins "
        "the queue where it is predicted to finish first among those meeting its QoS.",
-       {ParamSpec::non_negative("qos_ms", 0.0, "QoS target, ms (0: each query's deadline - arrival)"),
+       {qos_ms_param(),
         ParamSpec{"reject_late",
                   ParamType::Bool,
                   false,

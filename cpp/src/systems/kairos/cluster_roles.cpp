@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "servelab/sched/policy_helpers.hpp"
@@ -9,8 +10,6 @@
 namespace servelab::kairos {
 
 using sched::HardwareId;
-using sched::ModelId;
-using sched::WorkerId;
 
 ClusterRoles find_roles(const sched::ClusterView& view, std::string_view base_name) {
   ClusterRoles roles;
@@ -46,6 +45,34 @@ ClusterRoles find_roles(const sched::ClusterView& view, std::string_view base_na
     if (latency < best || (latency == best && hw < roles.base)) best = latency, roles.base = hw;
   }
   return roles;
+}
+
+ParamSpec base_type_param() {
+  return ParamSpec{"base",
+                   ParamType::String,
+                   std::string(),
+                   "base instance type (empty: the fastest type on the largest query)",
+                   {},
+                   {},
+                   false,
+                   {}};
+}
+
+ParamSpec qos_ms_param(std::string doc) { return ParamSpec::non_negative("qos_ms", 0.0, std::move(doc)); }
+
+Nanos qos_target(double qos_ms, const sched::Query& query) {
+  return qos_ms > 0 ? millis_to_nanos(qos_ms, "qos_ms") : query.deadline - query.arrival;
+}
+
+double qos_target_ms(double qos_ms, const sched::Query& query) {
+  return qos_ms > 0 ? qos_ms : nanos_to_millis(query.deadline - query.arrival);
+}
+
+bool any_live_worker_serves(const ClusterView& view, const sched::Query& query) {
+  for (WorkerId w = 0; w < view.num_workers(); ++w) {
+    if (sched::is_live(view, w) && sched::pick_model(view, w, query) >= 0) return true;
+  }
+  return false;
 }
 
 }  // namespace servelab::kairos

@@ -12,11 +12,6 @@
 
 namespace servelab::kairos {
 
-using sched::ClusterView;
-using sched::ModelId;
-using sched::QueryId;
-using sched::WorkerId;
-
 namespace {
 
 // The artifact's slack penalties (ms): a pair that only fits without the safeguard, one that misses.
@@ -154,7 +149,7 @@ double KairosDistributor::coefficient(WorkerId worker) const {
 }
 
 double KairosDistributor::query_qos_ms(const sched::Query& query) const {
-  return options_.qos_ms > 0 ? options_.qos_ms : nanos_to_millis(query.deadline - query.arrival);
+  return qos_target_ms(options_.qos_ms, query);
 }
 
 double KairosDistributor::noise_factor(QueryId id, std::size_t type_class) {
@@ -165,11 +160,7 @@ double KairosDistributor::noise_factor(QueryId id, std::size_t type_class) {
 }
 
 void KairosDistributor::on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) {
-  bool servable = false;
-  for (WorkerId w = 0; w < view.num_workers() && !servable; ++w) {
-    servable = sched::is_live(view, w) && sched::pick_model(view, w, query) >= 0;
-  }
-  if (!servable) {
+  if (!any_live_worker_serves(view, query)) {
     actions.drop(query.id, "no worker can serve it");
     return;
   }
@@ -225,9 +216,7 @@ double KairosDistributor::predict_row(const ClusterView& view, const sched::Quer
   return best;
 }
 
-Nanos KairosDistributor::qos_key(const sched::Query& q) const {
-  return options_.qos_ms > 0 ? millis_to_nanos(options_.qos_ms, "qos_ms") : q.deadline - q.arrival;
-}
+Nanos KairosDistributor::qos_key(const sched::Query& q) const { return qos_target(options_.qos_ms, q); }
 
 void KairosDistributor::forget(const sched::Query& q) {
   if (options_.window > 0) return;
@@ -471,15 +460,8 @@ void register_kairos(sched::SchedulerRegistry& registry) {
                      {},
                      false,
                      {"paper", "artifact"}},
-           ParamSpec::non_negative("qos_ms", 0.0, "QoS target T_qos in ms (0: each query's deadline - arrival)"),
-           ParamSpec{"base",
-                     ParamType::String,
-                     std::string(),
-                     "base instance type (empty: the fastest type on the largest query)",
-                     {},
-                     {},
-                     false,
-                     {}},
+           qos_ms_param("QoS target T_qos in ms (0: each query's deadline - arrival)"),
+           base_type_param(),
            ParamSpec::non_negative("noise", 0.0,
                                    "standard deviation of additive Gaussian noise on predictions, relative to the "
                                    "prediction (Fig. 16b: 0.05)"),

@@ -24,11 +24,6 @@
 namespace servelab::kairos {
 namespace {
 
-using sched::ClusterView;
-using sched::ModelId;
-using sched::QueryId;
-using sched::WorkerId;
-
 class Drs final : public sched::Scheduler {
  public:
   Drs(std::int64_t threshold, std::string base, double qos_ms, std::string description)
@@ -74,7 +69,7 @@ class Drs final : public sched::Scheduler {
 
   bool is_large(const sched::Query& query, const ClusterView& view) const {
     if (threshold_ >= 0) return query.size > threshold_;
-    const double qos = qos_ms_ > 0 ? qos_ms_ : nanos_to_millis(query.deadline - query.arrival);
+    const double qos = qos_target_ms(qos_ms_, query);
     bool any_aux = false;
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
       if (!sched::is_live(view, w) || is_base_[w]) continue;
@@ -136,15 +131,7 @@ void register_drs(sched::SchedulerRegistry& registry) {
                   {},
                   false,
                   {}},
-        ParamSpec{"base",
-                  ParamType::String,
-                  std::string(),
-                  "base instance type (empty: the fastest type on the largest query)",
-                  {},
-                  {},
-                  false,
-                  {}},
-        ParamSpec::non_negative("qos_ms", 0.0, "QoS target for threshold=-1, ms (0: each query's deadline - arrival)")},
+        base_type_param(), qos_ms_param("QoS target for threshold=-1, ms (0: each query's deadline - arrival)")},
        [](const Params& p) {
          return std::make_shared<Drs>(p.get_int("threshold"), p.get_string("base"), p.get_float("qos_ms"),
                                       p.describe());

@@ -23,11 +23,6 @@
 namespace servelab::kairos {
 namespace {
 
-using sched::ClusterView;
-using sched::ModelId;
-using sched::QueryId;
-using sched::WorkerId;
-
 class Oracle final : public sched::Scheduler {
  public:
   Oracle(std::string base, double qos_ms, std::string description)
@@ -39,11 +34,7 @@ class Oracle final : public sched::Scheduler {
 
   void on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) override {
     refresh(view);
-    bool servable = false;
-    for (WorkerId w = 0; w < view.num_workers() && !servable; ++w) {
-      servable = sched::is_live(view, w) && sched::pick_model(view, w, query) >= 0;
-    }
-    if (!servable) {
+    if (!any_live_worker_serves(view, query)) {
       actions.drop(query.id, "no worker can serve it");
       return;
     }
@@ -117,7 +108,7 @@ class Oracle final : public sched::Scheduler {
       const ModelId m = sched::pick_model(view, w, q);
       if (m < 0) continue;
       const Nanos latency = view.predicted_latency(w, m, q.size);
-      const Nanos qos = qos_ms_ > 0 ? millis_to_nanos(qos_ms_, "qos_ms") : q.deadline - q.arrival;
+      const Nanos qos = qos_target(qos_ms_, q);
       if (now + latency - q.arrival <= qos || !base_can_serve(q, view)) {
         dispatch(w, it, view, actions);
         return;
@@ -151,15 +142,7 @@ void register_oracle(sched::SchedulerRegistry& registry) {
       {"oracle",
        "ORCL's rule (Kairos, Sec. 7) online: an idle base instance takes the largest pending query, an idle "
        "auxiliary instance the smallest it serves within QoS (the offline bound: servelab.kairos.oracle_throughput).",
-       {ParamSpec{"base",
-                  ParamType::String,
-                  std::string(),
-                  "base instance type (empty: the fastest type on the largest query)",
-                  {},
-                  {},
-                  false,
-                  {}},
-        ParamSpec::non_negative("qos_ms", 0.0, "QoS target, ms (0: each query's deadline - arrival)")},
+       {base_type_param(), qos_ms_param()},
        [](const Params& p) {
          return std::make_shared<Oracle>(p.get_string("base"), p.get_float("qos_ms"), p.describe());
        }});

@@ -12,8 +12,6 @@
 namespace servelab::kairos {
 namespace {
 
-using sched::ClusterView;
-
 class Ribbon final : public sched::Scheduler {
  public:
   Ribbon(std::string base, std::string description) : base_(std::move(base)), description_(std::move(description)) {}
@@ -53,14 +51,7 @@ void register_ribbon(sched::SchedulerRegistry& registry) {
   registry.add({"ribbon",
                 "Ribbon (SC'21) as compared in Kairos: FCFS from a central queue, preferring an idle instance of the "
                 "base type (fcfs(prefer=<base>)).",
-                {ParamSpec{"base",
-                           ParamType::String,
-                           std::string(),
-                           "base instance type (empty: the fastest type on the largest query)",
-                           {},
-                           {},
-                           false,
-                           {}}},
+                {base_type_param()},
                 [](const Params& p) { return std::make_shared<Ribbon>(p.get_string("base"), p.describe()); }});
 }
 

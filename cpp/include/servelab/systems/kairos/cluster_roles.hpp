@@ -5,11 +5,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
+#include "servelab/core/params.hpp"
+#include "servelab/core/time.hpp"
 #include "servelab/sched/scheduler.hpp"
 
 namespace servelab::kairos {
+
+// The scheduling names the distributor and the baselines all work with.
+using sched::ClusterView;
+using sched::ModelId;
+using sched::QueryId;
+using sched::WorkerId;
 
 struct ClusterRoles {
   // The model the roles are judged on: the one loaded on the most live workers (ties: lowest id).
@@ -25,5 +34,17 @@ struct ClusterRoles {
 
 // The roles of the live workers now (stopped ones are ignored).
 ClusterRoles find_roles(const sched::ClusterView& view, std::string_view base_name);
+
+// The `base` parameter of every distributor that splits base and auxiliary instances.
+ParamSpec base_type_param();
+// The `qos_ms` parameter: 0 (the default) means each query's own deadline - arrival.
+ParamSpec qos_ms_param(std::string doc = "QoS target, ms (0: each query's deadline - arrival)");
+
+// A query's QoS target: `qos_ms` when > 0, else its own deadline - arrival; in ns, or in ms.
+Nanos qos_target(double qos_ms, const sched::Query& query);
+double qos_target_ms(double qos_ms, const sched::Query& query);
+
+// Whether some live worker can serve `query` at all (a model for it, its size within range).
+bool any_live_worker_serves(const ClusterView& view, const sched::Query& query);
 
 }  // namespace servelab::kairos
