@@ -267,3 +267,15 @@ def test_table_from_the_artifact_profiles_matches_the_derived_table():
     np.testing.assert_allclose(table.latency_s, derived.latency_s, rtol=1e-6)
     with pytest.raises(ValueError, match="fill"):
         ramsis.latency_table(prof, "cloud_cpu", models, max_batch=32)
+
+
+def test_policy_benchmark_smoke():
+    """The generation benchmark, small: servelab against the numpy reference, same policy."""
+    import subprocess
+
+    script = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_ramsis_policy.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ratio" in proc.stdout and "same action in every state: True" in proc.stdout

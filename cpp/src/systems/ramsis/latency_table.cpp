@@ -273,8 +273,9 @@ LatencyTable LatencyTable::from_profile(const profile::Profile& profile, const s
       }
     } else {
       if (have.front() != 1) {
-        throw ValueError(str("model '", models[i], "' on '", hardware, "' has a gap: batch 1 is not profiled (smallest ",
-                             have.front(), "); fill='ols' fills gaps as the artifact does"));
+        throw ValueError(str("model '", models[i], "' on '", hardware,
+                             "' has a gap: batch 1 is not profiled (smallest ", have.front(),
+                             "); fill='ols' fills gaps as the artifact does"));
       }
       if (have.back() < batches) {
         throw ValueError(str("model '", models[i], "' on '", hardware, "' is profiled up to batch ", have.back(),

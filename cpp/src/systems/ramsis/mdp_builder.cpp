@@ -84,7 +84,8 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
   input.validate();
   if (input.max_batch() < o.max_queue) {
     throw ValueError(str("the latency table covers batches 1..", input.max_batch(), " but max_queue=", o.max_queue,
-                         " needs 1..", o.max_queue, ": lower max_queue, or fill the table (fill='ols' from a profile)"));
+                         " needs 1..", o.max_queue,
+                         ": lower max_queue, or fill the table (fill='ols' from a profile)"));
   }
   RamsisMdp out;
   out.options = o;
@@ -173,6 +174,7 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
   };
 
   std::vector<detail::Row> rows(specs.size());
+  detail::PhaseWeights weights(grid);
   // By (model, batch, rate): what the variable-batch rows of one action duration share.
   std::map<std::tuple<std::int32_t, std::int32_t, double>, std::unique_ptr<detail::NewArrivals>> new_arrivals;
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::size_t>> maximal_groups;
@@ -190,8 +192,8 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
       const double tau = static_cast<double>(table.at(spec.model, spec.batch));
       auto& counts = new_arrivals[{spec.model, spec.batch, a.event_rate_per_ns}];
       if (!counts) counts = std::make_unique<detail::NewArrivals>(a.event_rate_per_ns, a.stride, tau, N);
-      rows[p] = detail::variable_row(grid, a.event_rate_per_ns, a.stride, n, spec.state % L, spec.batch, tau, *counts,
-                                     o.prune);
+      rows[p] = detail::variable_row(grid, a.event_rate_per_ns, a.stride, weights, n, spec.state % L, spec.batch, tau,
+                                     *counts, o.prune);
     }
   }
   for (const auto& [key, members] : maximal_groups) {
@@ -200,7 +202,7 @@ RamsisMdp build_mdp(const LatencyTable& input, const MdpOptions& o) {
     const WorkerArrivals a = arrivals_for(n);
     std::vector<std::int32_t> js;
     for (const std::size_t p : members) js.push_back(specs[p].state == overflow ? 0 : specs[p].state % L);
-    auto group_rows = detail::maximal_rows(grid, a.event_rate_per_ns, a.stride, cdfs_for(n, a), n,
+    auto group_rows = detail::maximal_rows(grid, a.event_rate_per_ns, a.stride, cdfs_for(n, a), weights, n,
                                            static_cast<double>(table.at(model, n)), js, o.prune);
     for (std::size_t i = 0; i < members.size(); ++i) rows[members[i]] = std::move(group_rows[i]);
   }

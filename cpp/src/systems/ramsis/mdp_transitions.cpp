@@ -27,6 +27,17 @@ LevelCdfs::LevelCdfs(const Grid& grid, double rate, std::int32_t stride) : max_i
   }
 }
 
+const std::vector<double>& PhaseWeights::get(std::int32_t n, std::int32_t j, double rate, std::int32_t stride) {
+  const std::int32_t state = n > grid_.max_queue ? grid_.overflow_state() : n * grid_.num_levels() + j;
+  auto& w = cache_[static_cast<std::size_t>(state)];
+  if (w.empty()) {
+    w.resize(static_cast<std::size_t>(stride));
+    conditional_poisson_weights(rate * (grid_.slo - grid_.levels[j]), static_cast<std::int64_t>(n - 1) * stride, stride,
+                                w.data());
+  }
+  return w;
+}
+
 namespace {
 
 // Scales a row so that it sums to 1 with the full-queue state taking 1 - sum (the artifact's
@@ -55,8 +66,9 @@ Row finish(std::vector<std::pair<std::int32_t, double>>& entries, std::int32_t o
 
 }  // namespace
 
-std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs, std::int32_t n,
-                              double tau, const std::vector<std::int32_t>& js, double prune) {
+std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs,
+                              PhaseWeights& weights, std::int32_t n, double tau, const std::vector<std::int32_t>& js,
+                              double prune) {
   const std::int32_t N = grid.max_queue, L = grid.num_levels(), K = stride;
   const double slo = grid.slo;
   const std::int64_t qmax = static_cast<std::int64_t>(N + 1) * K;  // m + c <= K - 1 + N K
@@ -145,12 +157,11 @@ std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride
 
   std::vector<Row> rows;
   rows.reserve(js.size());
-  std::vector<double> w(static_cast<std::size_t>(K)), mixed_active(static_cast<std::size_t>(RA)),
-      mixed(static_cast<std::size_t>(R));
+  std::vector<double> mixed_active(static_cast<std::size_t>(RA)), mixed(static_cast<std::size_t>(R));
   std::vector<std::pair<std::int32_t, double>> entries;
   const std::int32_t first_slot = i0 - 1;
   for (const std::int32_t j : js) {
-    conditional_poisson_weights(rate * (slo - grid.levels[j]), static_cast<std::int64_t>(n - 1) * K, K, w.data());
+    const std::vector<double>& w = weights.get(n, j, rate, K);
     std::fill(mixed_active.begin(), mixed_active.end(), 0.0);
     for (std::int32_t m = 1; m <= K; ++m) {
       const double wm = w[K - m];  // phase x = K - m
@@ -226,53 +237,65 @@ NewArrivals::NewArrivals(double rate, std::int32_t K, double tau, std::int32_t m
   }
 }
 
-Row variable_row(const Grid& grid, double rate, std::int32_t stride, std::int32_t n, std::int32_t j, std::int32_t b,
-                 double tau, const NewArrivals& arrivals, double prune) {
+Row variable_row(const Grid& grid, double rate, std::int32_t stride, PhaseWeights& weights, std::int32_t n,
+                 std::int32_t j, std::int32_t b, double tau, const NewArrivals& arrivals, double prune) {
   const std::int32_t N = grid.max_queue, L = grid.num_levels(), K = stride;
   const double slo = grid.slo, tj = grid.levels[j], ta = slo - tj;
   const std::int64_t q0 = static_cast<std::int64_t>(n - 1) * K;
-  std::vector<double> w(static_cast<std::size_t>(K));
-  conditional_poisson_weights(rate * ta, q0, K, w.data());
+  const std::vector<double>& w = weights.get(n, j, rate, K);
+  // Phases too unlikely to make any entry reach `prune` are left out.
+  const double negligible = prune * 1e-3;
+  std::int32_t xlo = 0, xhi = K - 1;
+  while (prune > 0 && xlo < xhi && w[xlo] < negligible / K) ++xlo;
+  while (prune > 0 && xhi > xlo && w[xhi] < negligible / K) --xhi;
+  const std::int32_t X = xhi - xlo + 1;
 
-  // wg[j' * K + x] = w[x] P(the (b+1)-th query's slack lands in slot j' | phase x).
-  std::vector<double> wg(static_cast<std::size_t>(L) * K, 0.0);
+  // wg[j' * X + x - xlo] = w[x] P(the (b+1)-th query's slack lands in slot j' | phase x).
+  std::vector<double> wg(static_cast<std::size_t>(L) * X, 0.0);
   std::int32_t jlo = L, jhi = -1;
   if (ta <= 0) {
     const std::int32_t slot = grid.level_of(tj - tau);
-    for (std::int32_t x = 0; x < K; ++x) wg[static_cast<std::size_t>(slot) * K + x] = w[x];
+    for (std::int32_t x = xlo; x <= xhi; ++x) wg[static_cast<std::size_t>(slot) * X + x - xlo] = w[x];
     jlo = jhi = slot;
   } else {
-    // f_i = clamp(T_i - T_j + tau, 0, T_A), f_0 = 0, f_L = T_A; P(T_bK > f | q) = P(Bin(q, f/T_A) <= bK-1).
-    std::vector<double> above(static_cast<std::size_t>(L + 1) * K);
+    // Boundaries f_i = clamp(T_i - T_j + tau, 0, T_A), f_0 = 0, f_L = T_A: the slot of the (b+1)-th
+    // query is j' when its arrival time (after the earliest's) is in (f_j', f_j'+1]. Given N(T_A) = q,
+    // P(T_bK > f) = P(Bin(q, f / T_A) <= bK - 1). Slots whose boundaries coincide are empty: only
+    // those between the first boundary above 0 and the first at T_A can carry mass.
+    auto boundary = [&](std::int32_t i) {
+      return i == 0 ? 0.0 : i == L ? ta : std::clamp(grid.levels[i] - tj + tau, 0.0, ta);
+    };
+    std::int32_t first = 1;
+    while (first < L && boundary(first) <= 0) ++first;
+    std::int32_t last = first;
+    while (last < L && boundary(last) < ta) ++last;
+    jlo = first - 1;
+    jhi = last - 1;
+    const std::int32_t count = last - first + 2;  // boundaries first - 1 .. last
+    std::vector<double> above(static_cast<std::size_t>(count) * X);
     const std::int64_t k = static_cast<std::int64_t>(b) * K - 1;
-    for (std::int32_t i = 0; i <= L; ++i) {
-      const double f = i == 0 ? 0.0 : i == L ? ta : std::clamp(grid.levels[i] - tj + tau, 0.0, ta);
-      binomial_cdfs(k, q0, K, f / ta, &above[static_cast<std::size_t>(i) * K]);
+    for (std::int32_t i = first - 1; i <= last; ++i) {
+      binomial_cdfs(k, q0 + xlo, X, boundary(i) / ta, &above[static_cast<std::size_t>(i - first + 1) * X]);
     }
-    for (std::int32_t s = 0; s < L; ++s) {
-      for (std::int32_t x = 0; x < K; ++x) {
-        const double v = above[static_cast<std::size_t>(s) * K + x] - above[static_cast<std::size_t>(s + 1) * K + x];
-        if (v > 0) {
-          wg[static_cast<std::size_t>(s) * K + x] = w[x] * v;
-          jlo = std::min(jlo, s);
-          jhi = std::max(jhi, s);
-        }
-      }
+    for (std::int32_t s = jlo; s <= jhi; ++s) {
+      const double* hi = &above[static_cast<std::size_t>(s - jlo) * X];
+      const double* lo = &above[static_cast<std::size_t>(s - jlo + 1) * X];
+      double* out = &wg[static_cast<std::size_t>(s) * X];
+      for (std::int32_t x = 0; x < X; ++x) out[x] = w[xlo + x] * std::max(0.0, hi[x] - lo[x]);
     }
   }
 
   // P(n - b + a, j') = sum_x w[x] g[j', x] P(a new arrivals | x); rows of `arrivals` that are
   // negligible for every phase cannot make an entry above `prune`.
-  const double negligible = prune * 1e-3;
   std::vector<std::pair<std::int32_t, double>> entries;
   for (std::int32_t a = 0; a <= N - (n - b); ++a) {
     if (prune > 0 && arrivals.top[a] <= negligible) continue;
-    const double* pa = &arrivals.p[static_cast<std::size_t>(a) * K];
+    const double* pa = &arrivals.p[static_cast<std::size_t>(a) * K + xlo];
     const std::int32_t np = n - b + a;
-    for (std::int32_t s = std::max(jlo, 0); s <= jhi; ++s) {
-      const double* ws = &wg[static_cast<std::size_t>(s) * K];
+    for (std::int32_t s = jlo; s <= jhi; ++s) {
+      const double* ws = &wg[static_cast<std::size_t>(s) * X];
       double v = 0;
-      for (std::int32_t x = 0; x < K; ++x) v += ws[x] * pa[x];
+      for (std::int32_t x = 0; x < X; ++x) v += ws[x] * pa[x];
       if (v > 0) entries.emplace_back(np * L + s, v);
     }
   }

@@ -57,10 +57,24 @@ class LevelCdfs {
   std::vector<double> cdf_;
 };
 
+// The phase weights w of each state (n, j): they depend on the state only, so every action of a
+// state shares them. Computed on first use.
+class PhaseWeights {
+ public:
+  explicit PhaseWeights(const Grid& grid) : grid_(grid), cache_(static_cast<std::size_t>(grid.overflow_state()) + 1) {}
+  // n = N + 1: the full-queue state (its j is 0).
+  const std::vector<double>& get(std::int32_t n, std::int32_t j, double rate, std::int32_t stride);
+
+ private:
+  const Grid& grid_;
+  std::vector<std::vector<double>> cache_;
+};
+
 // The rows of every state (n, j in js) taking a maximal batch of n (n = N + 1: the full-queue
 // state, whose slack is 0) that lasts tau ns. One row per entry of js, in order.
-std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs, std::int32_t n,
-                              double tau, const std::vector<std::int32_t>& js, double prune);
+std::vector<Row> maximal_rows(const Grid& grid, double rate, std::int32_t stride, const LevelCdfs& cdfs,
+                              PhaseWeights& weights, std::int32_t n, double tau, const std::vector<std::int32_t>& js,
+                              double prune);
 
 // P(a new worker arrivals during tau | phase x) for a = 0..N, x = 0..K-1: shared by every row
 // whose action lasts tau (at one rate).
@@ -72,7 +86,7 @@ struct NewArrivals {
 };
 
 // The row of state (n, j) serving the b < n earliest queries in tau ns.
-Row variable_row(const Grid& grid, double rate, std::int32_t stride, std::int32_t n, std::int32_t j, std::int32_t b,
-                 double tau, const NewArrivals& arrivals, double prune);
+Row variable_row(const Grid& grid, double rate, std::int32_t stride, PhaseWeights& weights, std::int32_t n,
+                 std::int32_t j, std::int32_t b, double tau, const NewArrivals& arrivals, double prune);
 
 }  // namespace servelab::ramsis::detail

@@ -35,7 +35,7 @@ struct WorkerPolicy {
   double load_qps = 0.0;                 // total load at the central queue
   std::int32_t workers = 1;              // K: each worker receives load_qps / K
   std::string balancer = "round_robin";  // or "shortest_queue"
-  std::string arrivals = "poisson";      // the central arrival process (see arrivals.hpp)
+  std::string arrivals = "poisson";      // the central arrival process: "poisson" or "erlang<r>"
   Discretisation discretisation = Discretisation::FixedLength;
   std::int32_t intervals = 100;  // D for FLD (0 for MD)
   Batching batching = Batching::Maximal;
@@ -51,9 +51,9 @@ struct WorkerPolicy {
   // --- guarantees (Sec. 5.1, per query, from the stationary distribution) ---
   double expected_accuracy = 0.0;   // mean accuracy of the queries served within their deadline
   double expected_violation = 0.0;  // fraction of queries served after their deadline
-  // False when no model can serve this load within the SLO (expected_violation >= 1% or the
-  // overflow state carries noticeable mass): the policy still exists (the fastest model is the
-  // fallback), but nothing is guaranteed.
+  // False when the expected violation exceeds the generation's max_violation (1% by default): no
+  // model keeps up with this load within the SLO. The policy still exists (the fastest model is
+  // the fallback), but nothing is guaranteed.
   bool feasible = true;
 
   std::int32_t num_levels() const { return static_cast<std::int32_t>(slack_levels.size()); }
