@@ -64,7 +64,8 @@ format: setup
 ## stubs: regenerate python/servelab/_core.pyi from the built module (after changing bindings)
 stubs: build
 	$(VENV)/bin/pybind11-stubgen servelab._core -o build/stubs --numpy-array-remove-parameters
-	sed 's/^from \. import testing$$/testing: typing.Any  # private helpers for the test suite/' \
+	sed -e 's/^from \. import testing$$/testing: typing.Any  # private helpers for the test suite/' \
+	  -e 's/^from \. import \(solvers\|kairos\|ramsis\)$$/\1: typing.Any  # a submodule; use servelab.\1/' \
 	  build/stubs/servelab/_core/__init__.pyi > python/servelab/_core.pyi
 
 clean:

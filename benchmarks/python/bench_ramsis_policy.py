@@ -18,28 +18,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference_ramsis  # noqa: E402
+from timing import best_of  # noqa: E402
 
 from servelab import ramsis  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ramsis"
 PAPER_S = {"a": 132.20, "b": 1355.09, "c": 3693.53}  # Table 2 (their machine)
 GOAL_S = {"a": 0.1, "b": 10.0, "c": None}
-
-
-def best_of(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def run_case(name, table, options, repeats, with_reference) -> bool:

@@ -8,7 +8,10 @@ import numpy.typing
 import os
 import typing
 testing: typing.Any  # private helpers for the test suite
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'OneDnnMlp', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'kairos_sizes', 'list_arrival_processes', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_scheduler', 'make_size_distribution', 'onednn_runtime_version', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'ribbon_sizes', 'serve_run', 'simulate_run', 'testing', 'zipf_shares']
+solvers: typing.Any  # a submodule; use servelab.solvers
+kairos: typing.Any  # a submodule; use servelab.kairos
+ramsis: typing.Any  # a submodule; use servelab.ramsis
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'OneDnnMlp', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_scheduler', 'make_size_distribution', 'onednn_runtime_version', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'ribbon_sizes', 'serve_run', 'simulate_run', 'solvers', 'testing', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
