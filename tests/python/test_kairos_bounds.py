@@ -363,6 +363,12 @@ def test_unknown_model_and_type(folder, kairos_profile):
         kairos.upper_bounds(kairos_profile, "rm2", budget=2.5, types=["g4dn.xlarge", "p3.2xlarge"])
 
 
+def test_artifact_folder_refuses_types_it_would_ignore(folder):
+    # instance.json fixes the artifact's types and counts; asking for others must not be ignored.
+    with pytest.raises(ValueError, match="types=\\['g4dn.xlarge'\\].*instance.json"):
+        kairos.upper_bounds(folder, "rm2", types=["g4dn.xlarge"])
+
+
 def test_profile_missing_an_instance_type_or_batch_sizes(kairos_profile):
     partial = profiles.import_kairos(
         shared_path("kairos"), models=["rm2"], instances=["g4dn.xlarge"]

@@ -144,6 +144,12 @@ def bound_setup(
     folder = Path(source) if isinstance(source, (str, os.PathLike)) else None
     if folder is not None and _artifact.is_artifact_folder(folder):
         if space is None:
+            if types is not None or max_count is not None:
+                # The artifact's instance.json fixes the types and counts; never ignore a request.
+                raise ValueError(
+                    f"types={types!r} / max_count={max_count!r}: an artifact folder takes its "
+                    "types and counts from instance.json; give space= to choose others"
+                )
             space = _artifact.read_instance_json(folder / _artifact.INSTANCE_JSON, budget=budget)
         if qos_ms is None:
             if model is None:
