@@ -1,12 +1,11 @@
-// JSON export / import of WorkerPolicy and PolicySet (policy.hpp): a small writer and a strict
-// recursive-descent reader for exactly the JSON these documents use.
-#include <charconv>
+// JSON export / import of WorkerPolicy and PolicySet (policy.hpp) with nlohmann::json. The
+// documents are compact, keys in a fixed order (ordered_json), doubles printed with round-trip
+// precision; reading checks every field's type and raises ValueError naming the field and value.
 #include <cmath>
-#include <cstdio>
-#include <map>
-#include <memory>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "servelab/core/errors.hpp"
@@ -16,250 +15,164 @@ namespace servelab::ramsis {
 
 namespace {
 
+// Insertion-ordered so the written documents keep the historical key order.
+using Json = nlohmann::ordered_json;
+
 constexpr const char* kPolicyFormat = "servelab.ramsis.worker_policy";
 constexpr const char* kSetFormat = "servelab.ramsis.policy_set";
 
 // ---------- writing ----------
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+// JSON has no NaN / infinity (nlohmann would silently write null).
+double finite(double x, const char* field) {
+  if (!std::isfinite(x)) throw ValueError(str("policy JSON: cannot write ", field, "=", x));
+  return x;
 }
 
-std::string number(double x) {
-  if (!std::isfinite(x)) throw ValueError(str("cannot write ", x, " to JSON"));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-template <typename T, typename F>
-std::string list(const std::vector<T>& values, F format) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + format(values[i]);
-  return out + "]";
-}
-
-std::string integer(std::int64_t x) { return std::to_string(x); }
-
-std::string policy_body(const WorkerPolicy& p) {
-  std::string out;
-  out += "\"models\":" + list(p.models, quote);
-  out += ",\"accuracy\":" + list(p.accuracy, number);
-  out += ",\"slo_ns\":" + integer(p.slo);
-  out += ",\"load_qps\":" + number(p.load_qps);
-  out += ",\"workers\":" + integer(p.workers);
-  out += ",\"balancer\":" + quote(p.balancer);
-  out += ",\"arrivals\":" + quote(p.arrivals);
-  out += ",\"discretisation\":" + quote(discretisation_name(p.discretisation));
-  out += ",\"intervals\":" + integer(p.intervals);
-  out += ",\"batching\":" + quote(batching_name(p.batching));
-  out += ",\"max_queue\":" + integer(p.max_queue);
-  out += ",\"slack_levels_ns\":" + list(p.slack_levels, [](Nanos x) { return integer(x); });
-  out += ",\"action_model\":" + list(p.action_model, [](std::int32_t x) { return integer(x); });
-  out += ",\"action_batch\":" + list(p.action_batch, [](std::int32_t x) { return integer(x); });
-  out += ",\"expected_accuracy\":" + number(p.expected_accuracy);
-  out += ",\"expected_violation\":" + number(p.expected_violation);
-  out += std::string(",\"feasible\":") + (p.feasible ? "true" : "false");
+Json finite_list(const std::vector<double>& values, const char* field) {
+  Json out = Json::array();
+  for (const double x : values) out.push_back(finite(x, field));
   return out;
+}
+
+void put_policy(Json& out, const WorkerPolicy& p) {
+  out["models"] = p.models;
+  out["accuracy"] = finite_list(p.accuracy, "accuracy");
+  out["slo_ns"] = p.slo;
+  out["load_qps"] = finite(p.load_qps, "load_qps");
+  out["workers"] = p.workers;
+  out["balancer"] = p.balancer;
+  out["arrivals"] = p.arrivals;
+  out["discretisation"] = discretisation_name(p.discretisation);
+  out["intervals"] = p.intervals;
+  out["batching"] = batching_name(p.batching);
+  out["max_queue"] = p.max_queue;
+  out["slack_levels_ns"] = p.slack_levels;
+  out["action_model"] = p.action_model;
+  out["action_batch"] = p.action_batch;
+  out["expected_accuracy"] = finite(p.expected_accuracy, "expected_accuracy");
+  out["expected_violation"] = finite(p.expected_violation, "expected_violation");
+  out["feasible"] = p.feasible;
+}
+
+Json header(const char* format) {
+  Json doc = Json::object();
+  doc["format"] = format;
+  doc["version"] = 1;
+  return doc;
+}
+
+std::string dump(const Json& doc) {
+  try {
+    return doc.dump();
+  } catch (const Json::exception& e) {  // type_error 316: a text field is not valid UTF-8
+    throw ValueError(
+        str("policy JSON: cannot write the document (model names, balancer and arrivals must be UTF-8): ", e.what()));
+  }
 }
 
 // ---------- reading ----------
 
-struct Value;
-using Object = std::map<std::string, Value>;
-using Array = std::vector<Value>;
-struct Value {
-  std::variant<std::nullptr_t, bool, double, std::string, std::shared_ptr<Array>, std::shared_ptr<Object>> v;
-};
+// A value for an error message, shortened so a huge list does not flood it.
+std::string shown(const Json& v) {
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
 
-class Parser {
- public:
-  explicit Parser(const std::string& text) : s_(text) {}
-  Value document() {
-    Value v = value();
-    space();
-    if (i_ != s_.size()) fail("unexpected text after the document");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw ValueError(str("policy JSON: ", what, " at offset ", i_));
-  }
-  void space() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
-  }
-  bool take(char c) {
-    space();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  void expect(char c) {
-    if (!take(c)) fail(str("expected '", c, "'"));
-  }
-  Value value() {
-    space();
-    if (i_ >= s_.size()) fail("unexpected end");
-    const char c = s_[i_];
-    if (c == '{') return object();
-    if (c == '[') return array();
-    if (c == '"') return Value{string()};
-    if (s_.compare(i_, 4, "true") == 0) return i_ += 4, Value{true};
-    if (s_.compare(i_, 5, "false") == 0) return i_ += 5, Value{false};
-    if (s_.compare(i_, 4, "null") == 0) return i_ += 4, Value{nullptr};
-    return Value{num()};
-  }
-  Value object() {
-    expect('{');
-    auto obj = std::make_shared<Object>();
-    if (!take('}')) {
-      do {
-        space();
-        const std::string key = string();
-        expect(':');
-        (*obj)[key] = value();
-      } while (take(','));
-      expect('}');
-    }
-    return Value{obj};
-  }
-  Value array() {
-    expect('[');
-    auto arr = std::make_shared<Array>();
-    if (!take(']')) {
-      do arr->push_back(value());
-      while (take(','));
-      expect(']');
-    }
-    return Value{arr};
-  }
-  std::string string() {
-    if (i_ >= s_.size() || s_[i_] != '"') fail("expected a string");
-    ++i_;
-    std::string out;
-    while (i_ < s_.size() && s_[i_] != '"') {
-      if (s_[i_] == '\\') {
-        if (++i_ >= s_.size()) fail("unterminated escape");
-        const char e = s_[i_];
-        if (e == 'u') {
-          if (i_ + 4 >= s_.size()) fail("bad \\u escape");
-          const unsigned code = std::stoul(s_.substr(i_ + 1, 4), nullptr, 16);
-          if (code > 0x7f) fail("non-ASCII \\u escapes are not supported");
-          out += static_cast<char>(code);
-          i_ += 4;
-        } else {
-          out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
-        }
-      } else {
-        out += s_[i_];
-      }
-      ++i_;
-    }
-    if (i_ >= s_.size()) fail("unterminated string");
-    ++i_;
-    return out;
-  }
-  double num() {
-    const std::size_t start = i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' ||
-                              s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) {
-      ++i_;
-    }
-    if (start == i_) fail("expected a value");
-    const std::string text = s_.substr(start, i_ - start);
-    char* end = nullptr;
-    const double x = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size()) fail(str("bad number '", text, "'"));
-    return x;
-  }
-  const std::string& s_;
-  std::size_t i_ = 0;
-};
-
-// Typed field access naming the field in errors.
+// Typed field access naming the field (key path) and the offending value in errors.
 class Fields {
  public:
-  Fields(const Value& v, std::string where) : where_(std::move(where)) {
-    const auto* obj = std::get_if<std::shared_ptr<Object>>(&v.v);
-    if (!obj) throw ValueError(str(where_, " must be a JSON object"));
-    obj_ = obj->get();
+  Fields(const Json& v, std::string where) : where_(std::move(where)), obj_(v) {
+    if (!v.is_object()) throw ValueError(str(where_, " must be a JSON object, not ", shown(v)));
   }
-  bool has(const std::string& key) const { return obj_->count(key) > 0; }
-  const Value& get(const std::string& key) const {
-    const auto it = obj_->find(key);
-    if (it == obj_->end()) throw ValueError(str(where_, ": field '", key, "' is missing"));
-    return it->second;
+  const Json& get(const std::string& key) const {
+    const auto it = obj_.find(key);
+    if (it == obj_.end()) throw ValueError(str(where_, ": field '", key, "' is missing"));
+    return *it;
   }
   double number(const std::string& key) const { return as_number(get(key), key); }
   std::int64_t integer(const std::string& key) const { return as_integer(get(key), key); }
+  std::int32_t integer32(const std::string& key) const { return as_integer32(get(key), key); }
   std::string text(const std::string& key) const {
-    const auto* s = std::get_if<std::string>(&get(key).v);
-    if (!s) throw ValueError(str(where_, ": field '", key, "' must be a string"));
-    return *s;
+    const Json& v = get(key);
+    if (!v.is_string()) throw ValueError(str(where_, ": field '", key, "' must be a string, not ", shown(v)));
+    return v.get<std::string>();
   }
   bool flag(const std::string& key) const {
-    const auto* b = std::get_if<bool>(&get(key).v);
-    if (!b) throw ValueError(str(where_, ": field '", key, "' must be true or false"));
-    return *b;
+    const Json& v = get(key);
+    if (!v.is_boolean()) throw ValueError(str(where_, ": field '", key, "' must be true or false, not ", shown(v)));
+    return v.get<bool>();
   }
-  const Array& array(const std::string& key) const {
-    const auto* a = std::get_if<std::shared_ptr<Array>>(&get(key).v);
-    if (!a) throw ValueError(str(where_, ": field '", key, "' must be a list"));
-    return **a;
+  const Json& array(const std::string& key) const {
+    const Json& v = get(key);
+    if (!v.is_array()) throw ValueError(str(where_, ": field '", key, "' must be a list, not ", shown(v)));
+    return v;
   }
-  template <typename T>
-  std::vector<T> integers(const std::string& key) const {
-    std::vector<T> out;
-    for (const auto& v : array(key)) out.push_back(static_cast<T>(as_integer(v, key)));
+  std::vector<Nanos> integers(const std::string& key) const {
+    std::vector<Nanos> out;
+    const Json& a = array(key);
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_integer(a[i], str(key, "[", i, "]")));
+    return out;
+  }
+  std::vector<std::int32_t> integers32(const std::string& key) const {
+    std::vector<std::int32_t> out;
+    const Json& a = array(key);
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_integer32(a[i], str(key, "[", i, "]")));
     return out;
   }
   std::vector<double> numbers(const std::string& key) const {
     std::vector<double> out;
-    for (const auto& v : array(key)) out.push_back(as_number(v, key));
+    const Json& a = array(key);
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_number(a[i], str(key, "[", i, "]")));
     return out;
   }
   std::vector<std::string> texts(const std::string& key) const {
     std::vector<std::string> out;
-    for (const auto& v : array(key)) {
-      const auto* s = std::get_if<std::string>(&v.v);
-      if (!s) throw ValueError(str(where_, ": field '", key, "' must be a list of strings"));
-      out.push_back(*s);
+    const Json& a = array(key);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string())
+        throw ValueError(str(where_, ": field '", key, "[", i, "]' must be a string, not ", shown(a[i])));
+      out.push_back(a[i].get<std::string>());
     }
     return out;
   }
   const std::string& where() const { return where_; }
 
  private:
-  double as_number(const Value& v, const std::string& key) const {
-    const auto* d = std::get_if<double>(&v.v);
-    if (!d || !std::isfinite(*d)) throw ValueError(str(where_, ": field '", key, "' must hold finite numbers"));
-    return *d;
+  double as_number(const Json& v, const std::string& key) const {
+    // A number too large for a double parses as infinity.
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw ValueError(str(where_, ": field '", key, "' must hold finite numbers, not ", shown(v)));
+    return v.get<double>();
   }
-  std::int64_t as_integer(const Value& v, const std::string& key) const {
-    const double d = as_number(v, key);
+  std::int64_t as_integer(const Json& v, const std::string& key) const {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()})
+      throw ValueError(str(where_, ": field '", key, "' must hold 64-bit integers, not ", shown(v)));
+    if (v.is_number_integer()) return v.get<std::int64_t>();
+    // Integral floats (4e7, 40000000.0) are accepted, as other writers may produce them.
+    const double d = v.is_number() ? v.get<double>() : 0.5;  // 0.5: not integral -> the error below
     if (d != std::floor(d) || std::abs(d) > 9e15)
-      throw ValueError(str(where_, ": field '", key, "' must hold integers"));
+      throw ValueError(str(where_, ": field '", key, "' must hold integers, not ", shown(v)));
     return static_cast<std::int64_t>(d);
   }
+  std::int32_t as_integer32(const Json& v, const std::string& key) const {
+    const std::int64_t x = as_integer(v, key);
+    if (x < std::numeric_limits<std::int32_t>::min() || x > std::numeric_limits<std::int32_t>::max())
+      throw ValueError(str(where_, ": field '", key, "' must hold 32-bit integers, not ", x));
+    return static_cast<std::int32_t>(x);
+  }
   std::string where_;
-  const Object* obj_ = nullptr;
+  const Json& obj_;
 };
+
+Json parse(const std::string& text) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw ValueError(str("policy JSON: not valid JSON at byte ", e.byte, ": ", e.what()));
+  }
+}
 
 void check_format(const Fields& f, const char* format) {
   const std::string got = f.text("format");
@@ -274,16 +187,16 @@ WorkerPolicy policy_from(const Fields& f) {
   p.accuracy = f.numbers("accuracy");
   p.slo = f.integer("slo_ns");
   p.load_qps = f.number("load_qps");
-  p.workers = static_cast<std::int32_t>(f.integer("workers"));
+  p.workers = f.integer32("workers");
   p.balancer = f.text("balancer");
   p.arrivals = f.text("arrivals");
   p.discretisation = parse_discretisation(f.text("discretisation"));
-  p.intervals = static_cast<std::int32_t>(f.integer("intervals"));
+  p.intervals = f.integer32("intervals");
   p.batching = parse_batching(f.text("batching"));
-  p.max_queue = static_cast<std::int32_t>(f.integer("max_queue"));
-  p.slack_levels = f.integers<Nanos>("slack_levels_ns");
-  p.action_model = f.integers<std::int32_t>("action_model");
-  p.action_batch = f.integers<std::int32_t>("action_batch");
+  p.max_queue = f.integer32("max_queue");
+  p.slack_levels = f.integers("slack_levels_ns");
+  p.action_model = f.integers32("action_model");
+  p.action_batch = f.integers32("action_batch");
   p.expected_accuracy = f.number("expected_accuracy");
   p.expected_violation = f.number("expected_violation");
   p.feasible = f.flag("feasible");
@@ -291,49 +204,69 @@ WorkerPolicy policy_from(const Fields& f) {
   return p;
 }
 
+// The Fields checks make nlohmann's own exceptions unreachable in practice; should one escape
+// anyway (type_error, out_of_range), it still reaches the caller as a ValueError.
+template <typename F>
+auto reading(const char* what, F read) {
+  try {
+    return read();
+  } catch (const Json::exception& e) {
+    throw ValueError(str("policy JSON: bad ", what, ": ", e.what()));
+  }
+}
+
 }  // namespace
 
 std::string to_json(const WorkerPolicy& policy) {
   policy.validate();
-  return std::string("{\"format\":\"") + kPolicyFormat + "\",\"version\":1," + policy_body(policy) + "}";
+  Json doc = header(kPolicyFormat);
+  put_policy(doc, policy);
+  return dump(doc);
 }
 
 std::string to_json(const PolicySet& set) {
   set.validate();
-  std::string out = std::string("{\"format\":\"") + kSetFormat + "\",\"version\":1";
-  out += ",\"models\":" + list(set.models, quote);
-  out += ",\"accuracy\":" + list(set.accuracy, number);
-  out += ",\"slo_ns\":" + integer(set.slo);
-  out += ",\"workers\":" + integer(set.workers);
-  out += ",\"policies\":[";
-  for (std::size_t i = 0; i < set.policies.size(); ++i) {
-    out += std::string(i ? "," : "") + "{" + policy_body(set.policies[i]) + "}";
+  Json doc = header(kSetFormat);
+  doc["models"] = set.models;
+  doc["accuracy"] = finite_list(set.accuracy, "accuracy");
+  doc["slo_ns"] = set.slo;
+  doc["workers"] = set.workers;
+  Json policies = Json::array();
+  for (const WorkerPolicy& p : set.policies) {
+    Json body = Json::object();
+    put_policy(body, p);
+    policies.push_back(std::move(body));
   }
-  return out + "]}";
+  doc["policies"] = std::move(policies);
+  return dump(doc);
 }
 
 WorkerPolicy worker_policy_from_json(const std::string& text) {
-  const Value doc = Parser(text).document();
-  const Fields f(doc, "worker policy");
-  check_format(f, kPolicyFormat);
-  return policy_from(f);
+  return reading("worker policy", [&] {
+    const Json doc = parse(text);
+    const Fields f(doc, "worker policy");
+    check_format(f, kPolicyFormat);
+    return policy_from(f);
+  });
 }
 
 PolicySet policy_set_from_json(const std::string& text) {
-  const Value doc = Parser(text).document();
-  const Fields f(doc, "policy set");
-  check_format(f, kSetFormat);
-  PolicySet set;
-  set.models = f.texts("models");
-  set.accuracy = f.numbers("accuracy");
-  set.slo = f.integer("slo_ns");
-  set.workers = static_cast<std::int32_t>(f.integer("workers"));
-  const Array& policies = f.array("policies");
-  for (std::size_t i = 0; i < policies.size(); ++i) {
-    set.policies.push_back(policy_from(Fields(policies[i], str("policy set: policies[", i, "]"))));
-  }
-  set.validate();
-  return set;
+  return reading("policy set", [&] {
+    const Json doc = parse(text);
+    const Fields f(doc, "policy set");
+    check_format(f, kSetFormat);
+    PolicySet set;
+    set.models = f.texts("models");
+    set.accuracy = f.numbers("accuracy");
+    set.slo = f.integer("slo_ns");
+    set.workers = f.integer32("workers");
+    const Json& policies = f.array("policies");
+    for (std::size_t i = 0; i < policies.size(); ++i) {
+      set.policies.push_back(policy_from(Fields(policies[i], str("policy set: policies[", i, "]"))));
+    }
+    set.validate();
+    return set;
+  });
 }
 
 }  // namespace servelab::ramsis
