@@ -233,3 +233,41 @@ def test_threads_solve_concurrently():
     for t in threads:
         t.join()
     assert got == pytest.approx(expected, rel=1e-9)
+
+
+@needs_lp
+def test_ctrl_c_still_reaches_python_after_concurrent_solves():
+    """CLP swaps the SIGINT handler during a solve; concurrent solves must not leave its own."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from servelab import _core
+
+    rng = np.random.default_rng(3)
+    problem = {
+        "c": -rng.uniform(1, 10, 12),
+        "A_ub": rng.uniform(1, 5, (3, 12)),
+        "b_ub": rng.uniform(10, 20, 3),
+        "bounds": (0, 3),
+    }
+    threads = [
+        threading.Thread(
+            target=lambda k=k: [solve_lp(**problem, integrality=k % 2) for _ in range(20)]
+        )
+        for k in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    timer = threading.Timer(0.1, os.kill, args=(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _core.testing.spin_for(10.0)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 5.0

@@ -15,6 +15,7 @@
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <cmath>
+#include <csignal>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -38,6 +39,27 @@ bool stop_requested(bool& interrupted) {
   }
   return interrupted;
 }
+
+// COIN's entry points are not safe to run concurrently: ClpSimplex::initialSolve saves the
+// SIGINT handler, installs its own and puts the saved one back, so two threads interleaving
+// leave CLP's handler installed and Ctrl-C never reaches the host (Python) again. CbcMain0/1
+// also parse their arguments through process-wide state. Every solve therefore holds this lock,
+// and puts back the SIGINT disposition it found even if the solver does not.
+class CoinSolveGuard {
+ public:
+  CoinSolveGuard() : lock_(mutex()) { sigaction(SIGINT, nullptr, &saved_); }
+  ~CoinSolveGuard() { sigaction(SIGINT, &saved_, nullptr); }
+  CoinSolveGuard(const CoinSolveGuard&) = delete;
+  CoinSolveGuard& operator=(const CoinSolveGuard&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  std::lock_guard<std::mutex> lock_;
+  struct sigaction saved_ {};
+};
 
 class ClpStop : public ClpEventHandler {
  public:
@@ -121,7 +143,10 @@ Solution solve_lp(const Model& model, const Options& options) {
   bool interrupted = false;
   ClpStop stop(&interrupted);
   simplex.passInEventHandler(&stop);
-  simplex.initialSolve();  // presolve, then the dual simplex (CLP's default choice)
+  {
+    const CoinSolveGuard guard;
+    simplex.initialSolve();  // presolve, then the dual simplex (CLP's default choice)
+  }
   if (interrupted) throw Interrupted();
 
   Solution s;
@@ -176,9 +201,7 @@ Solution solve_mip(const Model& model, const Options& options) {
   for (std::int32_t j = 0; j < cols; ++j)
     if (model.types()[j] == VarType::Integer) osi.setInteger(j);
 
-  // CbcMain0/1 parse their arguments through process-wide state: one MILP solve at a time.
-  static std::mutex cbc_main;
-  const std::lock_guard<std::mutex> lock(cbc_main);
+  const CoinSolveGuard guard;  // one COIN solve at a time, SIGINT handler restored
   CbcModel cbc(osi);
   CbcSolverUsefulData settings;
   settings.noPrinting_ = !options.verbose;
