@@ -9,6 +9,8 @@ import pytest
 
 from servelab import _core
 
+from .gil import ticks_during
+
 
 def test_ctrl_c_stops_a_long_cpp_call_promptly():
     timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))
@@ -31,27 +33,8 @@ def test_interpreter_is_usable_after_an_interrupt():
 
 
 def test_long_call_releases_the_gil():
-    ticks = 0
-    stop = threading.Event()
-
-    def count():
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    worker = threading.Thread(target=count)
-    worker.start()
-    try:
-        time.sleep(0.01)
-        before = ticks
-        _core.testing.spin_for(0.3)
-        during = ticks - before
-    finally:
-        stop.set()
-        worker.join()
     # With the GIL held the counter could not move while spin_for ran.
-    assert during > 10
+    assert ticks_during(lambda: _core.testing.spin_for(0.3)) > 10
 
 
 def test_negative_duration_is_rejected():

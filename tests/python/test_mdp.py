@@ -17,6 +17,8 @@ import pytest
 
 from servelab.solvers import mdp
 
+from .gil import ticks_during
+
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks" / "python"
 sys.path.insert(0, str(BENCHMARKS))
 import reference_mdp  # noqa: E402
@@ -311,25 +313,9 @@ def test_invalid_arguments_are_rejected():
 
 def test_long_solves_release_the_gil_and_stop_on_ctrl_c():
     model = mdp.Mdp(**reference_mdp.random_mdp(2000, 3000, 20, seed=4))
-    ticks = 0
-    stop = threading.Event()
-
-    def count():
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    worker = threading.Thread(target=count)
-    worker.start()
-    try:
-        time.sleep(0.01)
-        before = ticks
-        mdp.value_iteration(model, max_iterations=2000, tolerance=0.0, threads=1)
-        during = ticks - before
-    finally:
-        stop.set()
-        worker.join()
+    during = ticks_during(
+        lambda: mdp.value_iteration(model, max_iterations=2000, tolerance=0.0, threads=1)
+    )
     assert during > 5  # the counter ran while C++ swept
 
     timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))

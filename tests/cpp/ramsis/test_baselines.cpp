@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "ramsis/ramsis_fixtures.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
@@ -21,18 +22,7 @@ namespace {
 
 constexpr Nanos kMs = kNanosPerMilli;
 
-// One CPU type, two models: "small" (accuracy 0.6, 10 + 2b ms) and "big" (0.9, 40 + 10b ms), b <= 8.
-std::shared_ptr<profile::Profile> two_model_profile() {
-  auto p = std::make_shared<profile::Profile>();
-  p->set_price("cpu", 0.0);
-  for (std::int64_t b = 1; b <= 8; ++b) {
-    p->set_latency("cpu", "small", b, profile::LatencyDistribution::from_samples({(10.0 + 2 * b) / 1e3}));
-    p->set_latency("cpu", "big", b, profile::LatencyDistribution::from_samples({(40.0 + 10 * b) / 1e3}));
-  }
-  p->set_accuracy("small", 0.6);
-  p->set_accuracy("big", 0.9);
-  return p;
-}
+using testing::two_model_profile;
 
 std::vector<ModelCurve> curves() {
   ModelCurve small{0, 0.6, {}}, big{1, 0.9, {}};

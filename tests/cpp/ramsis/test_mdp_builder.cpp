@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ramsis/ramsis_fixtures.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/systems/ramsis/mdp_builder.hpp"
 
@@ -16,19 +17,7 @@ using namespace servelab::ramsis;
 
 namespace {
 
-// Three models, batches 1..8, latencies in ms: a fast, a medium and a slow model.
-LatencyTable small_table() {
-  LatencyTable t;
-  t.models = {"fast", "medium", "slow"};
-  t.accuracy = {0.60, 0.75, 0.85};
-  const double base[3] = {4.0, 9.0, 17.0}, per[3] = {2.5, 4.0, 7.0};
-  for (int m = 0; m < 3; ++m) {
-    std::vector<Nanos> row;
-    for (int b = 1; b <= 8; ++b) row.push_back(millis_to_nanos(base[m] + per[m] * (b - 1)));
-    t.latency.push_back(row);
-  }
-  return t;
-}
+LatencyTable small_table() { return servelab::ramsis::testing::three_model_table(); }
 
 MdpOptions small_options() {
   MdpOptions o;

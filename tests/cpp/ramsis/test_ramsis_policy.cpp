@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "ramsis/ramsis_fixtures.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/systems/ramsis/guarantees.hpp"
 #include "servelab/systems/ramsis/policy_set.hpp"
@@ -12,18 +13,7 @@ using namespace servelab::ramsis;
 
 namespace {
 
-LatencyTable table3() {
-  LatencyTable t;
-  t.models = {"fast", "medium", "slow"};
-  t.accuracy = {0.60, 0.75, 0.85};
-  const double base[3] = {4.0, 9.0, 17.0}, per[3] = {2.5, 4.0, 7.0};
-  for (int m = 0; m < 3; ++m) {
-    std::vector<Nanos> row;
-    for (int b = 1; b <= 8; ++b) row.push_back(millis_to_nanos(base[m] + per[m] * (b - 1)));
-    t.latency.push_back(row);
-  }
-  return t;
-}
+LatencyTable table3() { return servelab::ramsis::testing::three_model_table(); }
 
 GenerateOptions options(double load = 300) {
   GenerateOptions o;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ramsis/ramsis_fixtures.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
@@ -23,17 +24,7 @@ namespace {
 
 constexpr Nanos kMs = kNanosPerMilli;
 
-std::shared_ptr<profile::Profile> two_model_profile() {
-  auto p = std::make_shared<profile::Profile>();
-  p->set_price("cpu", 0.0);
-  for (std::int64_t b = 1; b <= 8; ++b) {
-    p->set_latency("cpu", "small", b, profile::LatencyDistribution::from_samples({(10.0 + 2 * b) / 1e3}));
-    p->set_latency("cpu", "big", b, profile::LatencyDistribution::from_samples({(40.0 + 10 * b) / 1e3}));
-  }
-  p->set_accuracy("small", 0.6);
-  p->set_accuracy("big", 0.9);
-  return p;
-}
+using testing::two_model_profile;
 
 cluster::RunSpec replay(std::vector<double> times_s, std::int32_t workers, double slo_ms = 100) {
   cluster::RunSpec spec;

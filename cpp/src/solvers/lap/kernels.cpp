@@ -91,18 +91,7 @@ TwoSmallest two_smallest(const double* row, const double* v, std::int32_t m) {
   merge(__builtin_shufflevector(lo, lo, 1, 0, 3, 2), __builtin_shufflevector(hi, hi, 1, 0, 3, 2),
         __builtin_shufflevector(lo_index, lo_index, 1, 0, 3, 2));
   TwoSmallest out{lo[0], hi[0], static_cast<std::int32_t>(lo_index[0])};
-  for (; j < m; ++j) {
-    const double x = row[j] - v[j];
-    if (x < out.second) {
-      if (x < out.first) {
-        out.second = out.first;
-        out.first = x;
-        out.first_index = j;
-      } else {
-        out.second = x;
-      }
-    }
-  }
+  for (; j < m; ++j) scalar::take(out, row[j] - v[j], j);
   return out;
 }
 

@@ -49,20 +49,22 @@ inline void column_min(const double* row, std::int64_t i, double* col_min, std::
   }
 }
 
-inline TwoSmallest two_smallest(const double* row, const double* v, std::int32_t m) {
-  TwoSmallest out{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), -1};
-  for (std::int32_t j = 0; j < m; ++j) {
-    const double x = row[j] - v[j];
-    if (x < out.second) {
-      if (x < out.first) {
-        out.second = out.first;
-        out.first = x;
-        out.first_index = j;
-      } else {
-        out.second = x;
-      }
+// Folds the reduced cost x of column j into the two smallest seen so far (the first wins ties).
+inline void take(TwoSmallest& out, double x, std::int32_t j) {
+  if (x < out.second) {
+    if (x < out.first) {
+      out.second = out.first;
+      out.first = x;
+      out.first_index = j;
+    } else {
+      out.second = x;
     }
   }
+}
+
+inline TwoSmallest two_smallest(const double* row, const double* v, std::int32_t m) {
+  TwoSmallest out{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), -1};
+  for (std::int32_t j = 0; j < m; ++j) take(out, row[j] - v[j], j);
   return out;
 }
 
