@@ -536,7 +536,7 @@ CASES = [
     pytest.param(
         sim(scheduler="fcfs(prefer='a,,b')"),
         ValueError,
-        r"prefer='a,,b' has an empty hardware name",
+        r"prefer='a,,b' has an empty item",
         id="fcfs-prefer-empty-item",
     ),
     pytest.param(

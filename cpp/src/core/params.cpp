@@ -176,4 +176,17 @@ std::string Params::describe() const {
   return out + ")";
 }
 
+std::vector<std::string> split_list_param(std::string_view name, const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty()) throw ValueError(str(name, "='", list, "' has an empty item"));
+    out.push_back(item);
+  }
+  return out;
+}
+
 }  // namespace servelab

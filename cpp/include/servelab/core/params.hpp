@@ -20,6 +20,9 @@ using ParamArgs = std::map<std::string, ParamValue, std::less<>>;
 
 std::string_view param_type_name(ParamType type);
 std::string format_param_value(const ParamValue& value);
+// The items of a comma-separated string parameter, trimmed of spaces ("" -> none). ValueError
+// naming `name` and the text when an item is empty ("a,,b").
+std::vector<std::string> split_list_param(std::string_view name, const std::string& list);
 
 struct ParamSpec {
   std::string name;

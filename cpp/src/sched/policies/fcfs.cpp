@@ -3,7 +3,6 @@
 // query finds no idle worker that can serve it, nothing behind it is dispatched.
 #include <algorithm>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,22 +12,10 @@
 namespace servelab::sched {
 namespace {
 
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (item.empty()) throw ValueError(str("prefer='", list, "' has an empty hardware name"));
-    out.push_back(item);
-  }
-  return out;
-}
-
 class Fcfs final : public Scheduler {
  public:
-  explicit Fcfs(std::string prefer) : prefer_text_(std::move(prefer)), prefer_(split_names(prefer_text_)) {}
+  explicit Fcfs(std::string prefer)
+      : prefer_text_(std::move(prefer)), prefer_(split_list_param("prefer", prefer_text_)) {}
 
   std::string describe() const override { return str("fcfs(prefer='", prefer_text_, "')"); }
 

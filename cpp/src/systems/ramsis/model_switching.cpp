@@ -7,7 +7,6 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
-#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -63,18 +62,6 @@ class ModelSwitching final : public LoadGranularScheduler {
   ModelSwitchingTable table_;
   std::vector<ModelId> ids_;  // table_.models as profile indices
 };
-
-std::vector<std::string> split_models(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    out.push_back(item);
-  }
-  return out;
-}
 
 // The largest sustainable rate of `workers` workers serving model curve `c` in batches up to `cap`.
 double capacity_qps(const ModelCurve& c, std::int64_t cap, std::int32_t workers) {
@@ -266,7 +253,7 @@ void register_model_switching(sched::SchedulerRegistry& registry) {
                 "idle workers take adaptive batches from an in-order central queue.",
                 std::move(params), [](const Params& p) {
                   LoadGranularOptions options = load_granular_options(p);
-                  ModelSwitchingTable table{options.loads_qps, split_models(p.get_string("models"))};
+                  ModelSwitchingTable table{options.loads_qps, split_list_param("models", p.get_string("models"))};
                   return make_model_switching(std::move(table), std::move(options));
                 }});
 }
