@@ -17,6 +17,7 @@ py::dict backend_dict(const core::BackendBuild& b) {
   py::dict d;
   d["compiled"] = b.compiled;
   d["version"] = b.version.empty() ? py::object(py::none()) : py::object(py::str(b.version));
+  d["why_off"] = b.why_off;
   return d;
 }
 }  // namespace

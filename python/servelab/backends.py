@@ -34,12 +34,15 @@ def _compiled(name: str) -> dict[str, Any]:
     return _core.build_info()["backends"][name]
 
 
+def _not_compiled(info: dict[str, Any]) -> str:
+    """The reason configure gave for leaving a backend out."""
+    return f"not compiled: {info.get('why_off') or 'not found at build time'}"
+
+
 def _onednn_status() -> BackendStatus:
     info = _compiled("onednn")
     if not info["compiled"]:
-        return BackendStatus(
-            "onednn", False, None, False, "not compiled: disabled, or no oneDNN found at build time"
-        )
+        return BackendStatus("onednn", False, None, False, _not_compiled(info))
     runtime = _core.onednn_runtime_version()
     return BackendStatus("onednn", True, info["version"], True, "", {"runtime_version": runtime})
 
@@ -48,7 +51,7 @@ def _onednn_status() -> BackendStatus:
 def _load_torch() -> tuple[ModuleType | None, str, dict[str, Any]]:
     info = _compiled("torch")
     if not info["compiled"]:
-        return None, "not compiled: torch was not importable when servelab was built", {}
+        return None, _not_compiled(info), {}
     try:
         import torch  # loads torch's libraries first, so _torch binds to the very same ones
     except ImportError as e:
@@ -78,7 +81,7 @@ def _torch_status() -> BackendStatus:
 def _load_cuda() -> tuple[ModuleType | None, str, dict[str, Any]]:
     info = _compiled("cuda")
     if not info["compiled"]:
-        return None, "not compiled: disabled, or no nvcc or cuBLAS found at build time", {}
+        return None, _not_compiled(info), {}
     try:
         module = importlib.import_module("servelab._cuda")
     except ImportError as e:  # e.g. cuBLAS missing on this machine

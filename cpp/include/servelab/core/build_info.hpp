@@ -9,6 +9,7 @@ namespace servelab::core {
 struct BackendBuild {
   bool compiled = false;
   std::string version;  // library version the backend was compiled against; empty if not compiled
+  std::string why_off;  // why configure left it out (empty when compiled)
 };
 
 struct BuildInfo {
