@@ -28,3 +28,20 @@ function(servelab_add_library target)
   servelab_configure_target(${target})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/cpp/include ${PROJECT_BINARY_DIR}/generated)
 endfunction()
+
+# One area of the C++ core (cpp/src/<area>): a static library from an explicit source list.
+#   servelab_add_area(<target> SOURCES a.cpp ... [DEPENDS <area>...] [PRIVATE_DEPENDS <target>...])
+# DEPENDS: the servelab areas whose headers this area's public headers or sources include (they
+# become usable by whoever links this area); PRIVATE_DEPENDS: third-party libraries used only
+# inside its .cpp files. List only what the area really includes.
+function(servelab_add_area target)
+  cmake_parse_arguments(PARSE_ARGV 1 AREA "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS")
+  if(NOT AREA_SOURCES)
+    message(FATAL_ERROR "servelab_add_area(${target}): SOURCES is empty")
+  endif()
+  if(AREA_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "servelab_add_area(${target}): unexpected ${AREA_UNPARSED_ARGUMENTS}")
+  endif()
+  servelab_add_library(${target} ${AREA_SOURCES})
+  target_link_libraries(${target} PUBLIC ${AREA_DEPENDS} PRIVATE ${AREA_PRIVATE_DEPENDS})
+endfunction()

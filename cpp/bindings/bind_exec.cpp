@@ -8,11 +8,7 @@
 
 #include "long_call.hpp"
 #include "numpy_matrix.hpp"
-#include "servelab/build_config.hpp"
 #include "servelab/exec/mlp.hpp"
-#if SERVELAB_HAS_ONEDNN
-#include "servelab/exec/onednn_mlp.hpp"
-#endif
 
 namespace py = pybind11;
 
@@ -87,13 +83,6 @@ void init_exec(py::module_& m) {
   py::class_<exec::ReferenceMlp, exec::Model, std::shared_ptr<exec::ReferenceMlp>>(
       m, "ReferenceMlp", "The MLP in plain C++ loops (double accumulation): the reference for other backends.")
       .def(py::init<exec::MlpWeights>(), py::arg("weights"));
-
-#if SERVELAB_HAS_ONEDNN
-  py::class_<exec::OneDnnMlp, exec::Model, std::shared_ptr<exec::OneDnnMlp>>(
-      m, "OneDnnMlp", "The MLP on oneDNN's CPU inner-product primitives.")
-      .def(py::init<exec::MlpWeights>(), py::arg("weights"));
-  m.def("onednn_runtime_version", &exec::onednn_runtime_version, "The oneDNN version loaded at run time.");
-#endif
 }
 
 }  // namespace servelab::bindings

@@ -77,7 +77,7 @@ py::dict to_dict(Solution&& s, bool pure_lp) {
 
 }  // namespace
 
-void init_lp(py::module_& solvers) {
+void init_lp(py::module_& solvers) {  // servelab._lp
   py::class_<Model>(solvers, "LpModel", "A linear or mixed-integer program under construction.")
       .def(py::init([](bool maximize) { return Model(maximize ? Sense::Maximize : Sense::Minimize); }),
            py::arg("maximize") = false)

@@ -15,12 +15,10 @@ void init_sim(pybind11::module_& m);
 void init_serve(pybind11::module_& m);
 // Generic solvers, in _core.solvers.
 void init_lap(pybind11::module_& solvers);
-void init_lp(pybind11::module_& solvers);
 void init_mdp(pybind11::module_& solvers);
 void init_search(pybind11::module_& solvers);
 // The systems, each in its own submodule (_core.kairos, _core.ramsis).
 void init_kairos(pybind11::module_& kairos);
-void init_kairos_fluid(pybind11::module_& kairos);
 void init_ramsis(pybind11::module_& ramsis);
 void init_ramsis_sim(pybind11::module_& ramsis);
 }  // namespace servelab::bindings
@@ -38,14 +36,12 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);
 
-  auto solvers = m.def_submodule("solvers", "Generic solvers: assignment, LP/MILP, MDPs, search.");
+  auto solvers = m.def_submodule("solvers", "Generic solvers: assignment, MDPs, search (LP/MILP: servelab._lp).");
   servelab::bindings::init_lap(solvers);
-  servelab::bindings::init_lp(solvers);
   servelab::bindings::init_mdp(solvers);
   servelab::bindings::init_search(solvers);
   auto kairos = m.def_submodule("kairos", "Kairos (HPDC'23): heterogeneous serving under a cost budget.");
   servelab::bindings::init_kairos(kairos);
-  servelab::bindings::init_kairos_fluid(kairos);
   auto ramsis = m.def_submodule("ramsis", "RAMSIS (EuroSys'24): MDP model-selection policies.");
   servelab::bindings::init_ramsis(ramsis);
   servelab::bindings::init_ramsis_sim(ramsis);

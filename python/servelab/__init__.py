@@ -95,12 +95,6 @@ def __getattr__(name: str) -> Any:
     backend = _BACKEND_MODELS.get(name)
     if backend is None:
         raise AttributeError(f"module 'servelab' has no attribute {name!r}")
-    if backend == "onednn":
-        if not hasattr(_core, name):
-            raise BackendUnavailable(
-                f"the onednn backend is not usable: {backends.status('onednn').reason}"
-            )
-        return getattr(_core, name)
     return getattr(backends.require(backend), name)
 
 

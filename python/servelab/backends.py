@@ -1,8 +1,11 @@
-"""Optional executor backends: what was compiled in, and what is usable in this process now.
+"""Optional backends: what was compiled in, and what is usable in this process now.
 
-The LibTorch and CUDA backends are separate extension modules (``servelab._torch``,
-``servelab._cuda``), loaded on first use, so ``import servelab`` never needs torch's libraries,
-cuBLAS or a CUDA driver. The LibTorch module is only loaded against the torch it was built for.
+Each optional library has its own extension module, loaded on first use: ``servelab._onednn``
+(libdnnl), ``servelab._lp`` (COIN-OR CBC/CLP, behind servelab.solvers.lp and Kairos's fluid
+bound), ``servelab._torch`` (torch's libraries) and ``servelab._cuda`` (cuBLAS, a CUDA driver).
+So ``import servelab`` needs none of them, and a missing runtime library is reported as the
+reason a backend is not usable. The LibTorch module is only loaded against the torch it was
+built for.
 """
 
 from __future__ import annotations
@@ -39,12 +42,39 @@ def _not_compiled(info: dict[str, Any]) -> str:
     return f"not compiled: {info.get('why_off') or 'not found at build time'}"
 
 
-def _onednn_status() -> BackendStatus:
+def _import_extension(name: str) -> tuple[ModuleType | None, str]:
+    """servelab.<name>, or None and why it does not load (e.g. a runtime library is missing)."""
+    try:
+        return importlib.import_module(f"servelab.{name}"), ""
+    except ImportError as e:
+        return None, f"servelab.{name} does not load: {e}"
+
+
+@functools.cache
+def _load_onednn() -> tuple[ModuleType | None, str, dict[str, Any]]:
     info = _compiled("onednn")
     if not info["compiled"]:
-        return BackendStatus("onednn", False, None, False, _not_compiled(info))
-    runtime = _core.onednn_runtime_version()
-    return BackendStatus("onednn", True, info["version"], True, "", {"runtime_version": runtime})
+        return None, _not_compiled(info), {}
+    module, reason = _import_extension("_onednn")
+    if module is None:
+        return None, f"{reason} (Debian: apt-get install libdnnl2)", {}
+    return module, "", {"runtime_version": module.runtime_version()}
+
+
+def _onednn_status() -> BackendStatus:
+    info = _compiled("onednn")
+    module, reason, details = _load_onednn()
+    return BackendStatus(
+        "onednn", info["compiled"], info["version"], module is not None, reason, details
+    )
+
+
+@functools.cache
+def _load_lp() -> tuple[ModuleType | None, str, dict[str, Any]]:
+    module, reason = _import_extension("_lp")
+    if module is None:
+        return None, f"{reason} (Debian: apt-get install coinor-libcbc3)", {}
+    return module, "", {}
 
 
 @functools.cache
@@ -115,7 +145,7 @@ def status(name: str) -> BackendStatus:
 
 def require(name: str) -> ModuleType:
     """The extension module of a usable backend, or BackendUnavailable saying why not."""
-    loaders = {"torch": _load_torch, "cuda": _load_cuda}
+    loaders = {"onednn": _load_onednn, "lp": _load_lp, "torch": _load_torch, "cuda": _load_cuda}
     if name not in loaders:
         raise KeyError(f"backend={name!r} has no separate module; choose one of {sorted(loaders)}")
     module, reason, _ = loaders[name]()
@@ -135,8 +165,15 @@ def build_info() -> dict[str, Any]:
     """
     info = _core.build_info()
     info["backends"] = {name: _as_dict(status(name)) for name in ("onednn", "torch", "cuda")}
-    info["lp_solver"] = str(_core.solvers.lp_backend_version())
+    info["lp_solver"] = _lp_solver()
     return info
+
+
+def _lp_solver() -> str:
+    module, reason, _ = _load_lp()
+    if module is None:
+        return f"not usable: {reason}"
+    return str(module.lp_backend_version())
 
 
 def _as_dict(s: BackendStatus) -> dict[str, Any]:

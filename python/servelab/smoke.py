@@ -78,7 +78,7 @@ def check_onednn(
     status = backends.status("onednn")
     if not status.usable:
         return _skipped("onednn", status.reason)
-    from ._core import OneDnnMlp
+    OneDnnMlp = backends.require("onednn").OneDnnMlp  # noqa: N806 (a class)
 
     weights = MlpWeights.random(list(widths), seed)
     x = random_batch(batch, widths[0], seed)

@@ -2,7 +2,9 @@ import numpy as np
 import pytest
 
 import servelab
-from servelab import _core, backends
+from servelab import backends
+
+from .diagnostics import cpp_diagnostics
 
 
 @pytest.mark.parametrize(
@@ -10,12 +12,12 @@ from servelab import _core, backends
 )
 def test_cpp_exceptions_arrive_as_python_exceptions_with_their_message(kind, exception):
     with pytest.raises(exception, match="field=x is bad"):
-        _core.testing.throw_error(kind, "field=x is bad")
+        cpp_diagnostics().throw_error(kind, "field=x is bad")
 
 
 def test_unknown_error_kind_names_the_value():
     with pytest.raises(ValueError, match="kind='nope'"):
-        _core.testing.throw_error("nope", "")
+        cpp_diagnostics().throw_error("nope", "")
 
 
 def test_bad_weights_name_the_layer_and_value():

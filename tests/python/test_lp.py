@@ -7,6 +7,8 @@ import pytest
 
 from servelab.solvers import LinearProgram, lp, solve_lp
 
+from .diagnostics import cpp_diagnostics
+
 scipy_optimize = pytest.importorskip("scipy.optimize")
 scipy_sparse = pytest.importorskip("scipy.sparse")
 
@@ -243,8 +245,6 @@ def test_ctrl_c_still_reaches_python_after_concurrent_solves():
     import threading
     import time
 
-    from servelab import _core
-
     rng = np.random.default_rng(3)
     problem = {
         "c": -rng.uniform(1, 10, 12),
@@ -267,7 +267,7 @@ def test_ctrl_c_still_reaches_python_after_concurrent_solves():
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            _core.testing.spin_for(10.0)
+            cpp_diagnostics().spin_for(10.0)
     finally:
         timer.cancel()
     assert time.monotonic() - start < 5.0

@@ -29,7 +29,7 @@ import pandas as pd
 
 from .. import workload as _workload
 from .._core import Profile
-from .._core import kairos as _k
+from ..backends import require
 
 __all__ = ["FluidBound", "fluid_bounds", "fluid_size_classes", "fluid_upper_bound"]
 
@@ -82,7 +82,7 @@ def fluid_size_classes(
     if isinstance(sizes, str):
         sizes = _workload.make_size_distribution(sizes)
     if isinstance(sizes, _workload.SizeDistribution):
-        s, p, tail = _k.fluid_size_classes(sizes, int(max_size), int(max_classes))
+        s, p, tail = require("lp").kairos.fluid_size_classes(sizes, int(max_size), int(max_classes))
         return s, p, float(tail)
     if isinstance(sizes, Mapping):
         s, p = list(sizes.keys()), list(sizes.values())
@@ -150,7 +150,7 @@ def fluid_upper_bound(
             sizes, _max_size(profile, model, used) if used else 1, max_classes
         )
     class_sizes, probs, tail = _classes
-    raw = _k.fluid_upper_bound(
+    raw = require("lp").kairos.fluid_upper_bound(
         profile,
         model,
         pairs,

@@ -31,7 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from .._core import solvers as _solvers
+from ..backends import BackendUnavailable, require
+
+
+def _solvers() -> Any:
+    """servelab._lp, loaded on first use (it links CBC/CLP; ``import servelab`` does not)."""
+    return require("lp")
+
 
 __all__ = ["LPResult", "LinearProgram", "available", "backend_version", "solve_lp"]
 
@@ -40,12 +46,18 @@ STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "iteration_limit
 
 def available() -> bool:
     """Whether servelab was built with an LP/MILP solver (COIN-OR CBC/CLP)."""
-    return bool(_solvers.lp_available())
+    try:
+        return bool(_solvers().lp_available())
+    except BackendUnavailable:
+        return False
 
 
 def backend_version() -> str:
     """The solver libraries compiled in, e.g. ``"cbc 2.10.8, clp 1.17.6"`` ("" when none)."""
-    return str(_solvers.lp_backend_version())
+    try:
+        return str(_solvers().lp_backend_version())
+    except BackendUnavailable:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -115,7 +127,7 @@ class LinearProgram:
     """
 
     def __init__(self, maximize: bool = False) -> None:
-        self._model = _solvers.LpModel(maximize=maximize)
+        self._model = _solvers().LpModel(maximize=maximize)
         self._var_names: list[str] = []
         self._row_names: list[str] = []
 
@@ -220,7 +232,7 @@ class LinearProgram:
         ``time_limit`` in seconds; ``iteration_limit`` counts simplex iterations for an LP and
         branch-and-bound nodes for a MILP; ``mip_gap`` is the relative gap at which a MILP stops.
         """
-        raw = _solvers.solve_lp_model(
+        raw = _solvers().solve_lp_model(
             self._model,
             math.inf if time_limit is None else float(time_limit),
             -1 if iteration_limit is None else int(iteration_limit),
