@@ -17,10 +17,9 @@
 #include <vector>
 
 #include "servelab/core/rng.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/solvers/lap/assignment.hpp"
-#include "servelab/systems/install_system_schedulers.hpp"
 #include "servelab/systems/kairos/distributor.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/sizes.hpp"
@@ -174,7 +173,7 @@ cluster::RunSpec saturated_spec(std::int64_t queries, double rate) {
 }
 
 double seconds_of(const cluster::RunSpec& spec, const char* scheduler) {
-  auto policy = sched::scheduler_registry().make(scheduler);
+  auto policy = catalogue::schedulers().make(scheduler);
   const auto start = std::chrono::steady_clock::now();
   auto result = sim::simulate(spec, *policy);
   benchmark::DoNotOptimize(result.queries.finish.data());
@@ -182,14 +181,13 @@ double seconds_of(const cluster::RunSpec& spec, const char* scheduler) {
 }
 
 void BM_SimulatedDecision(benchmark::State& state) {
-  systems::install_system_schedulers();
   const auto spec = saturated_spec(20000, static_cast<double>(state.range(0)));
   const double fcfs_s = seconds_of(spec, "fcfs");
   double kairos_s = 0;
   std::int64_t decisions = 0, rows = 0;
   for (auto _ : state) {
     // window=1: at most 20 rows, so a full queue gives the 20 x 20 matrix of the paper's number.
-    auto policy = sched::scheduler_registry().make("kairos(variant='artifact', window=1)");
+    auto policy = catalogue::schedulers().make("kairos(variant='artifact', window=1)");
     auto* k = dynamic_cast<kairos::KairosDistributor*>(policy.get());
     const auto start = std::chrono::steady_clock::now();
     auto result = sim::simulate(spec, *policy);

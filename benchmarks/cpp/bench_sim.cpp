@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/sizes.hpp"
@@ -35,7 +35,7 @@ cluster::RunSpec make_spec(std::int64_t queries, bool sampled) {
 void run(benchmark::State& state, const char* scheduler, bool sampled) {
   const auto spec = make_spec(state.range(0), sampled);
   for (auto _ : state) {
-    auto policy = sched::scheduler_registry().make(scheduler);
+    auto policy = catalogue::schedulers().make(scheduler);
     auto result = sim::simulate(spec, *policy);
     benchmark::DoNotOptimize(result.queries.finish.data());
   }

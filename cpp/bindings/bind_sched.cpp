@@ -1,5 +1,5 @@
 // servelab._core bindings of the scheduler interface: Query, ClusterView, Actions, Scheduler (with
-// a trampoline so Python classes can be policies) and the scheduler registry.
+// a trampoline so Python classes can be policies). The registry is in bind_catalogue.cpp.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -7,11 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "registry_binding.hpp"
 #include "servelab/cluster/cluster_state.hpp"
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
 #include "trampoline.hpp"
 
 namespace py = pybind11;
@@ -186,7 +184,6 @@ void init_sched(py::module_& m) {
       .def(py::init<>())
       .def("describe", &Scheduler::describe)
       .def("__repr__", &Scheduler::describe);
-  bind_registry<Scheduler>(m, "scheduler", "schedulers", &scheduler_registry);
 }
 
 }  // namespace servelab::bindings

@@ -2,7 +2,6 @@
 #include <pybind11/pybind11.h>
 
 #include "errors.hpp"
-#include "servelab/systems/install_system_schedulers.hpp"
 
 namespace servelab::bindings {
 void init_core(pybind11::module_& m);
@@ -11,6 +10,7 @@ void init_workload(pybind11::module_& m);
 void init_sizes(pybind11::module_& m);
 void init_profile(pybind11::module_& m);
 void init_sched(pybind11::module_& m);
+void init_catalogue(pybind11::module_& m);
 void init_sim(pybind11::module_& m);
 void init_serve(pybind11::module_& m);
 // Generic solvers, in _core.solvers.
@@ -26,12 +26,12 @@ void init_ramsis_sim(pybind11::module_& ramsis);
 PYBIND11_MODULE(_core, m) {
   m.doc() = "servelab's C++ core. Use the public API in the servelab package instead.";
   servelab::bindings::register_error_translators();
-  servelab::systems::install_system_schedulers();  // before anything lists the schedulers
   servelab::bindings::init_core(m);
   servelab::bindings::init_exec(m);
   servelab::bindings::init_workload(m);
   servelab::bindings::init_profile(m);
-  servelab::bindings::init_sched(m);  // before sizes: Query must be known when QueryStream is bound
+  servelab::bindings::init_sched(m);
+  servelab::bindings::init_catalogue(m);  // before sizes: Query must be known when QueryStream is bound
   servelab::bindings::init_sizes(m);
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);

@@ -51,10 +51,11 @@ void bind_registry(pybind11::module_& m, const std::string& singular, const std:
   m.def(("list_" + plural).c_str(),
         [get_registry] {
           pybind11::list out;
-          for (const auto* entry : get_registry().entries()) {
+          for (const auto& entry : get_registry().entries()) {
             pybind11::dict d;
             d["name"] = entry->name;
             d["doc"] = entry->doc;
+            d["origin"] = entry->builtin ? "c++" : "python";
             pybind11::list params;
             for (const auto& p : entry->params) params.append(describe_param(p));
             d["params"] = params;

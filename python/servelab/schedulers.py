@@ -1,41 +1,92 @@
-"""Schedulers by name: the C++ registry plus policies registered from Python.
+"""Schedulers by name: one registry (the C++ catalogue) for built-in and Python policies.
 
 ``make_scheduler("fcfs(prefer='g4dn.xlarge')")`` or ``make_scheduler("edf", drop_late=True)``
 builds one; ``list_schedulers()`` lists every entry with its typed parameters. A Python policy
-(a subclass of :class:`servelab.Scheduler`) joins with ``register_scheduler``; it then works in
-scenarios, the CLI and the conformance suite like a built-in one.
+(a subclass of :class:`servelab.Scheduler`) joins with ``register_scheduler``: its parameters are
+declared (or read from the factory's annotated signature), then parsed by the same spec grammar,
+type-checked, range-checked and documented like a C++ policy's, so ``"mine(flag=true)"`` works in
+scenarios, the CLI and the conformance suite like ``"fcfs(prefer=gpu)"``.
 """
 
 from __future__ import annotations
 
-import ast
+import collections.abc
 import inspect
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
 
-_PYTHON_SCHEDULERS: dict[str, tuple[Callable[..., _core.Scheduler], str]] = {}
+__all__ = [
+    "Param",
+    "list_schedulers",
+    "make_scheduler",
+    "register_scheduler",
+    "unregister_scheduler",
+]
+
+_REQUIRED = inspect.Parameter.empty
 
 
-def register_scheduler(name: str, factory: Callable[..., _core.Scheduler], doc: str = "") -> None:
-    """Registers a Python policy: `factory(**params)` must return a fresh Scheduler per run."""
-    if not name or not isinstance(name, str):
-        raise ValueError(f"name={name!r} must be a non-empty string")
-    builtin = {e["name"] for e in _core.list_schedulers()}
-    if name in builtin or name in _PYTHON_SCHEDULERS:
-        raise ValueError(f"scheduler {name!r} is already registered")
-    _PYTHON_SCHEDULERS[name] = (factory, doc or (inspect.getdoc(factory) or "").split("\n")[0])
+@dataclass(frozen=True)
+class Param:
+    """A declared parameter of a Python policy (the C++ ParamSpec).
+
+    ``type`` is bool, int, float, str or list[float]; ``default`` absent means required; ``min``,
+    ``max`` (numbers, and each element of a list) and ``choices`` (strings) are checked on every
+    value a user passes.
+    """
+
+    name: str
+    type: Any
+    default: Any = _REQUIRED
+    doc: str = ""
+    min: float | None = None
+    max: float | None = None
+    min_exclusive: bool = False
+    choices: Sequence[str] = field(default_factory=tuple)
+
+    def to_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "type": _type_name(self.type, self.name),
+            "doc": self.doc,
+            "min": self.min,
+            "max": self.max,
+            "min_exclusive": self.min_exclusive,
+            "choices": list(self.choices),
+        }
+        if self.default is not _REQUIRED:
+            spec["default"] = self.default
+        return spec
 
 
-def unregister_scheduler(name: str) -> None:
-    """Removes a Python-registered policy (KeyError if it is not one)."""
-    if name not in _PYTHON_SCHEDULERS:
-        raise KeyError(f"{name!r} is not a scheduler registered from Python")
-    del _PYTHON_SCHEDULERS[name]
+# Python annotation -> the registry's type name.
+_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str"}
 
 
-def _python_params(factory: Callable[..., Any]) -> list[dict[str, Any]]:
+def _type_name(annotation: Any, name: str) -> str:
+    if isinstance(annotation, str):  # `from __future__ import annotations` leaves strings
+        text = annotation.replace(" ", "")
+        by_text = {"bool": "bool", "int": "int", "float": "float", "str": "str"}
+        if text in by_text:
+            return by_text[text]
+        if text in ("list[float]", "Sequence[float]", "typing.Sequence[float]"):
+            return "list of float"
+    if annotation in _TYPE_NAMES:
+        return _TYPE_NAMES[annotation]
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (list, collections.abc.Sequence) and args in ((float,), (int,)):
+        return "list of float"
+    raise TypeError(
+        f"parameter {name!r}: type {annotation!r} is not one of bool, int, float, str, list[float]"
+    )
+
+
+def _params_from_signature(name: str, factory: Callable[..., Any]) -> list[Param]:
+    """Parameters read from the factory's signature (annotations, else the default's type)."""
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):  # e.g. a pybind11 class: its __init__ has no Python signature
@@ -44,72 +95,49 @@ def _python_params(factory: Callable[..., Any]) -> list[dict[str, Any]]:
     for p in signature.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        required = p.default is inspect.Parameter.empty
-        params.append(
-            {
-                "name": p.name,
-                "type": getattr(p.annotation, "__name__", str(p.annotation))
-                if p.annotation
-                else "",
-                "required": required,
-                "default": None if required else p.default,
-                "doc": "",
-            }
-        )
+        annotation = p.annotation
+        if annotation is _REQUIRED:
+            if p.default is _REQUIRED or p.default is None:
+                raise TypeError(
+                    f"scheduler {name!r}: parameter {p.name!r} needs a type annotation "
+                    "(bool, int, float, str or list[float]) or pass params=[Param(...)]"
+                )
+            annotation = type(p.default)
+        default = list(p.default) if isinstance(p.default, tuple) else p.default
+        params.append(Param(p.name, annotation, default))
     return params
 
 
+def register_scheduler(
+    name: str,
+    factory: Callable[..., _core.Scheduler],
+    doc: str = "",
+    params: Sequence[Param] | None = None,
+) -> None:
+    """Registers a Python policy: ``factory(**params)`` must return a fresh Scheduler per run.
+
+    ``params`` declares the parameters (types, defaults, ranges, docs); without it they are read
+    from the factory's signature, whose parameters must then be annotated or have defaults.
+    """
+    if not name or not isinstance(name, str):
+        raise ValueError(f"name={name!r} must be a non-empty string")
+    if not callable(factory):
+        raise TypeError(f"factory={factory!r} of scheduler {name!r} is not callable")
+    declared = list(params) if params is not None else _params_from_signature(name, factory)
+    doc = doc or (inspect.getdoc(factory) or "").split("\n")[0]
+    _core.extend_schedulers(name, factory, [p.to_spec() for p in declared], doc)
+
+
+def unregister_scheduler(name: str) -> None:
+    """Removes a Python-registered policy (KeyError if it is built in or unknown)."""
+    _core.retract_scheduler(name)
+
+
 def list_schedulers() -> list[dict[str, Any]]:
-    """Every scheduler (built-in and Python-registered): name, doc, params, and where it lives."""
-    out = [dict(e, origin="c++") for e in _core.list_schedulers()]
-    for name, (factory, doc) in _PYTHON_SCHEDULERS.items():
-        out.append(
-            {"name": name, "doc": doc, "params": _python_params(factory), "origin": "python"}
-        )
-    return sorted(out, key=lambda e: e["name"])
+    """Every scheduler (built-in and Python-registered): name, doc, params and origin."""
+    return list(_core.list_schedulers())
 
 
 def make_scheduler(spec: str, **params: Any) -> _core.Scheduler:
     """A fresh scheduler from 'name(a=1)' or a name plus keyword parameters."""
-    name = spec.split("(", 1)[0].strip()
-    if name in _PYTHON_SCHEDULERS:
-        factory, _ = _PYTHON_SCHEDULERS[name]
-        spec_params = _parse_call(spec) if "(" in spec else {}
-        both = sorted(set(spec_params) & set(params))
-        if both:
-            raise ValueError(f"parameter {both[0]!r} is given in the spec and as a keyword")
-        given = {**spec_params, **params}
-        _check_python_params(name, factory, given)
-        scheduler = factory(**given)
-        if not isinstance(scheduler, _core.Scheduler):
-            raise TypeError(f"the factory of {name!r} returned {scheduler!r}, not a Scheduler")
-        return scheduler
     return _core.make_scheduler(spec, **params)
-
-
-def _parse_call(spec: str) -> dict[str, Any]:
-    """The keyword arguments of 'name(a=1, b="x")' (literals only)."""
-    try:
-        call = ast.parse(spec.strip(), mode="eval").body
-        if not isinstance(call, ast.Call) or call.args:
-            raise ValueError
-        return {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
-    except (SyntaxError, ValueError):
-        raise ValueError(
-            f"scheduler spec {spec!r} must look like name(a=1, b='x') with literal values"
-        ) from None
-
-
-def _check_python_params(name: str, factory: Callable[..., Any], given: dict[str, Any]) -> None:
-    """KeyError naming the scheduler for a parameter its factory does not take."""
-    try:
-        accepted = list(inspect.signature(factory).parameters.values())
-    except (TypeError, ValueError):
-        accepted = []  # a Scheduler subclass without its own __init__ takes no parameters
-    if any(p.kind == p.VAR_KEYWORD for p in accepted):
-        return
-    names = [p.name for p in accepted if p.kind != p.VAR_POSITIONAL]
-    for key in given:
-        if key not in names:
-            known = ", ".join(names) or "(none)"
-            raise KeyError(f"{name} has no parameter {key!r}; its parameters are: {known}")

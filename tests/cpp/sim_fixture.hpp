@@ -6,7 +6,7 @@
 
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/profile/profile.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/sizes.hpp"
@@ -43,7 +43,7 @@ inline cluster::RunSpec replay_spec(std::vector<double> times_s, std::vector<clu
 }
 
 inline cluster::RunResult run(const cluster::RunSpec& spec, const char* scheduler) {
-  auto policy = sched::scheduler_registry().make(scheduler);
+  auto policy = catalogue::schedulers().make(scheduler);
   return sim::simulate(spec, *policy);
 }
 

@@ -86,7 +86,7 @@ TEST(DynamicBatching, FillsBatchesUpToMaxOrTimesOut) {
 }
 
 TEST(Registry, ListsEveryGenericPolicyWithTypedParameters) {
-  const auto& registry = sched::scheduler_registry();
+  const auto& registry = catalogue::schedulers();
   for (const char* name : {"fcfs", "round_robin", "random", "jsq", "least_finish_time", "edf", "batching"}) {
     EXPECT_TRUE(registry.contains(name)) << name;
   }

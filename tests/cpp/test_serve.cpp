@@ -15,7 +15,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/profile/profile.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/serve/executor.hpp"
 #include "servelab/serve/server.hpp"
 #include "servelab/sim/engine.hpp"
@@ -60,7 +60,7 @@ RunSpec make_spec(double rate, double seconds, std::int32_t workers, std::vector
   return spec;
 }
 
-std::shared_ptr<Scheduler> make_scheduler(const std::string& spec) { return sched::scheduler_registry().make(spec); }
+std::shared_ptr<Scheduler> make_scheduler(const std::string& spec) { return catalogue::schedulers().make(spec); }
 
 // OS threads of this process (Linux), to show that serve() leaves none behind.
 std::ptrdiff_t thread_count() {

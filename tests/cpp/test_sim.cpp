@@ -52,7 +52,7 @@ TEST(Simulator, EveryQueryEndsOnceAndNoWorkerOverlaps) {
   auto spec = replay_spec({}, {{"fast", 1, {}, {}}, {"slow", 2, {}, {}}});
   spec.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(400.0),
                                                        spec.workload->apps(), 2000);  // overloaded
-  for (const auto& entry : sched::scheduler_registry().entries()) {
+  for (const auto& entry : catalogue::schedulers().entries()) {
     const auto r = run(spec, entry->name.c_str());
     ASSERT_EQ(r.queries.size_of(), 2000u) << entry->name;
     std::vector<std::pair<Nanos, Nanos>> intervals[3];

@@ -2,18 +2,13 @@
 
 namespace servelab::sched {
 
-SchedulerRegistry& scheduler_registry() {
-  static SchedulerRegistry registry = [] {
-    SchedulerRegistry r("scheduler");
-    register_fcfs(r);
-    register_round_robin(r);
-    register_join_shortest_queue(r);
-    register_least_finish_time(r);
-    register_edf(r);
-    register_dynamic_batching(r);
-    return r;
-  }();
-  return registry;
+void register_generic_schedulers(SchedulerRegistry& registry) {
+  register_fcfs(registry);
+  register_round_robin(registry);
+  register_join_shortest_queue(registry);
+  register_least_finish_time(registry);
+  register_edf(registry);
+  register_dynamic_batching(registry);
 }
 
 }  // namespace servelab::sched

@@ -60,7 +60,7 @@ Registry<ArrivalProcess> make_registry() {
 }  // namespace
 
 const Registry<ArrivalProcess>& arrival_registry() {
-  static const Registry<ArrivalProcess> registry = make_registry();  // thread-safe initialisation
+  static const Registry<ArrivalProcess> registry = make_registry().freeze();  // thread-safe initialisation
   return registry;
 }
 

@@ -129,7 +129,7 @@ SizePtr make_part(const std::string& spec, const std::string& field) {
 }  // namespace
 
 const Registry<SizeDistribution>& size_registry() {
-  static const Registry<SizeDistribution> registry = make_registry();  // thread-safe initialisation
+  static const Registry<SizeDistribution> registry = make_registry().freeze();  // thread-safe initialisation
   return registry;
 }
 

@@ -10,9 +10,8 @@
 
 #include "kairos/fake_view.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
-#include "servelab/systems/install_system_schedulers.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/sizes.hpp"
 #include "servelab/workload/workload.hpp"
@@ -65,11 +64,8 @@ inline cluster::RunSpec random_spec(double rate, std::int64_t count, std::vector
   return spec;
 }
 
-// The scheduler registry with the systems' schedulers installed.
-inline sched::SchedulerRegistry& registry() {
-  systems::install_system_schedulers();
-  return sched::scheduler_registry();
-}
+// Every scheduler, the systems' included.
+inline const sched::SchedulerRegistry& registry() { return catalogue::schedulers(); }
 
 inline cluster::RunResult run(const cluster::RunSpec& spec, const std::string& scheduler) {
   auto policy = registry().make(scheduler);

@@ -8,9 +8,8 @@
 #include "ramsis/ramsis_fixtures.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
-#include "servelab/systems/install_system_schedulers.hpp"
 #include "servelab/systems/ramsis/jellyfish.hpp"
 #include "servelab/systems/ramsis/load_monitor.hpp"
 #include "servelab/systems/ramsis/model_switching.hpp"
@@ -153,8 +152,7 @@ TEST(Jellyfish, EstimatedLoadSelectsTheGridLoadAtOrAboveIt) {
 }
 
 TEST(Jellyfish, RegisteredWithValidatedParameters) {
-  systems::install_system_schedulers();
-  auto& registry = sched::scheduler_registry();
+  const auto& registry = catalogue::schedulers();
   EXPECT_TRUE(registry.contains("jellyfish"));
   EXPECT_TRUE(registry.contains("model_switching"));
   EXPECT_EQ(registry.make("jellyfish(loads=[100, 200], slo_ms=150)")->describe(),

@@ -11,9 +11,8 @@
 #include "ramsis/ramsis_fixtures.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
-#include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
-#include "servelab/systems/install_system_schedulers.hpp"
 #include "servelab/systems/ramsis/policy.hpp"
 #include "servelab/systems/ramsis/scheduler.hpp"
 #include "servelab/workload/arrivals.hpp"
@@ -150,8 +149,7 @@ TEST(Ramsis, BadInputIsAClearError) {
 }
 
 TEST(Ramsis, RegisteredAndLoadsItsPoliciesFromJson) {
-  systems::install_system_schedulers();
-  auto& registry = sched::scheduler_registry();
+  const auto& registry = catalogue::schedulers();
   ASSERT_TRUE(registry.contains("ramsis"));
   const std::string path = ::testing::TempDir() + "ramsis_policies.json";
   {

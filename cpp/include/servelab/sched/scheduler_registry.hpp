@@ -1,5 +1,5 @@
-// The registry of schedulers built into servelab: make("fcfs(prefer='gpu')") or list them.
-// Each paper's policies add themselves here from their own area (systems/...).
+// The scheduler registry type and the generic policies' register functions. The registry itself,
+// with every system's policies too, is servelab::catalogue::schedulers() (catalogue/catalogue.hpp).
 #pragma once
 
 #include "servelab/core/registry.hpp"
@@ -9,8 +9,11 @@ namespace servelab::sched {
 
 using SchedulerRegistry = Registry<Scheduler>;
 
-// Filled on first use with every built-in policy.
-SchedulerRegistry& scheduler_registry();
+// fcfs(prefer=...) for policies built on it (Kairos's Ribbon baseline); ValueError as the registry's.
+std::shared_ptr<Scheduler> make_fcfs(std::string prefer);
+
+// Adds every generic policy below (fcfs, round_robin, random, jsq, ...).
+void register_generic_schedulers(SchedulerRegistry& registry);
 
 // Each generic policy file registers itself through one of these.
 void register_fcfs(SchedulerRegistry& registry);

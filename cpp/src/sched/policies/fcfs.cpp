@@ -95,6 +95,8 @@ class Fcfs final : public Scheduler {
 
 }  // namespace
 
+std::shared_ptr<Scheduler> make_fcfs(std::string prefer) { return std::make_shared<Fcfs>(std::move(prefer)); }
+
 void register_fcfs(SchedulerRegistry& registry) {
   registry.add({"fcfs",
                 "First come, first served from a central queue to an idle worker; when several are idle, the "

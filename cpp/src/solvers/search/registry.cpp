@@ -23,14 +23,14 @@ const Registry<Searcher>& searcher_registry() {
     register_bayesian(r);
     register_annealing(r);
     register_hill_climbing(r);
-    return r;
+    return std::move(r).freeze();
   }();
   return registry;
 }
 
 std::vector<std::string> search_methods() {
   std::vector<std::string> names;
-  for (const auto* entry : searcher_registry().entries()) names.push_back(entry->name);
+  for (const auto& entry : searcher_registry().entries()) names.push_back(entry->name);
   return names;
 }
 

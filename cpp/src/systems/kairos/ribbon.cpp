@@ -24,7 +24,7 @@ class Ribbon final : public sched::Scheduler {
       const auto roles = find_roles(view, "");
       if (roles.base >= 0) prefer = view.profile().hardware()[roles.base];
     }
-    fcfs_ = sched::scheduler_registry().make("fcfs", ParamArgs{{"prefer", prefer}});
+    fcfs_ = sched::make_fcfs(prefer);
     fcfs_->on_start(view, actions);
   }
   void on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) override {

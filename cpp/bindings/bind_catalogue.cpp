@@ -1,0 +1,97 @@
+// servelab._core bindings of the catalogue: list_/make_ functions for the scheduler registry, and
+// the extension hooks through which a policy written in Python joins it (servelab.schedulers wraps
+// them). Python parameters are declared as ParamSpecs, so they are parsed, typed, range-checked and
+// documented exactly like a C++ policy's.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "registry_binding.hpp"
+#include "servelab/catalogue/catalogue.hpp"
+#include "servelab/core/errors.hpp"
+#include "servelab/sched/scheduler.hpp"
+
+namespace py = pybind11;
+
+namespace servelab::bindings {
+namespace {
+
+ParamType param_type_from(const std::string& entry, const std::string& name, const std::string& type) {
+  for (const ParamType t : {ParamType::Bool, ParamType::Int, ParamType::Float, ParamType::String, ParamType::FloatList}) {
+    if (param_type_name(t) == type) return t;
+  }
+  throw ValueError(str(entry, ": parameter '", name, "' has type='", type,
+                       "'; known: bool, int, float, str, list of float"));
+}
+
+std::optional<double> optional_number(const py::dict& d, const char* key) {
+  if (!d.contains(key) || d[key].is_none()) return std::nullopt;
+  return d[key].cast<double>();
+}
+
+// {"name", "type", "default" (absent: required), "doc", "min", "max", "min_exclusive", "choices"}.
+ParamSpec param_spec_from(const std::string& entry, const py::dict& d) {
+  ParamSpec spec;
+  spec.name = d["name"].cast<std::string>();
+  spec.type = param_type_from(entry, spec.name, d["type"].cast<std::string>());
+  if (d.contains("default")) spec.default_value = d["default"].cast<ParamValue>();
+  if (d.contains("doc")) spec.doc = d["doc"].cast<std::string>();
+  spec.min = optional_number(d, "min");
+  spec.max = optional_number(d, "max");
+  if (d.contains("min_exclusive")) spec.min_exclusive = d["min_exclusive"].cast<bool>();
+  if (d.contains("choices")) spec.choices = d["choices"].cast<std::vector<std::string>>();
+  // A default must itself pass the checks a user's value would.
+  if (spec.default_value) Params(entry, {spec}, ParamArgs{{spec.name, *spec.default_value}});
+  return spec;
+}
+
+// A C++ factory calling the Python one. The returned pointer keeps the Python object (and so the
+// policy's Python state) alive for as long as C++ holds it.
+sched::SchedulerRegistry::Factory python_factory(std::string name, py::object factory) {
+  auto shared = std::make_shared<py::object>(std::move(factory));
+  return [name = std::move(name), shared](const Params& params) -> std::shared_ptr<sched::Scheduler> {
+    py::gil_scoped_acquire gil;
+    py::dict kwargs;
+    for (const auto& [key, value] : params.values()) kwargs[py::str(key)] = param_value_to_python(value);
+    py::object made = (*shared)(**kwargs);
+    if (!py::isinstance<sched::Scheduler>(made)) {
+      throw py::type_error(str("the factory of scheduler '", name, "' returned ", py::repr(made).cast<std::string>(),
+                          ", not a servelab.Scheduler"));
+    }
+    auto* policy = made.cast<sched::Scheduler*>();
+    auto keep = std::make_shared<py::object>(std::move(made));
+    return std::shared_ptr<sched::Scheduler>(policy, [keep](sched::Scheduler*) mutable {
+      py::gil_scoped_acquire release_gil;
+      *keep = py::object();
+    });
+  };
+}
+
+}  // namespace
+
+void init_catalogue(py::module_& m) {
+  bind_registry<sched::Scheduler>(m, "scheduler", "schedulers", &catalogue::schedulers);
+  m.def(
+      "extend_schedulers",
+      [](const std::string& name, py::object factory, const std::vector<py::dict>& params, const std::string& doc) {
+        std::vector<ParamSpec> specs;
+        for (const auto& d : params) specs.push_back(param_spec_from(name, d));
+        catalogue::schedulers().extend({name, doc, std::move(specs), python_factory(name, std::move(factory))});
+      },
+      py::arg("name"), py::arg("factory"), py::arg("params"), py::arg("doc"),
+      "Adds a Python policy to the scheduler registry: factory(**params) returns a fresh Scheduler.");
+  // The extensions hold Python objects, which must be released while the interpreter still runs
+  // (the registry itself, a C++ static, outlives it).
+  py::module_::import("atexit").attr("register")(
+      py::cpp_function([] { catalogue::schedulers().retract_all_extensions(); }));
+  m.def(
+      "retract_scheduler", [](const std::string& name) { catalogue::schedulers().retract(name); }, py::arg("name"),
+      "Removes a policy added with extend_schedulers (KeyError for a built-in or unknown name).");
+}
+
+}  // namespace servelab::bindings

@@ -1,0 +1,19 @@
+#include "servelab/catalogue/catalogue.hpp"
+
+#include "servelab/systems/kairos/register.hpp"
+#include "servelab/systems/ramsis/register.hpp"
+
+namespace servelab::catalogue {
+
+const sched::SchedulerRegistry& schedulers() {
+  static const sched::SchedulerRegistry registry = [] {  // thread-safe initialisation
+    sched::SchedulerRegistry r("scheduler");
+    sched::register_generic_schedulers(r);
+    kairos::register_schedulers(r);
+    ramsis::register_schedulers(r);
+    return std::move(r).freeze();
+  }();
+  return registry;
+}
+
+}  // namespace servelab::catalogue
