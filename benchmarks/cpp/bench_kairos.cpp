@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "servelab/core/rng.hpp"
 #include "servelab/catalogue/catalogue.hpp"
+#include "servelab/core/rng.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/solvers/lap/assignment.hpp"
 #include "servelab/systems/kairos/distributor.hpp"

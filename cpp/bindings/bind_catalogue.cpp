@@ -22,11 +22,12 @@ namespace servelab::bindings {
 namespace {
 
 ParamType param_type_from(const std::string& entry, const std::string& name, const std::string& type) {
-  for (const ParamType t : {ParamType::Bool, ParamType::Int, ParamType::Float, ParamType::String, ParamType::FloatList}) {
+  for (const ParamType t :
+       {ParamType::Bool, ParamType::Int, ParamType::Float, ParamType::String, ParamType::FloatList}) {
     if (param_type_name(t) == type) return t;
   }
-  throw ValueError(str(entry, ": parameter '", name, "' has type='", type,
-                       "'; known: bool, int, float, str, list of float"));
+  throw ValueError(
+      str(entry, ": parameter '", name, "' has type='", type, "'; known: bool, int, float, str, list of float"));
 }
 
 std::optional<double> optional_number(const py::dict& d, const char* key) {
@@ -61,7 +62,7 @@ sched::SchedulerRegistry::Factory python_factory(std::string name, py::object fa
     py::object made = (*shared)(**kwargs);
     if (!py::isinstance<sched::Scheduler>(made)) {
       throw py::type_error(str("the factory of scheduler '", name, "' returned ", py::repr(made).cast<std::string>(),
-                          ", not a servelab.Scheduler"));
+                               ", not a servelab.Scheduler"));
     }
     auto* policy = made.cast<sched::Scheduler*>();
     auto keep = std::make_shared<py::object>(std::move(made));

@@ -38,7 +38,6 @@ void init_core(py::module_& m) {
         return d;
       },
       "What this build was compiled with (servelab.build_info() adds what is usable now).");
-
 }
 
 }  // namespace servelab::bindings

@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/profile/profile.hpp"
-#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/sizes.hpp"

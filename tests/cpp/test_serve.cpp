@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/profile/profile.hpp"
-#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/serve/executor.hpp"
 #include "servelab/serve/server.hpp"
 #include "servelab/sim/engine.hpp"

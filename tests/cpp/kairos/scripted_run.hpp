@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kairos/fake_view.hpp"
-#include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/catalogue/catalogue.hpp"
+#include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/sizes.hpp"

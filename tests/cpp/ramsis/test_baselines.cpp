@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "ramsis/ramsis_fixtures.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
-#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/systems/ramsis/jellyfish.hpp"
 #include "servelab/systems/ramsis/load_monitor.hpp"

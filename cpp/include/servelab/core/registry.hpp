@@ -52,7 +52,8 @@ class Registry {
 
   // Adds a built-in entry; only while the registry is being built (before freeze()).
   void add(Entry entry) {
-    if (frozen_) throw RuntimeError(str("the built-in ", kind_, "s are fixed once built; use extend() for '", entry.name, "'"));
+    if (frozen_)
+      throw RuntimeError(str("the built-in ", kind_, "s are fixed once built; use extend() for '", entry.name, "'"));
     check_new(entry.name);
     entry.builtin = true;
     std::string name = entry.name;  // copied first: the entry is moved below
