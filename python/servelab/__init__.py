@@ -8,20 +8,10 @@ compiled in or not usable on this machine (see ``build_info()``).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from . import (
-    _core,
-    backends,
-    experiments,
-    kairos,
-    main_job,
-    profiles,
-    ramsis,
-    results,
-    solvers,
-    workload,
-)
+from . import _core, backends
 from ._core import (
     Actions,
     BatchDone,
@@ -34,15 +24,40 @@ from ._core import (
     WorkerGroup,
 )
 from .backends import BackendUnavailable, build_info
-from .experiments import QoS, allowable_throughput, sweep
-from .profiles import Profile
-from .results import Result
-from .run import serve, simulate
-from .scenario import Scenario, builtin_scenarios, load_scenario
-from .schedulers import list_schedulers, make_scheduler, register_scheduler, unregister_scheduler
-from .workload import list_arrival_processes, list_size_distributions
 
 __version__: str = _core.build_info()["version"]
+
+# Everything else loads on first use, so `import servelab` (and the CLI's start) stays fast:
+# pandas alone takes a quarter of a second to import.
+_LAZY_MODULES = {
+    "experiments",
+    "kairos",
+    "main_job",
+    "profiles",
+    "ramsis",
+    "results",
+    "solvers",
+    "workload",
+}
+# public name -> (module, attribute)
+_LAZY_NAMES = {
+    "QoS": ("experiments", "QoS"),
+    "allowable_throughput": ("experiments", "allowable_throughput"),
+    "sweep": ("experiments", "sweep"),
+    "Profile": ("profiles", "Profile"),
+    "Result": ("results", "Result"),
+    "serve": ("run", "serve"),
+    "simulate": ("run", "simulate"),
+    "Scenario": ("scenario", "Scenario"),
+    "builtin_scenarios": ("scenario", "builtin_scenarios"),
+    "load_scenario": ("scenario", "load_scenario"),
+    "list_schedulers": ("schedulers", "list_schedulers"),
+    "make_scheduler": ("schedulers", "make_scheduler"),
+    "register_scheduler": ("schedulers", "register_scheduler"),
+    "unregister_scheduler": ("schedulers", "unregister_scheduler"),
+    "list_arrival_processes": ("workload", "list_arrival_processes"),
+    "list_size_distributions": ("workload", "list_size_distributions"),
+}
 
 __all__ = [
     "Actions",
@@ -92,11 +107,18 @@ _BACKEND_MODELS = {
 
 
 def __getattr__(name: str) -> Any:
-    backend = _BACKEND_MODELS.get(name)
-    if backend is None:
+    if name in _LAZY_MODULES:
+        value: Any = importlib.import_module(f".{name}", __name__)
+    elif name in _LAZY_NAMES:
+        module, attribute = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    elif name in _BACKEND_MODELS:  # not cached: whether a backend is usable can change
+        return getattr(backends.require(_BACKEND_MODELS[name]), name)
+    else:
         raise AttributeError(f"module 'servelab' has no attribute {name!r}")
-    return getattr(backends.require(backend), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_BACKEND_MODELS])
+    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, *_BACKEND_MODELS})
