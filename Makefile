@@ -31,7 +31,7 @@ $(STAMPS)/venv: $(STAMPS)/apt requirements/dev.txt requirements/torch.txt
 build: $(STAMPS)/venv
 	$(PY) -m pip install -q --no-build-isolation --no-deps -e . $(DEV_DEFINES)
 
-## demo: the main job (build info and each backend's smoke work)
+## demo: the main job (schedulers compared on the default scenario; plots in servelab-output/)
 demo: setup
 	$(VENV)/bin/servelab demo
 

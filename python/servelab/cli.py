@@ -1,16 +1,44 @@
-"""The ``servelab`` command line. Every subcommand takes ``--json`` for machine-readable output."""
+"""The ``servelab`` command line. Every subcommand takes ``--json`` for machine-readable output.
+
+Every error ends the command with exit code 2 and one line on stderr (see `error_line`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import smoke
 from .backends import build_info
+from .cli_types import int_in_range, non_negative_float, positive_float, positive_int, random_seed
+
+DESCRIPTION = (
+    "servelab: ML inference-serving experiments. Simulate or serve a scenario, run the main job "
+    "(demo), or use a system's commands (kairos, ramsis). Every command takes --json."
+)
+
+# The errors that bad user input can raise on its way through the readers and the C++ core
+# (RuntimeError covers RecursionError and the core's failures). Anything else is a bug in
+# servelab and keeps its traceback.
+USER_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    OSError,
+    RuntimeError,
+    MemoryError,
+    OverflowError,
+)
+
+# The batch of the smoke work is at most this: its input and hidden layers then take a few
+# hundred MiB, and the smoke work stays a check of seconds.
+SMOKE_MAX_BATCH = 65536
 
 
 def _print_build_info(info: dict[str, Any]) -> None:
@@ -58,11 +86,19 @@ def _cmd_smoke(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _writable_folder(path: Path) -> Path:
+    """Creates --out now, so that an unusable path fails before minutes of work, not after."""
+    path.mkdir(parents=True, exist_ok=True)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+    return path
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .main_job import run_main_job
 
     summary = run_main_job(
-        Path(args.out),
+        _writable_folder(Path(args.out)),
         queries=args.queries,
         serve_s=args.serve_s,
         log=(lambda _msg: None) if args.json else print,
@@ -118,8 +154,79 @@ def _cmd_schedulers(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="servelab", description=__doc__)
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line, like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _reason(error: BaseException) -> str:
+    """What went wrong, in words, with the path where the exception carries one."""
+    if isinstance(error, OSError) and error.filename is not None:
+        reason = error.strerror or str(error)
+        if error.filename2 is not None:
+            return f"{error.filename} -> {error.filename2}: {reason}"
+        return f"{error.filename}: {reason}"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not {error.encoding} text ({error.reason} at byte {error.start})"
+    if isinstance(error, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(error, MemoryError):
+        return f"out of memory ({error})" if str(error) else "out of memory"
+    if isinstance(error, KeyError) and error.args and isinstance(error.args[0], str):
+        return error.args[0]  # str(KeyError) would quote the message
+    return str(error) or type(error).__name__
+
+
+def error_line(command: str, error: BaseException, inputs: Sequence[str] = ()) -> str:
+    """The single line printed for an error: `servelab <command>: error: <path>: <reason>`.
+
+    `inputs` are the paths the user named. An error of a kind that carries no path (a decode
+    error, a recursion limit, an overflow) is prefixed with those that exist.
+    """
+    reason = _one_line(_reason(error))
+    existing = [p for p in inputs if _exists(p)]
+    if _carries_no_path(error) and existing and not any(p in reason for p in inputs):
+        files = [p for p in existing if Path(p).is_file()]  # more likely culprits than folders
+        reason = f"{' or '.join(files or existing)}: {reason}"
+    return f"servelab {command}: error: {reason}"
+
+
+def _carries_no_path(error: BaseException) -> bool:
+    """Errors whose messages never name a file (servelab's own ValueErrors and KeyErrors do)."""
+    if isinstance(error, OSError):
+        return error.filename is None
+    return isinstance(
+        error, (UnicodeDecodeError, RecursionError, MemoryError, TypeError, OverflowError)
+    )
+
+
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):  # a name too long, or with a NUL byte, is no file
+        return False
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    """ "simulate", or "kairos bound" for a system's subcommand."""
+    system_command = getattr(args, f"{args.command}_command", None)
+    return f"{args.command} {system_command}" if system_command else args.command
+
+
+def _input_paths(args: argparse.Namespace) -> list[str]:
+    """The values of the options a subcommand declared as input files (set_defaults(inputs=))."""
+    values = (getattr(args, name, None) for name in getattr(args, "inputs", ()))
+    return [str(v) for v in values if v]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="servelab", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="what was compiled in and what is usable now")
     info.add_argument("--json", action="store_true", help="print JSON")
@@ -129,9 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         "demo", help="the main job: schedulers compared on the default scenario, plots written"
     )
     demo.add_argument("--out", default="servelab-output", help="folder for plots and summary.json")
-    demo.add_argument("--queries", type=_positive_int, default=20000, help="queries per run")
     demo.add_argument(
-        "--serve-s", type=float, default=8.0, help="length of the real serving run, seconds"
+        "--queries", type=positive_int, default=20000, help="queries per run (default 20000)"
+    )
+    demo.add_argument(
+        "--serve-s",
+        type=positive_float,
+        default=8.0,
+        help="length of the real serving run, seconds (default 8)",
     )
     demo.add_argument("--json", action="store_true", help="print the summary as JSON")
     demo.set_defaults(run=_cmd_demo)
@@ -142,11 +254,16 @@ def main(argv: list[str] | None = None) -> int:
             "scenario", help="path to a scenario file, or a built-in name (e.g. default)"
         )
         p.add_argument("--scheduler", help="override the scenario's scheduler, e.g. 'jsq'")
-        p.add_argument("--seed", type=int, help="override the scenario's seed")
-        p.add_argument("--count", type=_positive_int, help="override the number of queries")
-        p.add_argument("--warmup-s", type=float, default=0.0, help="exclude early arrivals")
+        p.add_argument("--seed", type=random_seed, help="override the scenario's seed")
+        p.add_argument("--count", type=positive_int, help="override the number of queries")
+        p.add_argument(
+            "--warmup-s",
+            type=non_negative_float,
+            default=0.0,
+            help="leave out of the summary the queries that arrive in the first seconds",
+        )
         p.add_argument("--json", action="store_true", help="print summary and scenario as JSON")
-        p.set_defaults(run=_cmd_run)
+        p.set_defaults(run=_cmd_run, inputs=("scenario",))
 
     sched = sub.add_parser("schedulers", help="list the registered schedulers and parameters")
     sched.add_argument("--json", action="store_true", help="print JSON")
@@ -155,7 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     smoke_cmd = sub.add_parser("smoke", help="build info plus each backend's smoke work")
     smoke_cmd.add_argument("--json", action="store_true", help="print JSON")
     smoke_cmd.add_argument(
-        "--batch", type=_positive_int, default=64, help="batch size (default 64)"
+        "--batch",
+        type=int_in_range(1, SMOKE_MAX_BATCH, "a positive integer"),
+        default=64,
+        help=f"batch size of the smoke work (default 64, at most {SMOKE_MAX_BATCH})",
     )
     smoke_cmd.set_defaults(run=_cmd_smoke)
 
@@ -165,23 +285,23 @@ def main(argv: list[str] | None = None) -> int:
 
     kairos_cli.add_parser(sub)
     ramsis_cli.add_parser(sub)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs one command and returns its exit code: 0, 1 for a failed check, 2 for an error."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error (2), already printed
+        return done.code if isinstance(done.code, int) else 2
     try:
         return args.run(args)
-    except (ValueError, KeyError, FileNotFoundError) as e:
-        print(f"servelab {args.command}: error: {e.args[0] if e.args else e}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `servelab ... | head`: the reader left; that is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+    except USER_ERRORS as e:
+        print(error_line(_command_name(args), e, _input_paths(args)), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -23,16 +23,14 @@ Errors name the key path and value, e.g. ``workers[1].count=0 must be >= 1``.
 from __future__ import annotations
 
 import copy
-import json
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from . import _core, profiles
+from . import _core, profiles, textio
 from .schedulers import make_scheduler
 
 _TOP_KEYS = {
@@ -52,14 +50,55 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+# Values in messages are shortened: a value built from shared references (YAML aliases, or a dict
+# made in Python) can be tiny in memory yet enormous when written out in full.
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 3, 8, 8, 80, 80
+
+
 def _fail(path: str, value: Any, why: str) -> ValueError:
-    return ValueError(f"{path}={value!r} {why}")
+    return ValueError(f"{path}={_SHORT.repr(value)} {why}")
+
+
+def _first_repeat(items: list[Any]) -> Any:
+    """The first item that appears a second time in `items`, or None."""
+    seen = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def _check_worker_models(path: str, models: Any) -> None:
+    """A worker group's models: a non-empty list of distinct names (absent means all models)."""
+    if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
+        raise _fail(path, models, "must be a list of model names")
+    if not models:
+        raise _fail(path, models, "is empty; omit it for all the profile's models")
+    repeated = _first_repeat(models)
+    if repeated is not None:
+        raise _fail(path, models, f"names {repeated!r} twice")
+
+
+def _check_app_name(path: str, name: Any) -> None:
+    if not isinstance(name, str):
+        raise _fail(path, name, "must be a string (the application's name)")
+    if not name:
+        raise _fail(path, name, "is empty: give the application a name")
+
+
+def _check_texts(d: Mapping[str, Any]) -> None:
+    """The free-text keys, when present, are strings."""
+    for key in ("name", "description"):
+        if key in d and not isinstance(d[key], str):
+            raise _fail(key, d[key], "must be a string")
 
 
 def _check_keys(path: str, d: Any, allowed: set[str]) -> Mapping[str, Any]:
     if not isinstance(d, Mapping):
         raise _fail(path, d, "must be a mapping")
-    unknown = sorted(set(d) - allowed)
+    unknown = sorted(set(d) - allowed, key=repr)
     if unknown:
         raise KeyError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
     return d
@@ -90,24 +129,19 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     text_source = str(source)
     if text_source in builtin_scenarios():
         resource = resources.files(__package__) / "scenarios" / f"{text_source}.yaml"
-        return Scenario.from_dict(
-            yaml.safe_load(resource.read_text()), where=f"scenario {text_source}"
-        )
+        where = f"scenario {text_source}"
+        data = textio.load_yaml(resource.read_text(encoding="utf-8"), where=where)
+        return Scenario.from_dict(data, where=where)
     path = Path(text_source)
     if not path.exists():
         raise FileNotFoundError(
             f"scenario {text_source!r} is neither a file nor a built-in scenario "
             f"({', '.join(builtin_scenarios())})"
         )
-    try:
-        data = (
-            json.loads(path.read_text())
-            if path.suffix == ".json"
-            else yaml.safe_load(path.read_text())
-        )
-    except (yaml.YAMLError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not valid YAML/JSON: {e}") from None
-    return Scenario.from_dict(data, where=str(path))
+    text = textio.read_text(path, what="scenario YAML/JSON file")
+    # JSON for .json files (its errors then speak JSON); YAML, a superset, for anything else.
+    load = textio.load_json if path.suffix == ".json" else textio.load_yaml
+    return Scenario.from_dict(load(text, where=str(path)), where=str(path))
 
 
 @dataclass
@@ -129,6 +163,7 @@ class Scenario:
     def from_dict(cls, data: Any, where: str | None = None) -> Scenario:
         try:
             d = _check_keys("scenario", data, _TOP_KEYS)
+            _check_texts(d)
             for key in ("profile", "workers", "workload"):
                 if key not in d:
                     raise KeyError(f"scenario: missing key {key!r}")
@@ -142,9 +177,8 @@ class Scenario:
                 count = w.get("count", 1)
                 if not _is_int(count) or count < 1:
                     raise _fail(f"workers[{i}].count", count, "must be an integer >= 1")
-                models = w.get("models", [])
-                if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-                    raise _fail(f"workers[{i}].models", models, "must be a list of model names")
+                if "models" in w:
+                    _check_worker_models(f"workers[{i}].models", w["models"])
                 config = w.get("config", {})
                 if not isinstance(config, Mapping) or not all(
                     isinstance(k, str) and _is_int(v) for k, v in config.items()
@@ -169,6 +203,7 @@ class Scenario:
                 for key in ("name", "slo_ms"):
                     if key not in app:
                         raise KeyError(f"workload.apps[{i}]: missing key {key!r}")
+                _check_app_name(f"workload.apps[{i}].name", app["name"])
                 slo = app["slo_ms"]
                 if not _is_number(slo) or not slo > 0:
                     raise _fail(

@@ -411,7 +411,7 @@ def test_malformed_artifact_files_name_file_and_line(tmp_path, folder):
     with pytest.raises(ValueError, match="has no 'small_ratio'"):
         artifact.read_allocator_profile(path, "rm2")
     path.write_text('{"rm2": {"g4dn.xlarge": {"qps": 15.04},\n  "oops"}}')
-    with pytest.raises(ValueError, match=r"allocator_profile.json:2: malformed JSON"):
+    with pytest.raises(ValueError, match=r"allocator_profile.json:2:\d+: malformed JSON"):
         artifact.read_allocator_profile(path, "rm2")
     inst = tmp_path / "instance.json"
     inst.write_text(
@@ -419,6 +419,35 @@ def test_malformed_artifact_files_name_file_and_line(tmp_path, folder):
     )
     with pytest.raises(ValueError, match=r"instance.json:3: price=-1 must be a finite number"):
         artifact.read_instance_json(inst)
+
+
+@pytest.mark.parametrize(
+    ("present", "missing"),
+    [("allocator_profile.json", "instance.json"), ("instance.json", "allocator_profile.json")],
+)
+def test_artifact_folder_missing_one_file_names_it(tmp_path, folder, present, missing):
+    # Before, such a folder was read as a plain latency folder and failed with "budget=None".
+    (tmp_path / "data").mkdir()
+    (tmp_path / present).write_text((folder / present).read_text())
+    with pytest.raises(FileNotFoundError, match=rf"^{tmp_path / missing} does not exist: the "):
+        kairos.upper_bounds(tmp_path, "rm2")
+
+
+def test_artifact_files_that_are_directories_binary_or_deep_name_the_file(tmp_path):
+    path = tmp_path / "allocator_profile.json"
+    path.mkdir()
+    with pytest.raises(IsADirectoryError, match=rf"^{path}: is a directory, expected a Kairos"):
+        artifact.read_allocator_profile(path, "rm2")
+    path.rmdir()
+    path.write_bytes(b'{"rm2":\n \x93}')
+    with pytest.raises(ValueError, match=rf"^{path}:2: not UTF-8 text \(byte 9\)"):
+        artifact.read_allocator_profile(path, "rm2")
+    path.write_text('{"rm2": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ValueError, match=rf"^{path}:1: nesting is too deep"):
+        artifact.read_allocator_profile(path, "rm2")
+    path.write_text('{"rm2": {},\n "rm2": {}}')
+    with pytest.raises(ValueError, match=rf'^{path}:2: duplicate key "rm2" in one object'):
+        artifact.read_allocator_profile(path, "rm2")
 
 
 def test_missing_all_batch_entry_is_a_key_error(tmp_path, folder):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from servelab import kairos, profiles
 from servelab.cli import main
 
+from .cli_errors import run_main, run_process
 from .shared_data import shared_path
 
 
@@ -163,3 +165,76 @@ def test_evaluate_and_search_by_simulation(capsys, folder):
 def test_errors_exit_2_with_a_message(capsys, folder, argv, message):
     assert main([a.format(folder=folder) for a in argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["bound", "--top", "-3"], "argument --top: must be a positive integer, got -3"),
+        (["bound", "--top", "0"], "argument --top: must be a positive integer, got 0"),
+        (["bound", "--budget", "-1"], "argument --budget: must be a positive number, got -1"),
+        (["bound", "--qos-ms", "0"], "argument --qos-ms: must be a positive number, got 0"),
+        (["bound", "--qos-ms", "nan"], "argument --qos-ms: must be a finite number, got nan"),
+        (["select", "--top-k", "0"], "argument --top-k: must be a positive integer, got 0"),
+        (["select", "--same-base-top", "-1"], "argument --same-base-top: must be a positive"),
+        (["search", "--queries", "0"], "argument --queries: must be a positive integer, got 0"),
+        (["search", "--seed", "-1"], "argument --seed: must be a non-negative integer, got -1"),
+        (["search", "--max-evaluations", "-1"], "argument --max-evaluations: must be a non-neg"),
+        (["evaluate", "--config", "1,0,0,0", "--queries", "-5"], "argument --queries: must be"),
+        (["evaluate", "--config", "1,0,0,0", "--seed", str(2**64)], "argument --seed: must be at"),
+    ],
+)
+def test_bad_numbers_are_refused_by_the_parser(capsys, options, expected):
+    command, *rest = options
+    run_main(capsys, ["kairos", command, "any-folder", "--model", "rm2", *rest], expected)
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["bound", "--sizes", "uniform(low=1, high=99)"], "--sizes needs --qos-ms"),
+        (["search", "--lookup", "{lookup}", "--queries", "500"], "--queries cannot be combined "
+         "with --lookup"),
+        (["search", "--lookup", "{lookup}", "--distributor", "fcfs"], "--distributor cannot be "
+         "combined with --lookup"),
+        (["search", "--lookup", "{lookup}", "--seed", "3"], "--seed cannot be combined with "
+         "--lookup and --method kairos+"),
+        (["search", "--bound-pruning"], "--bound-pruning cannot be combined with --method kairos+"),
+        (["bound", "--space", "{lookup}", "--types", "g4dn.xlarge"], "--types cannot be combined "
+         "with --space"),
+    ],
+)  # fmt: skip
+def test_options_that_would_be_ignored_are_refused(capsys, folder, tmp_path, options, expected):
+    lookup = tmp_path / "lookup.json"
+    lookup.write_text('{"1,0,0,0": 10}')
+    command, *rest = options
+    argv = ["kairos", command, folder, "--model", "rm2"]
+    run_main(capsys, [*argv, *(a.format(lookup=lookup) for a in rest)], expected)
+
+
+def test_sizes_with_a_qos_of_ones_own_are_used(capsys, folder):
+    def best_bound(*sizes: str) -> float:
+        argv = ["kairos", "bound", folder, "--model", "rm2", "--qos-ms", "350", "--top", "1"]
+        return run_json(capsys, [*argv, *sizes, "--json"])["bounds"][0]["bound"]
+
+    assert best_bound("--sizes", "constant(value=10)") != best_bound()
+
+
+def test_lookup_file_errors_name_the_file_and_the_reason(capsys, folder, tmp_path):
+    search = ["kairos", "search", folder, "--model", "rm2", "--lookup"]
+    missing = tmp_path / "missing.json"
+    line = run_main(capsys, [*search, str(missing)], str(missing))
+    assert re.search("no such file|does not exist", line, flags=re.I), line
+    assert not line.endswith("error: 2")  # the errno alone
+    run_main(capsys, [*search, str(tmp_path)], str(tmp_path), "directory")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\x00\xff\xfe" * 100)
+    assert "utf-8" in run_main(capsys, [*search, str(binary)], str(binary)).lower()
+
+
+def test_deeply_nested_inputs_are_one_line(folder, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    argv = ["kairos", "search", folder, "--model", "rm2", "--lookup", str(deep)]
+    assert "deep" in run_process(argv, str(deep))
+    assert "deep" in run_process(["kairos", "bound", str(deep), "--budget", "2"], str(deep))

@@ -209,6 +209,19 @@ BAD = [
     (lambda d: d.update(memory_mb={"gpu": {"rm2": -5}}), r'memory_mb\["gpu"\]\["rm2"\]=-5'),
     (lambda d: d.update(load_time_s={"cpu": {"rm2": 1}}), r'load_time_s\["cpu"\] names hardware'),
     (lambda d: d.update(latency={"a": 1}), r'latency=\{"a": 1\} must be a list'),
+    # Finite but beyond the simulator's int64-nanosecond clock: named here, not at run time.
+    (
+        lambda d: d["latency"][0]["samples_ms"].__setitem__(1, 1e300),
+        r"latency\[0\]\.samples_ms\[1\]=1e\+300 must be < 9\.2e\+12 ms, the int64-nanosecond",
+    ),
+    (
+        lambda d: d["latency"][1].update(percentiles_ms={"50": 2.0, "95": 1e300}),
+        r'latency\[1\]\.percentiles_ms\["95"\]=1e\+300 must be < 9\.2e\+12 ms',
+    ),
+    (
+        lambda d: d.update(load_time_s={"gpu": {"rm2": 1e300}}),
+        r'load_time_s\["gpu"\]\["rm2"\]=1e\+300 must be < 9\.2e\+09 s',
+    ),
 ]
 
 
@@ -226,6 +239,31 @@ def test_malformed_json_names_file_and_line(tmp_path):
     path.write_text('{\n "format": "servelab.profile",\n "version": 1,,\n}')
     with pytest.raises(ValueError, match=rf"{path}:3:\d+: malformed JSON"):
         profiles.load(path)
+
+
+def test_repeated_key_deep_nesting_and_binary_files_name_the_file(tmp_path):
+    twice = tmp_path / "twice.json"
+    twice.write_text(
+        json.dumps(BASE, indent=1).replace('"version": 1,', '"version": 1,"version": 1,')
+    )
+    with pytest.raises(ValueError, match=rf'^{twice}:3: duplicate key "version" in one object'):
+        profiles.load(twice)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=rf"^{deep}:1: nesting is too deep: more than 64 levels"):
+        profiles.load(deep)
+    binary = tmp_path / "random.json"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(ValueError, match=rf"^{binary}:2: not UTF-8 text \(byte 128\)"):
+        profiles.load(binary)
+    with pytest.raises(
+        IsADirectoryError, match=rf"^{tmp_path}: is a directory, expected a profile"
+    ):
+        profiles.load(tmp_path)
+    with pytest.raises(
+        FileNotFoundError, match=rf"^profile JSON file {tmp_path}/no\.json does not"
+    ):
+        profiles.load(tmp_path / "no.json")
 
 
 def test_nan_in_file_is_rejected(tmp_path):

@@ -129,7 +129,7 @@ def test_kairos_small_copy_imports(tmp_path):
         ("[\n    3.181,\n    -1.939,\n    1.933\n]", r":3: element \[1\]=-1.939 must be a finite"),
         ("[\n    3.181,\n    1.939,\n    NaN\n]", r":4: element \[2\]=NaN"),
         ('[\n    3.181,\n    "x",\n    1.933\n]', r":3: element \[1\]=\"x\""),
-        ("[\n    3.181,\n    1.939\n    1.933\n]", r":4: malformed JSON"),
+        ("[\n    3.181,\n    1.939\n    1.933\n]", r":4:5: malformed JSON"),
         ("{}", r":1: expected a non-empty JSON list"),
     ],
 )
@@ -185,3 +185,85 @@ def test_ramsis_corrupt_gz_and_accuracy(tmp_path):
 def test_missing_folder_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere"):
         profiles.import_ribbon(tmp_path / "nowhere")
+
+
+# --- selections: an unknown, empty or repeated name is an error listing what the folder holds ---
+
+
+def ramsis_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "ramsis" / "profiles" / "image_cloud_cpu" / "resnet18"
+    folder.mkdir(parents=True)
+    (folder / "resnet18_bsize-1_profile.json").write_text("[0.05, 0.06]")
+    return tmp_path / "ramsis"
+
+
+def test_unknown_names_are_key_errors_listing_the_known_ones(tmp_path):
+    kairos = kairos_copy(tmp_path)
+    with pytest.raises(KeyError, match=r"models: 'rm3' is not in .*data \(known: rm2\)"):
+        profiles.import_kairos(kairos, models=["rm3"])
+    with pytest.raises(KeyError, match=r"instances: 'g4dn' is not in .*\(known: g4dn\.xlarge\)"):
+        profiles.import_kairos(kairos, instances=["g4dn"])
+    ribbon = tmp_path / "ribbon" / "characterization" / "logs" / "c5.4xlarge"
+    ribbon.mkdir(parents=True)
+    (ribbon / "resnet_10_1.json").write_text("[1.5, 2.5]")
+    with pytest.raises(KeyError, match=r"models: 'resnet50' is not in .*\(known: resnet\)"):
+        profiles.import_ribbon(tmp_path / "ribbon", models=["resnet50"])
+    ramsis = ramsis_copy(tmp_path)
+    with pytest.raises(KeyError, match=r"tasks: 'image' is not in .*\(known: image_cloud_cpu\)"):
+        profiles.import_ramsis(ramsis, tasks=["image"])
+    with pytest.raises(KeyError, match=r"models: 'resnet' is not in .*\(known: resnet18\)"):
+        profiles.import_ramsis(ramsis, models=["resnet"])
+
+
+def test_empty_repeated_or_bare_string_selections_are_errors(tmp_path):
+    kairos = kairos_copy(tmp_path)
+    with pytest.raises(ValueError, match=r"models=\[\] is empty; omit it \(None\) to import every"):
+        profiles.import_kairos(kairos, models=[])
+    with pytest.raises(ValueError, match=r"instances=\['g4dn.xlarge', 'g4dn.xlarge'\] names "):
+        profiles.import_kairos(kairos, instances=["g4dn.xlarge", "g4dn.xlarge"])
+    with pytest.raises(TypeError, match=r"models='rm2' must be a list of names, e.g. \['rm2'\]"):
+        profiles.import_ribbon(kairos, models="rm2")
+    with pytest.raises(ValueError, match=r"tasks=\[\] is empty"):
+        profiles.import_ramsis(ramsis_copy(tmp_path), tasks=[])
+
+
+def test_kairos_damaged_folders_are_errors_not_skipped(tmp_path):
+    root = kairos_copy(tmp_path)
+    data_file = root / "data" / "g4dn.xlarge" / "rm2_20_1.json"
+    data_file.mkdir()
+    with pytest.raises(IsADirectoryError, match=rf"^{data_file}: is a directory, expected a JSON"):
+        profiles.import_kairos(root)
+    data_file.rmdir()
+    (root / "data" / "logs_load" / "t3.xlarge").mkdir()
+    with pytest.raises(FileNotFoundError, match=rf"^{root / 'data' / 't3.xlarge'}: the instance "):
+        profiles.import_kairos(root)
+    (root / "data" / "logs_load" / "t3.xlarge").rmdir()
+    (root / "instance.json").write_text('{"ins_types": ["g4dn.xlarge", "r5n.large"]}')
+    with pytest.raises(FileNotFoundError, match=r"r5n\.large: the instance folder is missing .*"):
+        profiles.import_kairos(root)
+    (root / "instance.json").unlink()
+    (root / "data" / "c5n.2xlarge").mkdir()
+    with pytest.raises(ValueError, match=r"c5n\.2xlarge: holds no data files named like"):
+        profiles.import_kairos(root)
+
+
+def test_kairos_load_component_replaced_by_a_directory(tmp_path):
+    root = kairos_copy(tmp_path)
+    load = root / "data" / "logs_load" / "g4dn.xlarge" / "rm2_10_1.json"
+    load.unlink()
+    load.mkdir()
+    with pytest.raises(IsADirectoryError, match=rf"^{load}: is a directory, expected a JSON list"):
+        profiles.import_kairos(root)
+
+
+def test_latency_beyond_the_simulators_clock_names_file_and_line(tmp_path):
+    root = kairos_copy(tmp_path)
+    bad = root / "data" / "g4dn.xlarge" / "rm2_10_1.json"
+    bad.write_text("[\n    3.181,\n    1e300\n]")
+    with pytest.raises(ValueError, match=rf"{bad}:3: element \[1\]=1e\+300 must be a finite"):
+        profiles.import_kairos(root, include_load=False)
+
+
+def test_ramsis_task_named_without_its_hardware_suffix():
+    with pytest.raises(KeyError, match=r"'image' is not in .*known: image_cloud_cpu, text_cloud"):
+        profiles.import_ramsis(shared_dir("ramsis"), tasks=["image"])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from servelab import _core
 from servelab.cli import main
 
+from .cli_errors import run_main, run_process
 from .shared_data import shared_path
 
 
@@ -72,8 +74,8 @@ def test_bad_arguments_are_reported(capsys, data, tmp_path):
     assert "derived" in capsys.readouterr().err
     assert main(["ramsis", "policy", "--data", data, "--slo-ms", "5", "--load", "100"]) == 2
     assert "error" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["ramsis", "policy", "--data", data, "--loads", "1:x"])
+    assert main(["ramsis", "policy", "--data", data, "--loads", "1:x"]) == 2
+    assert "argument --loads: loads='1:x'" in capsys.readouterr().err
 
 
 def test_simulation_benchmark_smoke(data):
@@ -89,3 +91,75 @@ def test_simulation_benchmark_smoke(data):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ratio vs the artifact's 6 min" in proc.stdout and "RAMSIS / fcfs" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["policy", "--workers", "0"], "argument --workers: must be a positive integer, got 0"),
+        (["policy", "--workers", str(2**31)], "argument --workers: must be at most 2147483647"),
+        (["policy", "--load", "-5"], "argument --load: must be a positive number, got -5"),
+        (["policy", "--load", "inf"], "argument --load: must be a finite number, got inf"),
+        (["policy", "--slo-ms", "0"], "argument --slo-ms: must be a positive number, got 0"),
+        (["policy", "--intervals", "0"], "argument --intervals: must be a positive integer"),
+        (["policy", "--max-gap", "-1"], "argument --max-gap: must be a non-negative number"),
+        (["policy", "--loads", "100,-5"], "argument --loads: loads='100,-5': give"),
+        (["policy", "--loads", "1:1e9:1"], "1000000000 loads, more than 10000"),
+        (["policy", "--loads", "5:1:1"], "argument --loads: loads='5:1:1': no load in it"),
+        (["evaluate", "--duration-s", "0"], "argument --duration-s: must be a positive number"),
+        (["evaluate", "--seed", "-1"], "argument --seed: must be a non-negative integer, got -1"),
+        (["simulate", "--threads", "0"], "argument --threads: must be a positive integer, got 0"),
+        (["simulate", "--duration-s", "-3"], "argument --duration-s: must be a positive number"),
+        (["simulate", "--seed", "-2"], "argument --seed: must be a non-negative integer, got -2"),
+    ],
+)
+def test_bad_numbers_are_refused_by_the_parser(capsys, argv, expected):
+    run_main(capsys, ["ramsis", *argv], expected)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["policy", "--load", "100", "--max-gap", "1"], "--max-gap needs --loads"),
+        (["policy", "--load", "100", "--discretisation", "md", "--intervals", "50"],
+         "--intervals cannot be combined with --discretisation md"),
+        (["evaluate", "--load", "100", "--seed", "3"], "--seed needs --simulate"),
+        (["evaluate", "--load", "100", "--duration-s", "5"], "--duration-s needs --simulate"),
+        (["simulate", "--load", "100", "--trace-mode", "stretched"], "--trace-mode needs --trace"),
+        (["simulate", "--load", "100", "--method", "jellyfish", "--policies", "set.json"],
+         "--policies cannot be combined with --method jellyfish"),
+    ],
+)  # fmt: skip
+def test_options_that_would_be_ignored_are_refused(capsys, data, argv, expected):
+    run_main(capsys, ["ramsis", *argv, "--data", data], expected)
+
+
+def test_policy_file_errors_name_the_file_and_the_reason(capsys, data, tmp_path):
+    evaluate = ["ramsis", "evaluate", "--data", data, "--load", "1000", "--policy"]
+    missing = tmp_path / "missing.json"
+    line = run_main(capsys, [*evaluate, str(missing)], str(missing))
+    assert re.search("no such file|does not exist", line, flags=re.I), line
+    assert not line.endswith("error: 2")  # the errno alone
+    run_main(capsys, [*evaluate, str(tmp_path)], str(tmp_path), "directory")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\x00\xff\xfe" * 100)
+    assert "utf-8" in run_main(capsys, [*evaluate, str(binary)], str(binary)).lower()
+    simulate = ["ramsis", "simulate", "--data", data, "--load", "1000", "--policies"]
+    run_main(capsys, [*simulate, str(missing)], str(missing))
+
+
+def test_deeply_nested_policies_are_one_line(data, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    argv = ["ramsis", "evaluate", "--data", data, "--load", "1000", "--policy", str(deep)]
+    assert "deep" in run_process(argv, str(deep))
+    argv = ["ramsis", "simulate", "--data", data, "--load", "1000", "--policies", str(deep)]
+    assert "deep" in run_process(argv, str(deep))
+
+
+def test_an_unwritable_out_path_names_the_path_and_the_reason(capsys, data, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = blocker / "policy.json"
+    argv = ["ramsis", "policy", "--data", data, "--load", "2000", "--out", str(out)]
+    run_main(capsys, argv, f"{out}: Not a directory")

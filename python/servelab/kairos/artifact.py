@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import textio
 from .._core import kairos as _k
 
 PathLike = str | os.PathLike[str]
@@ -34,16 +35,8 @@ class _File:
 
     def __init__(self, path: PathLike) -> None:
         self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"{self.path} does not exist")
-        try:
-            self.text = self.path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{self.path}:1: not UTF-8 text ({e.reason})") from None
-        try:
-            self.data = json.loads(self.text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{self.path}:{e.lineno}: malformed JSON: {e.msg}") from None
+        self.text = textio.read_text(self.path, what=f"Kairos artifact file ({self.path.name})")
+        self.data = textio.load_json(self.text, where=str(self.path))
 
     def line(self, keys: Sequence[str]) -> int:
         """The line of the entry at the JSON path `keys` (found key by key, in order)."""
@@ -205,9 +198,21 @@ def artifact_models(folder: PathLike) -> list[str]:
 
 
 def is_artifact_folder(path: PathLike) -> bool:
-    """True for a folder holding the artifact's allocator_profile.json and instance.json."""
+    """True for a folder holding the artifact's allocator_profile.json and instance.json; False
+    for one holding neither. A folder holding only one of them is a damaged artifact: a
+    FileNotFoundError names the file that is missing (read as a latency folder instead, it would
+    fail later with a message about something else, such as the budget)."""
     p = Path(path)
-    return p.is_dir() and (p / ALLOCATOR_PROFILE).is_file() and (p / INSTANCE_JSON).is_file()
+    if not p.is_dir():
+        return False
+    present = [name for name in (ALLOCATOR_PROFILE, INSTANCE_JSON) if (p / name).exists()]
+    if len(present) == 1:
+        missing = INSTANCE_JSON if present == [ALLOCATOR_PROFILE] else ALLOCATOR_PROFILE
+        raise FileNotFoundError(
+            f"{p / missing} does not exist: the Kairos artifact folder {p} has {present[0]} "
+            f"but not {missing} (the bounds need both)"
+        )
+    return len(present) == 2
 
 
 def allocator_profile_dict(profile: _k.BoundProfile) -> dict[str, Any]:

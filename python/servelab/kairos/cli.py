@@ -15,39 +15,104 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from .. import textio
+from ..cli_types import (
+    conflicting_options,
+    ignored_option,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    random_seed,
+)
+
+DEFAULT_SIZES = "kairos_mix"
+DEFAULT_DISTRIBUTOR = "kairos"
+DEFAULT_QUERIES = 20000
+DEFAULT_SEED = 0
+# Methods whose result does not depend on the seed.
+DETERMINISTIC_METHODS = ("kairos_plus", "exhaustive")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="a Kairos artifact folder or a native profile file (JSON)")
     p.add_argument("--model", help="the model (default: the profile's only model)")
     p.add_argument("--space", help="a search-space file in instance.json's layout")
-    p.add_argument("--budget", type=float, help="budget in $/h (replaces the space's)")
-    p.add_argument("--types", help="instance types, base first, comma-separated (profile sources)")
+    p.add_argument("--budget", type=positive_float, help="budget in $/h (replaces the space's)")
+    p.add_argument(
+        "--types",
+        help="instance types, base first, comma-separated (profile sources without --space)",
+    )
     p.add_argument(
         "--qos-ms",
-        type=float,
+        type=positive_float,
         help="QoS target; with an artifact folder, derive the inputs from its latencies",
     )
     p.add_argument(
-        "--sizes", default="kairos_mix", help="query-size distribution spec (default kairos_mix)"
+        "--sizes",
+        help=f"query-size distribution spec (default {DEFAULT_SIZES}); with an artifact folder "
+        "it needs --qos-ms",
     )
     p.add_argument(
         "--formula",
         choices=["paper", "artifact"],
         default="paper",
-        help="bound formula (default paper)",
+        help="bound formula: the paper's or the artifact's (default paper)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _check_bound_options(args: argparse.Namespace) -> None:
+    """Refuses the options that the other options given would leave without effect."""
+    from .artifact import is_artifact_folder
+
+    if args.sizes is not None and args.qos_ms is None and is_artifact_folder(args.source):
+        raise ignored_option(
+            "--sizes",
+            "--qos-ms",
+            "without a QoS of one's own the bounds come from allocator_profile.json, "
+            "whose query sizes are fixed",
+        )
+    if args.types is not None and args.space is not None:
+        raise conflicting_options("--types", "--space", "the space file names the instance types")
+
+
+def _check_evaluation_options(args: argparse.Namespace) -> None:
+    """search and evaluate: refuse ignored options, then fill in the defaults."""
+    if getattr(args, "lookup", None):
+        for option, value in (("--distributor", args.distributor), ("--queries", args.queries)):
+            if value is not None:
+                raise conflicting_options(
+                    option, "--lookup", "the lookup's values replace the simulations"
+                )
+    args.distributor = args.distributor or DEFAULT_DISTRIBUTOR
+    args.queries = args.queries or DEFAULT_QUERIES
+    args.seed = DEFAULT_SEED if args.seed is None else args.seed
+
+
+def _check_search_options(args: argparse.Namespace) -> None:
+    from .search import METHODS
+
+    method = METHODS.get(args.method)  # an unknown name is reported by search()
+    if args.bound_pruning and method == "kairos_plus":
+        raise conflicting_options(
+            "--bound-pruning", "--method kairos+", "Kairos+ always prunes by its bounds"
+        )
+    if args.lookup and args.seed is not None and method in DETERMINISTIC_METHODS:
+        raise conflicting_options(
+            "--seed",
+            f"--lookup and --method {args.method}",
+            "the method is deterministic and the lookup replaces the seeded simulations",
+        )
 
 
 def _bound_args(args: argparse.Namespace) -> dict[str, Any]:
     from .artifact import read_instance_json
 
-    kw: dict[str, Any] = {"formula": args.formula, "sizes": args.sizes}
+    kw: dict[str, Any] = {"formula": args.formula, "sizes": args.sizes or DEFAULT_SIZES}
     if args.space:
         kw["space"] = read_instance_json(args.space, budget=args.budget)
     elif args.budget is not None:
@@ -70,6 +135,7 @@ def _counts(frame: pd.DataFrame, row: pd.Series) -> dict[str, int]:
 
 
 def _cmd_bound(args: argparse.Namespace) -> int:
+    _check_bound_options(args)
     frame = _frame(args)
     shown = frame if args.top is None else frame.iloc[: args.top]
     if args.json:
@@ -113,6 +179,7 @@ def _cmd_bound(args: argparse.Namespace) -> int:
 def _cmd_select(args: argparse.Namespace) -> int:
     from .bounds import select_config
 
+    _check_bound_options(args)
     frame = _frame(args)
     choice = select_config(frame, same_base_top=args.same_base_top, top_k=args.top_k)
     if args.json:
@@ -140,7 +207,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
 def _objective(args: argparse.Namespace, types: list[str]):
     """--lookup FILE: {"2,0,9,0": qps, ...}; otherwise allowable throughput by simulation."""
     if args.lookup:
-        raw = json.loads(Path(args.lookup).read_text())
+        raw = textio.read_json(args.lookup, what="Kairos lookup JSON file")
         if not isinstance(raw, dict):
             raise ValueError(f'{args.lookup}: expected a JSON object {{"n1,n2,...": value}}')
         table = {}
@@ -171,6 +238,9 @@ def _objective(args: argparse.Namespace, types: list[str]):
 def _cmd_search(args: argparse.Namespace) -> int:
     from .search import search
 
+    _check_bound_options(args)
+    _check_search_options(args)
+    _check_evaluation_options(args)
     frame = _frame(args)
     if args.model is None:
         args.model = frame.attrs["model"]
@@ -235,6 +305,8 @@ def _model(args: argparse.Namespace) -> str:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
 
+    _check_bound_options(args)
+    _check_evaluation_options(args)
     args.model = _model(args)
     config = _parse_config(args.config, args)
     found = evaluate(
@@ -298,6 +370,11 @@ def _count(text: str, whole: str) -> int:
     return n
 
 
+# The options naming files the user gives (servelab's error line names them when a reader
+# does not).
+_INPUTS = ("source", "space")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Adds the `kairos` command and its subcommands to servelab's CLI."""
     p = sub.add_parser(
@@ -309,49 +386,71 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "bound", help="every configuration under the budget with its cost and bound, ranked"
     )
     _common(b)
-    b.add_argument("--top", type=int, help="show only the N highest bounds")
-    b.set_defaults(run=_cmd_bound)
+    b.add_argument("--top", type=positive_int, help="show only the N highest bounds")
+    b.set_defaults(run=_cmd_bound, inputs=_INPUTS)
 
     s = ksub.add_parser("select", help="Kairos's one-shot configuration (no online evaluation)")
     _common(s)
     s.add_argument(
-        "--same-base-top", type=int, default=3, help="top configurations checked for one base count"
+        "--same-base-top",
+        type=positive_int,
+        default=3,
+        help="top configurations checked for one base count (default 3)",
     )
     s.add_argument(
-        "--top-k", type=int, default=10, help="configurations among which the centroid is chosen"
+        "--top-k",
+        type=positive_int,
+        default=10,
+        help="configurations among which the centroid is chosen (default 10)",
     )
-    s.set_defaults(run=_cmd_select)
+    s.set_defaults(run=_cmd_select, inputs=_INPUTS)
 
-    def evaluation_args(q: argparse.ArgumentParser) -> None:
+    def evaluation_args(q: argparse.ArgumentParser, seeded: str) -> None:
         q.add_argument(
-            "--distributor", default="kairos", help="registered distributor spec (default kairos)"
+            "--distributor",
+            help=f"registered distributor spec (default {DEFAULT_DISTRIBUTOR})",
         )
-        q.add_argument("--queries", type=int, default=20000, help="queries per simulation run")
-        q.add_argument("--seed", type=int, default=0)
+        q.add_argument(
+            "--queries",
+            type=positive_int,
+            help=f"queries per simulation run (default {DEFAULT_QUERIES})",
+        )
+        q.add_argument(
+            "--seed",
+            type=random_seed,
+            help=f"seed of the simulated workloads{seeded} (default {DEFAULT_SEED})",
+        )
 
     se = ksub.add_parser(
         "search", help="search the configurations with evaluations (Kairos+ or a competitor)"
     )
     _common(se)
-    evaluation_args(se)
+    evaluation_args(se, " and of a randomised --method")
     se.add_argument(
         "--method",
         default="kairos+",
         help="kairos+, random, genetic, bo, annealing, hill_climbing or exhaustive",
     )
     se.add_argument("--lookup", help='values instead of simulations: JSON {"2,0,9,0": qps, ...}')
-    se.add_argument("--max-evaluations", type=int, default=0, help="0: no limit")
     se.add_argument(
-        "--bound-pruning", action="store_true", help="give competitors Kairos+'s bound pruning"
+        "--max-evaluations",
+        type=non_negative_int,
+        default=0,
+        help="stop after this many evaluations (default 0: no limit)",
     )
-    se.set_defaults(run=_cmd_search)
+    se.add_argument(
+        "--bound-pruning",
+        action="store_true",
+        help="give the competitors Kairos+'s bound pruning (Kairos+ always has it)",
+    )
+    se.set_defaults(run=_cmd_search, inputs=(*_INPUTS, "lookup"))
 
     ev = ksub.add_parser(
         "evaluate", help="allowable throughput of one configuration under a distributor"
     )
     _common(ev)
-    evaluation_args(ev)
+    evaluation_args(ev, "")
     ev.add_argument(
         "--config", required=True, help='"2,0,9,0" (space order) or "g4dn.xlarge=2,r5n.large=9"'
     )
-    ev.set_defaults(run=_cmd_evaluate)
+    ev.set_defaults(run=_cmd_evaluate, inputs=_INPUTS)

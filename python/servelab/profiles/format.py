@@ -17,10 +17,17 @@ from typing import Any
 
 import numpy as np
 
+from .. import textio
 from .._core import Profile
 
 FORMAT = "servelab.profile"
 VERSION = 1
+
+#: The longest time a profile may hold, in seconds: the simulator counts int64 nanoseconds, which
+#: hold about 292 years (9.2e18 ns); a longer latency could never be simulated.
+MAX_TIME_S = 9.2e9
+_MAX_MS = MAX_TIME_S * 1e3
+_TOO_LONG = f"must be < {_MAX_MS:g} ms, the int64-nanosecond range of the simulator (292 years)"
 
 _TOP_KEYS = {
     "format",
@@ -114,6 +121,10 @@ def _check_samples(check: _Checker, value: Any, path: str) -> np.ndarray:
     if bad.size:
         i = int(bad[0])
         check.bad(f"{path}[{i}]", value[i], "must be a finite latency > 0 ms")
+    too_long = np.flatnonzero(samples >= _MAX_MS)
+    if too_long.size:
+        i = int(too_long[0])
+        check.bad(f"{path}[{i}]", value[i], _TOO_LONG)
     return samples / 1e3
 
 
@@ -131,6 +142,8 @@ def _check_percentiles(check: _Checker, value: Any, path: str) -> dict[float, fl
                 f"{path}[{_key(key)}]", "is not a percentile: keys must be numbers in (0, 100]"
             )
         check.number(ms, f"{path}[{_key(key)}]", strict=True, unit=" ms")
+        if ms >= _MAX_MS:
+            check.bad(f"{path}[{_key(key)}]", ms, _TOO_LONG)
         points.append((pct, key, float(ms)))
     points.sort()
     for (p0, k0, v0), (p1, k1, v1) in zip(points[:-1], points[1:], strict=True):
@@ -147,7 +160,13 @@ def _check_percentiles(check: _Checker, value: Any, path: str) -> dict[float, fl
 
 
 def _check_pair_table(
-    check: _Checker, value: Any, path: str, hardware: Mapping, models: Mapping, unit: str
+    check: _Checker,
+    value: Any,
+    path: str,
+    hardware: Mapping,
+    models: Mapping,
+    unit: str,
+    below: float = math.inf,
 ) -> list[tuple[str, str, float]]:
     out = []
     for hw, per_model in check.obj(value, path).items():
@@ -158,7 +177,10 @@ def _check_pair_table(
             m_path = f"{hw_path}[{_key(model)}]"
             if model not in models:
                 check.fail(m_path, f'names model {_key(model)} that "models" does not declare')
-            out.append((hw, model, check.number(x, m_path, unit=f" {unit}")))
+            number = check.number(x, m_path, unit=f" {unit}")
+            if number >= below:
+                check.bad(m_path, x, f"must be < {below:g} {unit}")
+            out.append((hw, model, number))
     return out
 
 
@@ -255,7 +277,7 @@ def from_dict(data: Any, *, where: str = "profile dict") -> Profile:
     ):
         profile.set_memory_mb(hw, model, mb)
     for hw, model, s in _check_pair_table(
-        check, top.get("load_time_s", {}), "load_time_s", hardware, models, "s"
+        check, top.get("load_time_s", {}), "load_time_s", hardware, models, "s", MAX_TIME_S
     ):
         profile.set_load_time(hw, model, s)
     return profile
@@ -309,19 +331,14 @@ def to_dict(profile: Profile) -> dict[str, Any]:
 
 def loads(text: str | bytes, *, where: str = "<string>") -> Profile:
     """A Profile from the JSON text of a profile file; errors start with ``where``."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{where}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    return from_dict(data, where=where)
+    if isinstance(text, bytes):
+        text = textio.decode_text(text, where=where)
+    return from_dict(textio.load_json(text, where=where), where=where)
 
 
 def load(path: str | os.PathLike[str]) -> Profile:
     """Reads a profile file (native JSON format, version 1)."""
-    path = Path(path)
-    return loads(path.read_bytes(), where=str(path))
+    return loads(textio.read_text(path, what="profile JSON file"), where=str(path))
 
 
 def dumps(profile: Profile, *, indent: int | None = 1) -> str:

@@ -18,14 +18,13 @@ Both are also registered by name: ``"jellyfish(loads=[200, 400], slo_ms=150)"``,
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import _core
+from .. import _core, textio
 from ..profiles import Profile
 
 HARDWARE = "cloud_cpu"
@@ -138,11 +137,14 @@ def read_policy_gen(folder: str | os.PathLike[str], models: Sequence[str]) -> di
         match = _POLICY_FILE.match(path.name)
         if not match:
             continue
+        content = textio.read_json(path, what="policy_gen JSON file")
+        k = content.get("-1") if isinstance(content, dict) else None
+        if isinstance(k, bool) or not isinstance(k, int | str):
+            raise ValueError(f'{path}: expected {{"-1": <model number>}}, got {content!r:.60}')
         try:
-            content = json.loads(path.read_text())
-            k = int(content["-1"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise ValueError(f'{path}: expected {{"-1": <model number>}}') from None
+            k = int(k)
+        except ValueError:
+            raise ValueError(f'{path}: "-1"={k!r:.40} is not a model number') from None
         if not 1 <= k <= len(models):
             raise ValueError(f"{path}: model number {k} is not in 1..{len(models)}")
         out[round(float(match.group(1)) * 1e6, 6)] = models[k - 1]

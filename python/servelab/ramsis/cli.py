@@ -18,30 +18,71 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..cli_types import (
+    conflicting_options,
+    ignored_option,
+    int_in_range,
+    non_negative_float,
+    positive_float,
+    positive_int32,
+    random_seed,
+)
+
+DEFAULT_DURATION_S = 30.0  # evaluate --simulate
+DEFAULT_SEED = 0
+DEFAULT_MAX_GAP = 0.0  # percentage points; 0: no refinement
+DEFAULT_TRACE_MODE = "artifact"
+DEFAULT_INTERVALS = 100
+MAX_INTERVALS = 100_000  # the MDP builder's limit on D
+# A policy set is solved per load; far more loads than this is a slip in the step.
+MAX_LOADS = 10_000
+
 
 def _loads(text: str) -> list[float]:
-    """'200,400,800' or 'start:stop:step' (stop included) -> loads in queries/s."""
+    """'200,400,800' or 'start:stop:step' (stop included) -> loads in queries/s, each positive."""
     try:
-        if ":" in text:
-            start, stop, step = (float(x) for x in text.split(":"))
-            if not step > 0:
-                raise ValueError
-            count = int(math.floor((stop - start) / step + 1e-9)) + 1
-            return [start + i * step for i in range(count)]
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+        loads = (
+            _load_range(text) if ":" in text else [_load(x) for x in text.split(",") if x.strip()]
+        )
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(
-            f"loads={text!r}: give 'a,b,c' or 'start:stop:step' in queries/s"
+            f"loads={text!r}: give 'a,b,c' or 'start:stop:step' of positive finite queries/s"
         ) from None
+    if not loads:
+        raise argparse.ArgumentTypeError(f"loads={text!r}: no load in it")
+    return loads
+
+
+def _load_range(text: str) -> list[float]:
+    start, stop, step = (_load(x) for x in text.split(":"))
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if count > MAX_LOADS:
+        raise argparse.ArgumentTypeError(
+            f"loads={text!r}: {count} loads, more than {MAX_LOADS}; take a larger step"
+        )
+    return [start + i * step for i in range(count)]
+
+
+def _load(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"load {text!r} is not a positive finite number")
+    return value
 
 
 def _common(p: argparse.ArgumentParser, *, load: bool = True) -> None:
-    p.add_argument("--task", choices=["image", "text"], default="image", help="default image")
+    p.add_argument(
+        "--task", choices=["image", "text"], default="image", help="the task (default image)"
+    )
     p.add_argument("--data", help="the RAMSIS data folder (default $SERVELAB_RAMSIS_DATA)")
-    p.add_argument("--slo-ms", type=float, help="latency SLO (default: the task's tightest)")
-    p.add_argument("--workers", type=int, default=60, help="number of workers (default 60)")
+    p.add_argument(
+        "--slo-ms", type=positive_float, help="latency SLO (default: the task's tightest)"
+    )
+    p.add_argument(
+        "--workers", type=positive_int32, default=60, help="number of workers (default 60)"
+    )
     if load:
-        p.add_argument("--load", type=float, help="load in queries/s")
+        p.add_argument("--load", type=positive_float, help="load in queries/s")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -65,13 +106,21 @@ def _policy_row(p: Any) -> dict[str, Any]:
 def _cmd_policy(args: argparse.Namespace) -> int:
     from .. import _core
 
-    task, slo = _task_slo(args)
     if (args.load is None) == (args.loads is None):
         raise ValueError("give exactly one of --load and --loads")
+    if args.max_gap is not None and args.loads is None:
+        raise ignored_option("--max-gap", "--loads", "it refines a policy set across loads")
+    if args.intervals is not None and args.discretisation != "fld":
+        raise conflicting_options(
+            "--intervals",
+            f"--discretisation {args.discretisation}",
+            "its slack levels are the profiled latencies",
+        )
+    task, slo = _task_slo(args)
     common = {
         "slo_ms": slo,
         "workers": args.workers,
-        "intervals": args.intervals,
+        "intervals": args.intervals or DEFAULT_INTERVALS,
         "batching": args.batching,
         "discretisation": args.discretisation,
     }
@@ -82,7 +131,10 @@ def _cmd_policy(args: argparse.Namespace) -> int:
         text = policy.to_json()
     else:
         policy = _core.ramsis.generate_policy_set(
-            task.table, args.loads, max_accuracy_gap=args.max_gap / 100.0, **common
+            task.table,
+            args.loads,
+            max_accuracy_gap=(args.max_gap or DEFAULT_MAX_GAP) / 100.0,
+            **common,
         )
         rows = [_policy_row(p) for p in policy.policies]
         text = policy.to_json()
@@ -115,11 +167,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .. import _core
     from .simulate import simulate
 
-    task, slo = _task_slo(args)
     if args.load is None:
         raise ValueError("give --load")
+    for option, value in (("--duration-s", args.duration_s), ("--seed", args.seed)):
+        if value is not None and not args.simulate:
+            raise ignored_option(option, "--simulate", "only the simulation uses it")
+    task, slo = _task_slo(args)
     if args.policy:
-        policy = _core.ramsis.WorkerPolicy.from_json(Path(args.policy).read_text())
+        from .policy import read_policy_text
+
+        policy = _core.ramsis.WorkerPolicy.from_json(read_policy_text(args.policy))
     else:
         policy = _core.ramsis.generate_policy(
             task.table, slo_ms=slo, load_qps=args.load, workers=args.workers
@@ -137,10 +194,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.simulate:
         run = simulate(
             task, _core.ramsis.ramsis_scheduler(policy, load_qps=args.load), args.workers,
-            load=args.load, slo_ms=slo, duration_s=args.duration_s, seed=args.seed, data=args.data,
+            load=args.load, slo_ms=slo, duration_s=args.duration_s or DEFAULT_DURATION_S,
+            seed=args.seed or DEFAULT_SEED, data=args.data,
         )  # fmt: skip
-        acc = run.summary["accuracy_per_satisfied_query"]
-        out["simulated_accuracy"] = None if acc is None else acc / 100.0
+        out["simulated_accuracy"] = run.summary["accuracy_per_satisfied_query"]  # a fraction
         out["simulated_violation"] = run.summary["violation_rate"]
     if args.json:
         print(json.dumps(out, indent=2))
@@ -161,9 +218,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from .simulate import METHODS, scheduler, simulate
 
-    task, slo = _task_slo(args)
     if (args.load is None) == (not args.trace):
         raise ValueError("give exactly one of --load and --trace")
+    _check_simulate_options(args)
+    task, slo = _task_slo(args)
     methods = list(METHODS) if args.method == "all" else [args.method]
     rows = []
     for method in methods:
@@ -173,22 +231,33 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         run = simulate(
             task, chosen, args.workers, load=args.load, trace=True if args.trace else None,
             slo_ms=slo, duration_s=args.duration_s, seed=args.seed, data=args.data,
-            trace_mode=args.trace_mode, threads=args.threads,
+            trace_mode=args.trace_mode or DEFAULT_TRACE_MODE, threads=args.threads,
         )  # fmt: skip
         rows.append({**run.row(), "method": method, "scheduler": run.result.meta["scheduler"]})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    where = f"{args.load:g} queries/s" if args.load is not None else f"trace ({args.trace_mode})"
+    mode = args.trace_mode or DEFAULT_TRACE_MODE
+    where = f"{args.load:g} queries/s" if args.load is not None else f"trace ({mode})"
     print(f"{args.task}, SLO {slo:g} ms, {args.workers} workers, {where}")
     print(f"{'method':>16} {'queries':>9} {'accuracy %':>11} {'violation %':>12} {'sim s':>7}")
     for r in rows:
         acc = r["accuracy_per_satisfied_query"]
         print(
-            f"{r['method']:>16} {r['queries']:>9} {'-' if acc is None else f'{acc:.3f}':>11} "
+            f"{r['method']:>16} {r['queries']:>9} {'-' if acc is None else f'{100 * acc:.3f}':>11} "
             f"{100 * (r['violation_rate'] or 0.0):>12.4f} {r['sim_seconds']:>7.2f}"
         )
     return 0
+
+
+def _check_simulate_options(args: argparse.Namespace) -> None:
+    """Refuses the options that the other options given would leave without effect."""
+    if args.trace_mode is not None and not args.trace:
+        raise ignored_option("--trace-mode", "--trace", "it says how the trace is replayed")
+    if args.policies and args.method not in ("ramsis", "all"):
+        raise conflicting_options(
+            "--policies", f"--method {args.method}", "only RAMSIS reads a policy set"
+        )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -199,26 +268,47 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pol = cmds.add_parser("policy", help="generate a policy (--load) or a policy set (--loads)")
     _common(pol)
     pol.add_argument("--loads", type=_loads, help="'a,b,c' or 'start:stop:step' queries/s")
-    pol.add_argument("--intervals", type=int, default=100, help="FLD intervals D (default 100)")
-    pol.add_argument("--batching", choices=["maximal", "variable"], default="maximal")
-    pol.add_argument("--discretisation", choices=["fld", "md"], default="fld")
+    pol.add_argument(
+        "--intervals",
+        type=int_in_range(1, MAX_INTERVALS, "a positive integer"),
+        help=f"with --discretisation fld: slack intervals D (default {DEFAULT_INTERVALS})",
+    )
+    pol.add_argument(
+        "--batching",
+        choices=["maximal", "variable"],
+        default="maximal",
+        help="serve the whole queue (maximal) or allow partial batches (variable); default maximal",
+    )
+    pol.add_argument(
+        "--discretisation",
+        choices=["fld", "md"],
+        default="fld",
+        help="slack discretisation: fixed-length (fld) or model-based (md); default fld",
+    )
     pol.add_argument(
         "--max-gap",
-        type=float,
-        default=0.0,
-        help="refine --loads until adjacent expected accuracies differ by less (percentage "
-        "points; default 0: no refinement)",
+        type=non_negative_float,
+        help="with --loads: refine until adjacent expected accuracies differ by less "
+        "(percentage points; default 0: no refinement)",
     )
     pol.add_argument("--out", help="save the policy (set) as JSON")
-    pol.set_defaults(run=_cmd_policy)
+    pol.set_defaults(run=_cmd_policy, inputs=("data",))
 
     ev = cmds.add_parser("evaluate", help="expected accuracy and violation rate of a policy")
     _common(ev)
     ev.add_argument("--policy", help="a worker policy JSON file (default: generate one)")
     ev.add_argument("--simulate", action="store_true", help="also simulate it at --load")
-    ev.add_argument("--duration-s", type=float, default=30.0, help="simulated time (default 30)")
-    ev.add_argument("--seed", type=int, default=0)
-    ev.set_defaults(run=_cmd_evaluate)
+    ev.add_argument(
+        "--duration-s",
+        type=positive_float,
+        help=f"with --simulate: simulated seconds (default {DEFAULT_DURATION_S:g})",
+    )
+    ev.add_argument(
+        "--seed",
+        type=random_seed,
+        help=f"with --simulate: seed of the simulated arrivals (default {DEFAULT_SEED})",
+    )
+    ev.set_defaults(run=_cmd_evaluate, inputs=("data", "policy"))
 
     sim = cmds.add_parser("simulate", help="simulate RAMSIS and its baselines")
     _common(sim)
@@ -229,9 +319,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="default ramsis",
     )
     sim.add_argument("--trace", action="store_true", help="the Twitter trace instead of --load")
-    sim.add_argument("--trace-mode", choices=["artifact", "stretched"], default="artifact")
-    sim.add_argument("--duration-s", type=float, help="default 30 (constant) or 300 (trace)")
+    sim.add_argument(
+        "--trace-mode",
+        choices=["artifact", "stretched"],
+        help=f"with --trace: replay it as the artifact does or stretched to --duration-s "
+        f"(default {DEFAULT_TRACE_MODE})",
+    )
+    sim.add_argument(
+        "--duration-s",
+        type=positive_float,
+        help="simulated seconds (default 30 at a constant load, 300 on the trace)",
+    )
     sim.add_argument("--policies", help="RAMSIS: a policy set JSON file instead of generating")
-    sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--threads", type=int, default=1, help="threads for table generation")
-    sim.set_defaults(run=_cmd_simulate)
+    sim.add_argument(
+        "--seed",
+        type=random_seed,
+        default=DEFAULT_SEED,
+        help=f"seed of the simulated arrivals (default {DEFAULT_SEED})",
+    )
+    sim.add_argument(
+        "--threads",
+        type=positive_int32,
+        default=1,
+        help="threads for table generation (default 1; results do not depend on it)",
+    )
+    sim.set_defaults(run=_cmd_simulate, inputs=("data", "policies"))

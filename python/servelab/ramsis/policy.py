@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .. import _core, textio
 from ..profiles import Profile
 from .tasks import TaskData
 
@@ -270,8 +270,14 @@ def to_json(obj: WorkerPolicy | PolicySet) -> str:
     return obj.to_json()
 
 
-def from_json(text: str) -> WorkerPolicy | PolicySet:
-    """A WorkerPolicy or PolicySet from its JSON document (ValueError naming a bad field)."""
+def from_json(text: str, *, where: str = "policy JSON") -> WorkerPolicy | PolicySet:
+    """A WorkerPolicy or PolicySet from its JSON document (ValueError naming a bad field; ``where``
+    names the document in the nesting check)."""
+    textio.check_json_depth(text, where=where)
+    return _parse_policy(text)
+
+
+def _parse_policy(text: str) -> WorkerPolicy | PolicySet:
     if '"servelab.ramsis.policy_set"' in text:
         return PolicySet.from_json(text)
     return WorkerPolicy.from_json(text)
@@ -284,9 +290,22 @@ def save(obj: WorkerPolicy | PolicySet, path: str | os.PathLike[str]) -> Path:
     return out
 
 
+def read_policy_text(path: str | os.PathLike[str]) -> str:
+    """The JSON text of a policy (set) file, checked before any parser sees it: the file exists
+    and is a file (FileNotFoundError / IsADirectoryError naming the path), is UTF-8 text and
+    nests at most textio.MAX_DEPTH levels (ValueError naming the path and line)."""
+    text = textio.read_text(path, what="RAMSIS policy JSON file")
+    textio.check_json_depth(text, where=str(path))
+    return text
+
+
 def load(path: str | os.PathLike[str]) -> WorkerPolicy | PolicySet:
-    """Reads a policy or policy set written by save()."""
-    return from_json(Path(path).read_text())
+    """Reads a policy or policy set written by save(); errors name the file."""
+    text = read_policy_text(path)
+    try:
+        return _parse_policy(text)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
 
 def policy_table(policy: WorkerPolicy) -> dict[str, np.ndarray]:

@@ -24,9 +24,10 @@ The setup follows the artifact (NOTES.md of the data):
   in-order central queue. No method drops queries.
 
 Metrics (``RamsisRun.summary``), as the artifact computes them over the queries served by the end
-of the run: ``accuracy_per_satisfied_query`` (mean profiled accuracy, in %, of the queries that met
-their deadline) and ``violation_rate`` (late served queries / served queries); plus
-``violation_rate_all`` (queries that did not finish by their deadline, served or not, over all).
+of the run: ``accuracy_per_satisfied_query`` (mean profiled accuracy of the queries that met
+their deadline: a fraction in [0, 1], as in ``Result.summary()``; printers show it in %) and
+``violation_rate`` (late served queries / served queries); plus ``violation_rate_all`` (queries
+that did not finish by their deadline, served or not, over all).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import numpy as np
 
 from .. import _core
 from ..results import COMPLETED, Result
+from .policy import read_policy_text
 from .tasks import HARDWARE, TaskData, image_task, text_task
 from .trace import TRACE_DURATION_S, LoadTrace, read_load_trace
 
@@ -132,7 +134,7 @@ def summarize(result: Result) -> dict[str, Any]:
     return {
         "queries": n,
         "served": n_served,
-        "accuracy_per_satisfied_query": float(accuracy.mean() * 100) if n_met else None,
+        "accuracy_per_satisfied_query": float(accuracy.mean()) if n_met else None,
         "violation_rate": (n_served - n_met) / n_served if n_served else None,
         "violation_rate_all": (n - n_met) / n if n else None,
         "mean_batch": float(batch.mean()) if n_served else None,
@@ -402,10 +404,10 @@ def compare_methods(
 ) -> Any:
     """Runs every method on every configuration: the constant ``loads`` x ``workers``, or with
     ``trace`` the trace x ``workers``. Returns a pandas DataFrame, one row per run: method,
-    workers, load_qps (None for the trace), accuracy_per_satisfied_query (%), violation_rate,
-    satisfiable (see :func:`satisfiable`) and the rest of ``RamsisRun.summary``. ``ms_tables``:
-    {workers: table} to give ModelSwitching a table (e.g. the artifact's) instead of generating
-    one with ``ms_duration_s`` runs."""
+    workers, load_qps (None for the trace), accuracy_per_satisfied_query (a fraction),
+    violation_rate, satisfiable (see :func:`satisfiable`) and the rest of ``RamsisRun.summary``.
+    ``ms_tables``: {workers: table} to give ModelSwitching a table (e.g. the artifact's) instead
+    of generating one with ``ms_duration_s`` runs."""
     import pandas as pd
 
     t = get_task(task, data)
@@ -448,7 +450,7 @@ def accuracy_gains(frame: Any, *, only_satisfiable: bool = False) -> dict[str, d
     for baseline in ("jellyfish", "model_switching"):
         if "ramsis" not in wide or baseline not in wide:
             continue
-        diff = (wide["ramsis"] - wide[baseline]).dropna()
+        diff = 100 * (wide["ramsis"] - wide[baseline]).dropna()  # fractions -> percentage points
         out[baseline] = {
             "mean": float(diff.mean()) if len(diff) else float("nan"),
             "max": float(diff.max()) if len(diff) else float("nan"),
@@ -463,6 +465,10 @@ def scheduler(policies: Any, *, load_qps: float = 0.0, window_ms: float = 500.0)
     JSON path), for servelab.simulate and servelab.serve: round-robin per-worker EDF queues; at each
     decision the policy of the load estimated over the last ``window_ms`` (or the known
     ``load_qps``) maps (queue length, earliest slack) to (model, batch)."""
+    if isinstance(policies, str | os.PathLike):
+        # The file is checked here (exists, UTF-8, sane nesting) so that its errors name the path;
+        # the path itself goes on, so the run's metadata still names the file.
+        read_policy_text(policies)
     return _core.ramsis.ramsis_scheduler(policies, load_qps=load_qps, window_ms=window_ms)
 
 
@@ -562,7 +568,7 @@ def format_evaluation(parts: Sequence[EvaluationPart]) -> str:
                     continue
                 acc = row["accuracy_per_satisfied_query"].iloc[0]
                 viol = row["violation_rate"].iloc[0]
-                cells.append(f"{acc:>22.2f} / {100 * viol:>7.3f}")
+                cells.append(f"{100 * acc:>22.2f} / {100 * viol:>7.3f}")
             sat = "yes" if bool(group["satisfiable"].iloc[0]) else "no"
             lines.append(f"{value:>9g} {sat:>4} " + " ".join(cells))
         for baseline in ("jellyfish", "model_switching"):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import workload
+from .. import textio, workload
 
 #: The paper's trace length (the day-long trace scaled down to five minutes, sec. 7).
 TRACE_DURATION_S = 300.0
@@ -86,10 +86,9 @@ def read_load_trace(path: str | os.PathLike[str]) -> LoadTrace:
     and line.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"load trace {path} does not exist")
     times, loads = [], []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    text = textio.read_text(path, what="load trace file")
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split()
@@ -101,6 +100,8 @@ def read_load_trace(path: str | os.PathLike[str]) -> LoadTrace:
             raise ValueError(
                 f"{path}:{number}: {line!r} is not 't_seconds load' (two numbers)"
             ) from None
+        if not np.isfinite(t):  # float() reads nan, inf and 1e999 as numbers
+            raise ValueError(f"{path}:{number}: t_seconds={parts[0]} must be a finite number")
         if not np.isfinite(load) or load <= 0:
             raise ValueError(
                 f"{path}:{number}: load={parts[1]} must be a positive number of queries/s"
