@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _core, backends
+from . import _aliases, _core, backends
 from ._core import (
     Actions,
     BatchDone,
@@ -26,17 +26,17 @@ from ._core import (
 from .backends import BackendUnavailable, build_info
 
 __version__: str = _core.build_info()["version"]
+_aliases.install()  # servelab.kairos is servelab.systems.kairos, and so on
 
 # Everything else loads on first use, so `import servelab` (and the CLI's start) stays fast:
 # pandas alone takes a quarter of a second to import.
 _LAZY_MODULES = {
     "experiments",
-    "kairos",
     "main_job",
     "profiles",
-    "ramsis",
     "results",
     "solvers",
+    "systems",
     "workload",
 }
 # public name -> (module, attribute)
@@ -109,6 +109,8 @@ _BACKEND_MODELS = {
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
         value: Any = importlib.import_module(f".{name}", __name__)
+    elif f"servelab.{name}" in _aliases.SYSTEMS:
+        value = importlib.import_module(_aliases.SYSTEMS[f"servelab.{name}"])
     elif name in _LAZY_NAMES:
         module, attribute = _LAZY_NAMES[name]
         value = getattr(importlib.import_module(f".{module}", __name__), attribute)
@@ -121,4 +123,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, *_BACKEND_MODELS})
+    systems = [name.split(".")[1] for name in _aliases.SYSTEMS]
+    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, *_BACKEND_MODELS, *systems})

@@ -280,8 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     smoke_cmd.set_defaults(run=_cmd_smoke)
 
     # The systems bring their own subcommands (servelab kairos ..., servelab ramsis ...).
-    from servelab.kairos import cli as kairos_cli
-    from servelab.ramsis import cli as ramsis_cli
+    from servelab.systems.kairos import cli as kairos_cli
+    from servelab.systems.ramsis import cli as ramsis_cli
 
     kairos_cli.add_parser(sub)
     ramsis_cli.add_parser(sub)

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _core
-from ..profiles import Profile
+from ... import _core
+from ...profiles import Profile
 
 #: The hardware name of the artifact's (single) worker type.
 HARDWARE = "cloud_cpu"

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
-from ..results import COMPLETED, Result
+from ... import _core
+from ...results import COMPLETED, Result
 from .policy import read_policy_text
 from .tasks import HARDWARE, TaskData, image_task, text_task
 from .trace import TRACE_DURATION_S, LoadTrace, read_load_trace
@@ -310,7 +310,7 @@ def simulate(
             ms_duration_s=ms_duration_s, ms_table=ms_table, threads=threads, data=data,
         )  # fmt: skip
     else:
-        from ..schedulers import make_scheduler
+        from ...schedulers import make_scheduler
 
         sched = make_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
         method = sched.describe()

@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, profiles
-from ..experiments import AllowableThroughput, QoS, allowable_throughput
-from ..results import Result
-from ..run import simulate
-from ..scenario import resolve_profile
-from ..workload import make_size_distribution
+from ... import _core, profiles
+from ...experiments import AllowableThroughput, QoS, allowable_throughput
+from ...results import Result
+from ...run import simulate
+from ...scenario import resolve_profile
+from ...workload import make_size_distribution
 from .artifact import QOS_MS
 
 #: The distributors compared in the paper, by their registered names.

@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..cli_types import (
+from ...cli_types import (
     conflicting_options,
     ignored_option,
     int_in_range,
@@ -104,7 +104,7 @@ def _policy_row(p: Any) -> dict[str, Any]:
 
 
 def _cmd_policy(args: argparse.Namespace) -> int:
-    from .. import _core
+    from ... import _core
 
     if (args.load is None) == (args.loads is None):
         raise ValueError("give exactly one of --load and --loads")
@@ -164,7 +164,7 @@ def _cmd_policy(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .. import _core
+    from ... import _core
     from .simulate import simulate
 
     if args.load is None:

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, textio
-from ..profiles import Profile
+from ... import _core, textio
+from ...profiles import Profile
 from .tasks import TaskData
 
 LatencyTable = _core.ramsis.LatencyTable

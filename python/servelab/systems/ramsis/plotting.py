@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _core
+from ... import _core
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

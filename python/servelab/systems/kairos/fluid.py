@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import workload as _workload
-from .._core import Profile
-from ..backends import require
+from ... import workload as _workload
+from ..._core import Profile
+from ...backends import require
 
 __all__ = ["FluidBound", "fluid_bounds", "fluid_size_classes", "fluid_upper_bound"]
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..workload import make_size_distribution
+from ...workload import make_size_distribution
 from . import artifact as _artifact
 from .evaluate import _check_config, _qos, evaluate, load_profile
 

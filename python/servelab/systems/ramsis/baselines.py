@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import _core, textio
-from ..profiles import Profile
+from ... import _core, textio
+from ...profiles import Profile
 
 HARDWARE = "cloud_cpu"
 _POLICY_FILE = re.compile(r"^test_rate-([0-9.eE+-]+)_pi\.json$")

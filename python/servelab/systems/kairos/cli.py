@@ -19,8 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from .. import textio
-from ..cli_types import (
+from ... import textio
+from ...cli_types import (
     conflicting_options,
     ignored_option,
     non_negative_int,
@@ -294,7 +294,7 @@ def _model(args: argparse.Namespace) -> str:
 
     if is_artifact_folder(args.source):
         raise ValueError(f"--model is required: one of {', '.join(artifact_models(args.source))}")
-    from .. import profiles
+    from ... import profiles
 
     models = profiles.load(args.source).models
     if len(models) != 1:

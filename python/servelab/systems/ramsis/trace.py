@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import textio, workload
+from ... import textio, workload
 
 #: The paper's trace length (the day-long trace scaled down to five minutes, sec. 7).
 TRACE_DURATION_S = 300.0

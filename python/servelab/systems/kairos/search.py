@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._core import kairos as _k
+from ..._core import kairos as _k
 from .bounds import Source, table_of, upper_bounds
 
 #: Accepted method names -> the registered search method.

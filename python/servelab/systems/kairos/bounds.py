@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import profiles as _profiles
-from .._core import Profile
-from .._core import kairos as _k
+from ... import profiles as _profiles
+from ..._core import Profile
+from ..._core import kairos as _k
 from . import artifact as _artifact
 
 BoundProfile = _k.BoundProfile

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import textio
-from .._core import kairos as _k
+from ... import textio
+from ..._core import kairos as _k
 
 PathLike = str | os.PathLike[str]
 
