@@ -384,6 +384,10 @@ TEST_F(TraceFile, TimestampErrorsNameFileAndLine) {
   expect_line_error("1,2\n", 1, "got 2 fields", kTimestamps);
   expect_line_error("1.5x\n", 1, "'1.5x' is not a number", kTimestamps);
   expect_line_error("0\nt\n", 2, "'t' is not a number", kTimestamps);  // only the first line may be a header
+  // nan / inf are numbers, never a header: the first line is checked like any other.
+  expect_line_error("nan\n1\n2\n", 1, "timestamp nan must be non-negative and finite", kTimestamps);
+  expect_line_error("inf\n1\n", 1, "must be non-negative and finite", kTimestamps);
+  expect_line_error("INF,3\n1 2\n", 1, "t 'INF' is not a finite number", kRateTrace);
   const auto comment_only = write("# only a comment\n");
   expect_error<ValueError>([&] { read_timestamps_csv(comment_only); }, {"holds no timestamps"});
   const auto one = write("1\n");

@@ -83,9 +83,15 @@ std::optional<std::int64_t> parse_count(std::string_view token) {
   return value;
 }
 
-// A header line starts with a letter or a quote (so "1.5x" is a malformed number, not a header).
+// A header line starts with a letter or a quote (so "1.5x" is a malformed number, not a header),
+// but its first field is not a number: "nan" and "inf" are numbers, rejected as non-finite with
+// their line, never skipped as a header.
 bool looks_like_header(std::string_view line) {
-  return std::isalpha(static_cast<unsigned char>(line.front())) || line.front() == '"' || line.front() == '\'';
+  const bool starts_like_text =
+      std::isalpha(static_cast<unsigned char>(line.front())) || line.front() == '"' || line.front() == '\'';
+  if (!starts_like_text) return false;
+  const std::size_t end = line.find_first_of(", \t");
+  return !parse_double(line.substr(0, end)).has_value();
 }
 
 // Fields separated by commas and/or whitespace ("0 1850", "0,1850", "0, 1850").
