@@ -267,3 +267,13 @@ def test_latency_beyond_the_simulators_clock_names_file_and_line(tmp_path):
 def test_ramsis_task_named_without_its_hardware_suffix():
     with pytest.raises(KeyError, match=r"'image' is not in .*known: image_cloud_cpu, text_cloud"):
         profiles.import_ramsis(shared_dir("ramsis"), tasks=["image"])
+
+
+def test_ramsis_accuracy_mapping_names_an_unknown_model():
+    with pytest.raises(KeyError, match=r"accuracy: model 'resnet999' is not in the imported profile"):
+        profiles.import_ramsis(
+            shared_dir("ramsis"),
+            tasks=["image_cloud_cpu"],
+            models=["resnet50"],
+            accuracy={"resnet50": 0.8, "resnet999": 0.9},
+        )

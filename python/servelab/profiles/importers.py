@@ -391,6 +391,13 @@ def import_ramsis(
             profile.set_latency(hardware, model, batch, samples_s=read_latency_list(path, unit="s"))
     if isinstance(accuracy, Mapping):
         table = dict(accuracy)
+        # The CSV covers every task's models; a mapping given here is about this profile only.
+        unknown = sorted(set(table) - set(profile.models))
+        if unknown:
+            raise KeyError(
+                f"accuracy: model {unknown[0]!r} is not in the imported profile "
+                f"(its models: {', '.join(profile.models)})"
+            )
     elif accuracy is not None:
         table = _read_accuracy_csv(Path(accuracy))
     else:
