@@ -29,7 +29,9 @@ $(STAMPS)/venv: $(STAMPS)/apt requirements/dev.txt requirements/torch.txt
 
 ## build: (re)build the extension modules incrementally into $(BUILD_DIR)
 build: $(STAMPS)/venv
-	$(PY) -m pip install -q --no-build-isolation --no-deps -e . $(DEV_DEFINES)
+	@mkdir -p build
+	@# flock: two builds at once (two terminals, helpers, an editor hook) would corrupt the build dir.
+	flock build/.build-lock $(PY) -m pip install -q --no-build-isolation --no-deps -e . $(DEV_DEFINES)
 
 ## demo: the main job (schedulers compared on the default scenario; plots in servelab-output/)
 demo: setup
