@@ -11,9 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
+#include "seed.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/systems/kairos/bound_profile.hpp"
@@ -38,7 +40,7 @@ std::int64_t threshold_from_py(const py::handle& v, const char* field) {
   if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
     throw ValueError(str(field, "=", py::repr(v).cast<std::string>(), " must be an integer batch size or None"));
   }
-  return v.cast<std::int64_t>();
+  return to_int<std::int64_t>(v, field);
 }
 
 workload::SizePtr to_sizes(const py::handle& value) {
@@ -49,9 +51,10 @@ workload::SizePtr to_sizes(const py::handle& value) {
                        " is not a SizeDistribution or a spec string such as 'kairos_mix'"));
 }
 
-InstanceSpace make_space(std::vector<std::string> types, std::vector<double> prices,
-                         std::vector<std::int64_t> max_count, double budget, std::int64_t min_base) {
-  InstanceSpace s{std::move(types), std::move(prices), std::move(max_count), budget, min_base};
+InstanceSpace make_space(std::vector<std::string> types, std::vector<double> prices, const py::object& max_count,
+                         double budget, const IntArg& min_base) {
+  InstanceSpace s{std::move(types), std::move(prices), to_int_list<std::int64_t>(max_count, "max_count"), budget,
+                  to_int<std::int64_t>(min_base, "min_base")};
   s.validate();
   return s;
 }
@@ -59,26 +62,6 @@ InstanceSpace make_space(std::vector<std::string> types, std::vector<double> pri
 py::array_t<std::int64_t> counts_array(const ConfigTable& t) {
   std::vector<std::int64_t> counts = t.counts();
   return to_numpy(std::move(counts), {static_cast<py::ssize_t>(t.size()), static_cast<py::ssize_t>(t.n_types())});
-}
-
-py::dict result_to_py(const solvers::search::SearchResult& r) {
-  py::dict out;
-  out["method"] = r.method;
-  out["found"] = r.found;
-  out["best_config"] = r.found ? py::object(py::tuple(py::cast(r.best_config))) : py::none();
-  out["best_value"] = r.best_value;
-  out["best_cost"] = r.best_cost;
-  out["best_index"] = r.best_index;
-  py::list trace;
-  for (const auto& e : r.trace) {
-    trace.append(py::make_tuple(e.index, py::tuple(py::cast(e.config)), e.value, e.cost, e.feasible));
-  }
-  out["trace"] = trace;
-  out["space_points"] = r.space_points;
-  out["pruned"] = r.pruned;
-  out["unexplored"] = r.unexplored;
-  out["stop_reason"] = r.stop_reason;
-  return out;
 }
 
 }  // namespace
@@ -240,10 +223,11 @@ void init_kairos(py::module_& m) {
 
   m.def(
       "upper_bound",
-      [](const BoundProfile& profile, const std::vector<std::string>& types, const std::vector<std::int64_t>& counts,
+      [](const BoundProfile& profile, const std::vector<std::string>& types, const py::object& counts,
          const std::string& formula) {
         Regime regime{};
-        const double b = UpperBound(profile, types, parse_aggregation(formula)).bound(counts, &regime);
+        const auto n = to_int_list<std::int64_t>(counts, "counts");
+        const double b = UpperBound(profile, types, parse_aggregation(formula)).bound(n, &regime);
         return py::make_tuple(b, std::string(regime_name(regime)));
       },
       py::arg("profile"), py::arg("types"), py::arg("counts"), py::arg("formula") = "artifact",
@@ -251,8 +235,9 @@ void init_kairos(py::module_& m) {
 
   m.def(
       "select_config",
-      [](const BoundTable& table, std::size_t same_base_top, std::size_t top_k) {
-        const Selection s = select_config(table, same_base_top, top_k);
+      [](const BoundTable& table, const IntArg& same_base_top, const IntArg& top_k) {
+        const Selection s = select_config(table, to_int<std::size_t>(same_base_top, "same_base_top"),
+                                          to_int<std::size_t>(top_k, "top_k"));
         py::dict out;
         out["index"] = s.index;
         out["rule"] = s.rule;
@@ -265,11 +250,11 @@ void init_kairos(py::module_& m) {
 
   m.def(
       "search",
-      [](const BoundTable& table, const py::function& objective, const std::string& method, std::uint64_t seed,
-         std::int64_t max_evaluations, std::optional<double> stop_at, bool bound_pruning, const py::kwargs& kwargs) {
+      [](const BoundTable& table, const py::function& objective, const std::string& method, const py::object& seed,
+         const IntArg& max_evaluations, std::optional<double> stop_at, bool bound_pruning, const py::kwargs& kwargs) {
         solvers::search::SearchOptions options;
-        options.seed = seed;
-        options.max_evaluations = max_evaluations;
+        options.seed = to_seed(seed);
+        options.max_evaluations = to_int<std::int64_t>(max_evaluations, "max_evaluations");
         options.stop_at = stop_at;
         const ParamArgs args = args_from_python(kwargs);
         // The objective is Python: it takes the GIL back for each call. Between calls the search
@@ -283,13 +268,13 @@ void init_kairos(py::module_& m) {
           }
           return py::float_(v).cast<double>();
         };
-        const auto result = run_long([&] { return search_configs(table, f, method, options, args, bound_pruning); });
-        return result_to_py(result);
+        return run_long([&] { return search_configs(table, f, method, options, args, bound_pruning); });
       },
       py::arg("table"), py::arg("objective"), py::arg("method") = "kairos_plus", py::arg("seed") = 0,
       py::arg("max_evaluations") = 0, py::arg("stop_at") = py::none(), py::arg("bound_pruning") = false,
-      "Searches the table's space with a registered method; objective(counts tuple) -> value. Kairos+ always prunes "
-      "by bound; bound_pruning gives the other methods the same. Extra keywords are the method's parameters.");
+      "Searches the table's space with a registered method; objective(counts tuple) -> value. Returns the solvers' "
+      "SearchResult (configs as counts tuples in the space's type order). Kairos+ always prunes by bound; "
+      "bound_pruning gives the other methods the same. Extra keywords are the method's parameters.");
 }
 
 }  // namespace servelab::bindings

@@ -5,11 +5,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
@@ -55,10 +57,11 @@ ss::Goal goal_from_string(const std::string& goal) {
 void bind_space(py::module_& m) {
   py::class_<ss::SearchSpace>(m, "_SearchSpace",
                               "Integer boxes of counts with unit costs, an optional budget and minimum counts.")
-      .def(py::init([](const std::vector<std::string>& names, const std::vector<std::int64_t>& lower,
-                       const std::vector<std::int64_t>& upper, const std::vector<double>& unit_cost,
-                       std::optional<double> budget, const std::vector<std::pair<std::size_t, std::int64_t>>& at_least,
-                       std::int64_t min_total) {
+      .def(py::init([](const std::vector<std::string>& names, const py::object& lower_arg, const py::object& upper_arg,
+                       const std::vector<double>& unit_cost, std::optional<double> budget,
+                       const std::vector<std::pair<std::size_t, IntArg>>& at_least, const IntArg& min_total) {
+             const auto lower = to_int_list<std::int64_t>(lower_arg, "lower");
+             const auto upper = to_int_list<std::int64_t>(upper_arg, "upper");
              const std::size_t n = names.size();
              if (lower.size() != n || upper.size() != n || unit_cost.size() != n) {
                throw ValueError(str("names, lower, upper and unit_cost must have the same length; got ", n, ", ",
@@ -67,8 +70,11 @@ void bind_space(py::module_& m) {
              std::vector<ss::Dimension> dims;
              for (std::size_t d = 0; d < n; ++d) dims.push_back({names[d], lower[d], upper[d], unit_cost[d]});
              std::vector<ss::AtLeast> minimums;
-             for (const auto& [dim, count] : at_least) minimums.push_back({dim, count});
-             return ss::SearchSpace(std::move(dims), budget, std::move(minimums), min_total);
+             for (const auto& [dim, count] : at_least) {
+               minimums.push_back({dim, to_int<std::int64_t>(count, str("at_least[", dim, "]"))});
+             }
+             return ss::SearchSpace(std::move(dims), budget, std::move(minimums),
+                                    to_int<std::int64_t>(min_total, "min_total"));
            }),
            py::arg("names"), py::arg("lower"), py::arg("upper"), py::arg("unit_cost"), py::arg("budget"),
            py::arg("at_least"), py::arg("min_total"))
@@ -141,6 +147,13 @@ void bind_result(py::module_& m) {
                     "Evaluations used to reach the best config (1-based), 0 when none was found.")
       .def_property_readonly("evaluations", &ss::SearchResult::evaluations)
       .def_readonly("space_points", &ss::SearchResult::space_points)
+      .def_property_readonly(
+          "share",
+          [](const ss::SearchResult& r) {
+            return r.space_points > 0 ? static_cast<double>(r.evaluations()) / static_cast<double>(r.space_points)
+                                      : std::numeric_limits<double>::quiet_NaN();
+          },
+          "Evaluations as a share of the feasible points of the space (NaN for an empty space).")
       .def_readonly("pruned", &ss::SearchResult::pruned)
       .def_readonly("unexplored", &ss::SearchResult::unexplored)
       .def_readonly("stop_reason", &ss::SearchResult::stop_reason)
@@ -198,7 +211,7 @@ void init_search(py::module_& solvers) {
   solvers.def(
       "run_search",
       [](const ss::SearchSpace& space, const py::object& objective, const std::string& goal, const std::string& method,
-         const py::object& seed, std::int64_t max_evaluations, std::optional<double> stop_at,
+         const py::object& seed, const IntArg& max_evaluations, std::optional<double> stop_at,
          const py::object& upper_bound, double target, bool monotone_pruning, bool bound_pruning,
          const std::vector<std::size_t>& strict_dimensions, const py::dict& params) {
         if (!PyCallable_Check(objective.ptr())) {
@@ -215,7 +228,7 @@ void init_search(py::module_& solvers) {
                             bound_pruning,
                             target,
                             strict_dimensions};
-        ss::SearchOptions options{to_seed(seed), max_evaluations, stop_at};
+        ss::SearchOptions options{to_seed(seed), to_int<std::int64_t>(max_evaluations, "max_evaluations"), stop_at};
         py::kwargs kwargs;
         for (const auto& [key, value] : params) kwargs[key] = value;
         const ParamArgs args = args_from_python(kwargs);

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import smoke
 from .backends import build_info
 from .cli_types import int_in_range, non_negative_float, positive_float, positive_int, random_seed
 
@@ -63,6 +62,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_smoke(args: argparse.Namespace) -> int:
+    from . import smoke  # numpy: imported by the command, so `servelab --help` stays fast
+
     info = build_info()
     results = smoke.run_all(batch=args.batch)
     failed = [r["backend"] for r in results if r["passed"] is False]

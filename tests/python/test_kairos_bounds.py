@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 
 from servelab import kairos, profiles
-from servelab.kairos import artifact
 
 from .shared_data import shared_path
 
@@ -298,7 +297,14 @@ def test_kairos_plus_finds_the_optimum_with_few_evaluations(rm2_frame):
     assert result.space_points == 331
     assert result.evaluations < 0.05 * result.space_points
     # Descending bound order: each evaluation's rank follows the previous one's.
-    assert result.trace["rank"].is_monotonic_increasing
+    trace = kairos.search_trace(result, rm2_frame)
+    assert trace["rank"].is_monotonic_increasing
+    assert trace.index.tolist() == list(range(1, result.evaluations + 1))
+    assert trace["best_so_far"].iloc[-1] == result.best_value
+    assert trace.loc[result.best_index, "value"] == result.best_value
+    assert kairos.named_config(rm2_frame, result.best_config) == dict(
+        trace.loc[result.best_index, rm2_frame.attrs["types"]]
+    )
     assert result.pruned + result.evaluations + result.unexplored == result.space_points
     print(
         f"\nKairos+ (synthetic objective): {result.evaluations} evaluations, "
@@ -323,7 +329,9 @@ def test_competitors_are_deterministic_and_reach_the_optimum(rm2_frame, method):
     truth = synthetic_throughput(rm2_frame)
     a = kairos.search(rm2_frame, objective=truth, method=method, seed=3)
     b = kairos.search(rm2_frame, objective=truth, method=method, seed=3)
-    pd.testing.assert_frame_equal(a.trace, b.trace)
+    pd.testing.assert_frame_equal(
+        kairos.search_trace(a, rm2_frame), kairos.search_trace(b, rm2_frame)
+    )
     assert a.best_value == pytest.approx(max(truth.values()))
 
 
@@ -405,20 +413,20 @@ def test_malformed_artifact_files_name_file_and_line(tmp_path, folder):
     with pytest.raises(
         ValueError, match=rf"allocator_profile.json:{line}: rm2.r5n.large.small_ratio=1.7"
     ):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
     del bad["rm2"]["r5n.large"]["small_ratio"]
     path.write_text(json.dumps(bad, indent=4))
     with pytest.raises(ValueError, match="has no 'small_ratio'"):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
     path.write_text('{"rm2": {"g4dn.xlarge": {"qps": 15.04},\n  "oops"}}')
     with pytest.raises(ValueError, match=r"allocator_profile.json:2:\d+: malformed JSON"):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
     inst = tmp_path / "instance.json"
     inst.write_text(
         '{"ins_types": ["a", "b"],\n "max_num": [1, 2],\n "price": [0.5, -1],\n "cost": 2}'
     )
     with pytest.raises(ValueError, match=r"instance.json:3: price=-1 must be a finite number"):
-        artifact.read_instance_json(inst)
+        kairos.read_instance_json(inst)
 
 
 @pytest.mark.parametrize(
@@ -437,17 +445,17 @@ def test_artifact_files_that_are_directories_binary_or_deep_name_the_file(tmp_pa
     path = tmp_path / "allocator_profile.json"
     path.mkdir()
     with pytest.raises(IsADirectoryError, match=rf"^{path}: is a directory, expected a Kairos"):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
     path.rmdir()
     path.write_bytes(b'{"rm2":\n \x93}')
     with pytest.raises(ValueError, match=rf"^{path}:2: not UTF-8 text \(byte 9\)"):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
     path.write_text('{"rm2": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(ValueError, match=rf"^{path}:1: nesting is too deep"):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
     path.write_text('{"rm2": {},\n "rm2": {}}')
     with pytest.raises(ValueError, match=rf'^{path}:2: duplicate key "rm2" in one object'):
-        artifact.read_allocator_profile(path, "rm2")
+        kairos.read_allocator_profile(path, "rm2")
 
 
 def test_missing_all_batch_entry_is_a_key_error(tmp_path, folder):
@@ -455,7 +463,7 @@ def test_missing_all_batch_entry_is_a_key_error(tmp_path, folder):
     del bad["rm2"]["t3.xlarge"]["all_batch"]["910"]
     path = tmp_path / "allocator_profile.json"
     path.write_text(json.dumps(bad))
-    inputs = artifact.read_allocator_profile(path, "rm2")
+    inputs = kairos.read_allocator_profile(path, "rm2")
     space = kairos.read_instance_json(folder / "instance.json")
     with pytest.raises(KeyError, match="t3.xlarge.*910"):
         kairos.upper_bounds(inputs, space=space)
@@ -484,22 +492,21 @@ def test_no_nan_anywhere(folder):
 
 # --- fidelity with simulation: the one-shot pick, Kairos+ and the exhaustive optimum ---
 #
-# Allowable throughput from servelab.kairos.evaluate (the Kairos distributor, p99 within QoS) at a
-# reduced size (1,000 queries per run, 2% rate tolerance). The notebook runs the full comparison.
+# Allowable throughput from servelab.kairos.evaluate_config (the Kairos distributor, p99 within
+# QoS) at a reduced size (1,000 queries per run, 2% rate tolerance). The notebook runs the full
+# comparison.
 
 EVAL = {"queries": 1000, "rel_tol": 0.02}
 
 
 def throughput_of(folder: Path, model: str):
-    from servelab.kairos.evaluate import evaluate
-
     cache: dict[tuple[int, ...], float] = {}
 
     def objective(config: dict[str, int]) -> float:
         key = tuple(config.values())
         if key not in cache:
             used = {t: n for t, n in config.items() if n > 0}
-            cache[key] = evaluate(folder, used, "kairos", model=model, **EVAL).rate
+            cache[key] = kairos.evaluate_config(folder, used, "kairos", model=model, **EVAL).rate
         return cache[key]
 
     return objective
@@ -517,8 +524,8 @@ def kairos_plus_runs(folder):
     rows = []
     for model, (_, _, r, pick, pick_value) in runs.items():
         rows.append(
-            f"{model:>6}  Kairos+ best {r.best_value:8.1f} at evaluation {r.evaluations_to_best} "
-            f"({r.evaluations_to_best / r.space_points:.2%}), stopped after {r.evaluations} "
+            f"{model:>6}  Kairos+ best {r.best_value:8.1f} at evaluation {r.best_index} "
+            f"({r.best_index / r.space_points:.2%}), stopped after {r.evaluations} "
             f"({r.share:.1%});  one-shot {pick.counts} = {pick_value / r.best_value:.1%} of it"
         )
     print(
@@ -532,7 +539,7 @@ def test_kairos_plus_reaches_its_best_within_one_percent_of_the_space(kairos_plu
     for model, (_, _, result, _, _) in kairos_plus_runs.items():
         assert result.found, model
         # The paper: under 1% of the space to find the optimum (here <= 3 of 331 evaluations).
-        assert result.evaluations_to_best / result.space_points <= 0.01, model
+        assert result.best_index / result.space_points <= 0.01, model
         # Certifying it (every other configuration pruned) takes more where the bound is loose
         # (ncf: about 20%), never the whole space.
         assert result.share < 0.3, model

@@ -112,6 +112,10 @@ def test_search_with_a_lookup_file(capsys, folder, tmp_path):
     }
     assert out["evaluations"] == len(out["trace"]) >= 1
     assert out["space_points"] == 331
+    assert 1 <= out["best_index"] <= out["evaluations"]
+    assert out["share"] == pytest.approx(out["evaluations"] / 331)
+    assert [row["evaluation"] for row in out["trace"]] == list(range(1, out["evaluations"] + 1))
+    assert {"bound", "rank", "best_so_far"} <= set(out["trace"][0])
     out = search("--method", "random", "--seed", "4")
     assert out["method"].startswith("random")
 

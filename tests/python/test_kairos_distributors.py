@@ -4,17 +4,16 @@ needed: the embedded example profile and small hand-made ones)."""
 
 from __future__ import annotations
 
-import importlib
 import math
+import pkgutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import servelab
 from servelab import kairos
-
-# The module (the package's `evaluate` attribute is the function of the same name).
-evaluate_module = importlib.import_module("servelab.kairos.evaluate")
 
 EXAMPLE = "example:hetero_cpu_gpu"
 CONFIG = {"g4dn.xlarge": 1, "c5n.2xlarge": 1, "r5n.large": 2}
@@ -29,6 +28,25 @@ def gpu_cpu_profile() -> servelab.Profile:
         p.set_latency("gpu", "m", b, samples_s=[(20.0 + b) / 1e3])
         p.set_latency("cpu", "m", b, samples_s=[(2.0 + 4.0 * b) / 1e3])
     return p
+
+
+def test_no_public_name_is_also_a_module_name():
+    # Every submodule imported first: one bound on the package must not hide a public function.
+    modules = {m.name for m in pkgutil.iter_modules(kairos.__path__)}
+    for name in modules:
+        assert getattr(kairos, name).__name__ == f"servelab.systems.kairos.{name}"
+    assert not modules & set(kairos.__all__)
+    for name in kairos.__all__:
+        assert not isinstance(getattr(kairos, name), type(kairos)), name
+    assert callable(kairos.evaluate_config) and callable(kairos.search)
+
+
+def test_the_package_and_its_cli_import_without_pandas():
+    code = (
+        "import sys, servelab.kairos, servelab.systems.kairos.cli; "
+        "assert 'pandas' not in sys.modules, 'pandas imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_the_distributors_are_registered_with_documented_parameters():
@@ -76,7 +94,7 @@ def test_bad_parameters_are_value_errors_naming_the_field(spec, field):
 def test_unknown_parameter_and_unknown_base_type_are_key_errors():
     with pytest.raises(KeyError, match="speed"):
         servelab.make_scheduler("kairos(speed=2)")
-    scenario = evaluate_module.scenario(EXAMPLE, CONFIG, "kairos(base='tpu')", 5, queries=20)
+    scenario = kairos.evaluation_scenario(EXAMPLE, CONFIG, "kairos(base='tpu')", 5, queries=20)
     with pytest.raises(KeyError, match="tpu"):
         servelab.simulate(scenario)
 
@@ -86,7 +104,9 @@ def test_unknown_parameter_and_unknown_base_type_are_key_errors():
 )
 def test_same_seed_same_decisions(spec):
     runs = [
-        servelab.simulate(evaluate_module.scenario(EXAMPLE, CONFIG, spec, 40, queries=800, seed=3))
+        servelab.simulate(
+            kairos.evaluation_scenario(EXAMPLE, CONFIG, spec, 40, queries=800, seed=3)
+        )
         for _ in range(2)
     ]
     for key in ("worker", "start_ns", "finish_ns"):
@@ -95,7 +115,7 @@ def test_same_seed_same_decisions(spec):
 
 
 def test_scenario_is_the_artifacts_workload():
-    sc = evaluate_module.scenario(
+    sc = kairos.evaluation_scenario(
         EXAMPLE, {"g4dn.xlarge": 2, "r5n.large": 0}, "kairos", 90, model="rm2"
     )
     assert sc["workers"] == [{"hardware": "g4dn.xlarge", "count": 2, "models": ["rm2"]}]
@@ -107,24 +127,24 @@ def test_scenario_is_the_artifacts_workload():
 
 
 def test_evaluate_finds_the_rate_where_p99_meets_qos():
-    found = kairos.evaluate(EXAMPLE, CONFIG, "kairos", queries=1500, rel_tol=0.02)
+    found = kairos.evaluate_config(EXAMPLE, CONFIG, "kairos", queries=1500, rel_tol=0.02)
     assert found.feasible and found.converged
     lo, hi = found.bracket
     assert found.rate == lo and (hi - lo) / hi <= 0.02
     passed = [ev for ev in found.evaluations if ev.passed]
     assert all(ev.metrics[0]["p99_ms"] <= 350 for ev in passed)
     assert all(ev.metrics[0]["p99_ms"] > 350 for ev in found.evaluations if not ev.passed)
-    again = kairos.evaluate(EXAMPLE, CONFIG, "kairos", queries=1500, rel_tol=0.02)
+    again = kairos.evaluate_config(EXAMPLE, CONFIG, "kairos", queries=1500, rel_tol=0.02)
     assert again.rate == found.rate  # deterministic
 
 
 def test_evaluate_accepts_a_factory_and_reports_infeasible_configs():
-    found = kairos.evaluate(
+    found = kairos.evaluate_config(
         EXAMPLE, CONFIG, lambda: servelab.make_scheduler("ribbon"), queries=600, rel_tol=0.05
     )
     assert found.rate > 0
     # CPUs alone miss 350 ms on the largest queries (5% of the mix): no rate meets p99.
-    none = kairos.evaluate(EXAMPLE, {"t3.xlarge": 3}, "kairos", queries=400)
+    none = kairos.evaluate_config(EXAMPLE, {"t3.xlarge": 3}, "kairos", queries=400)
     assert not none.feasible and none.rate == 0.0
 
 
@@ -140,18 +160,20 @@ def test_evaluate_accepts_a_factory_and_reports_infeasible_configs():
 )
 def test_evaluate_rejects_bad_configs(config, error, match):
     with pytest.raises(error, match=match):
-        kairos.evaluate(EXAMPLE, config, "kairos", queries=10)
+        kairos.evaluate_config(EXAMPLE, config, "kairos", queries=10)
 
 
 def test_evaluate_rejects_bad_arguments():
     with pytest.raises(ValueError, match="qos_ms"):
-        kairos.evaluate(EXAMPLE, CONFIG, "kairos", qos_ms=-3, queries=10)
+        kairos.evaluate_config(EXAMPLE, CONFIG, "kairos", qos_ms=-3, queries=10)
     with pytest.raises(ValueError, match="qos_ms=None"):
-        kairos.evaluate(EXAMPLE, {"g4dn.xlarge": 1}, "kairos", model="unknown_model", queries=10)
+        kairos.evaluate_config(
+            EXAMPLE, {"g4dn.xlarge": 1}, "kairos", model="unknown_model", queries=10
+        )
     with pytest.raises(ValueError, match="distributor"):
-        kairos.evaluate(EXAMPLE, CONFIG, servelab.make_scheduler("kairos"), queries=10)
+        kairos.evaluate_config(EXAMPLE, CONFIG, servelab.make_scheduler("kairos"), queries=10)
     with pytest.raises(ValueError, match="queries"):
-        kairos.evaluate(EXAMPLE, CONFIG, "kairos", queries=0)
+        kairos.evaluate_config(EXAMPLE, CONFIG, "kairos", queries=0)
 
 
 def test_oracle_throughput_by_hand():

@@ -16,7 +16,6 @@ the tables; they are also in every assertion message.
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import numpy as np
@@ -24,10 +23,10 @@ import pandas as pd
 import pytest
 
 from servelab import kairos
+from servelab.kairos.data import load_profile
 
 from .shared_data import shared_path
 
-EVALUATE = importlib.import_module("servelab.kairos.evaluate")  # the module, not the function
 MODELS = ("ncf", "rm2", "wnd", "mtwnd", "dien")
 SIZE = "small"
 
@@ -134,8 +133,8 @@ def test_the_artifacts_default_rates_meet_qos_on_its_example_configuration(folde
     # allowable rate over FCFS's near the 20 / 10.5 = 1.9x those defaults imply (within 30%).
     config = {t: n for t, n in json.loads((folder / "config.json").read_text()).items() if n}
     kw = {"model": "rm2", "queries": 2000, "rel_tol": 0.02}
-    k = kairos.evaluate(folder, config, "kairos(variant='artifact')", **kw).rate
-    r = kairos.evaluate(folder, config, "ribbon", **kw).rate
+    k = kairos.evaluate_config(folder, config, "kairos(variant='artifact')", **kw).rate
+    r = kairos.evaluate_config(folder, config, "ribbon", **kw).rate
     line = (
         f"artifact example {config}: Kairos {k:.1f} QPS (default 95.2), "
         f"FCFS {r:.1f} QPS (default 50.0)"
@@ -146,12 +145,13 @@ def test_the_artifacts_default_rates_meet_qos_on_its_example_configuration(folde
 
 
 def test_the_distributors_latency_estimate_is_the_artifacts(folder):
-    # evaluate() imports the artifact with each list's largest sample dropped, so the decision
-    # statistic "mean" is the artifact's estimate, derived/latency_summary.csv distributor_mean_ms
-    # (mean of data + logs_load without the largest sample), for every (instance, model, batch).
+    # evaluate_config() imports the artifact with each list's largest sample dropped, so the
+    # decision statistic "mean" is the artifact's estimate, derived/latency_summary.csv
+    # distributor_mean_ms (mean of data + logs_load without the largest sample), for every
+    # (instance, model, batch).
     summary = pd.read_csv(folder / "derived" / "latency_summary.csv")
     for (hw, model), rows in summary.groupby(["instance", "model"]):
-        profile = EVALUATE.load_profile(folder, model)
+        profile = load_profile(folder, model)
         ours = 1e3 * profile.latency(hw, model, rows["batch"].tolist(), "mean")
         np.testing.assert_allclose(
             ours, rows["distributor_mean_ms"], atol=5e-5, err_msg=f"{hw} {model}"

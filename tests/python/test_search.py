@@ -103,6 +103,7 @@ def test_kairos_plus_finds_the_optimum_with_few_evaluations():
     assert result.best_value == pytest.approx(reference.best_value)
     assert result.evaluations * 5 < result.space_points
     assert result.evaluations_to_reach(reference.best_value) == result.best_index
+    assert result.share == result.evaluations / result.space_points
     # Descending bound order.
     order = [bounds[tuple(int(v) for v in c)] for c in result.trace_configs]
     assert order == sorted(order, reverse=True)
@@ -168,6 +169,7 @@ def test_no_feasible_configuration_is_reported_not_raised():
     space = SearchSpace([3, 3], unit_cost=[1.0, 1.0], budget=1.0, min_total=2)
     result = maximize(space, lambda x: 1.0, method="random")
     assert not result.found and result.best_config is None and result.stop_reason == "empty"
+    assert result.space_points == 0 and np.isnan(result.share)
     # Nothing meets the target: violations prune what they dominate until nothing is left.
     impossible = minimize_cost(ribbon_space(), qos, 101.0, method="bayesian")
     assert (

@@ -8,95 +8,86 @@ configuration without online trials, Kairos+ search, and the baselines Kairos is
     frame = kairos.upper_bounds("../shared/data/kairos", "rm2")  # every config, ranked by bound
     choice = kairos.select_config(frame)                          # Kairos's one-shot pick
     result = kairos.search(frame, objective=throughput_of, method="kairos+")
+
+The package follows the systems' template (docs/architecture.md), one module per kind of part:
+
+- offline algorithms: ``bounds`` (upper bounds, one-shot selection), ``kairos_plus`` (Kairos+ and
+  the searches it is compared with), ``oracle`` (ORCL), ``fluid`` (an LP bound, beyond the paper);
+- ``schedulers``: the registered distributors (kairos, ribbon, drs, clockwork, oracle);
+- ``experiments``: evaluation of a configuration by simulation, DRS tuning, Fig. 8 and Fig. 9;
+- ``paper``: the paper's settings (QoS targets) and claims, our numbers beside them;
+- ``data``: the artifact's files and the profiles; ``cli``: ``servelab kairos ...``.
+
+Every public name below is imported on first use, so ``import servelab.kairos`` stays cheap.
 """
 
-from .artifact import (
-    QOS_MS,
-    allocator_profile_dict,
-    artifact_models,
-    read_allocator_profile,
-    read_allocator_profiles,
-    read_instance_json,
-)
-from .bounds import (
-    FORMULAS,
-    AuxiliaryProfile,
-    BoundProfile,
-    InstanceSpace,
-    Selection,
-    bound_setup,
-    bound_table,
-    instance_space,
-    select_config,
-    space_of,
-    upper_bounds,
-)
-from .search import METHODS, SearchResult, compare_searches, search
+from __future__ import annotations
 
-__all__ = [
-    "FORMULAS",
-    "METHODS",
-    "QOS_MS",
-    "AuxiliaryProfile",
-    "BoundProfile",
-    "InstanceSpace",
-    "SearchResult",
-    "Selection",
-    "allocator_profile_dict",
-    "artifact_models",
-    "bound_setup",
-    "bound_table",
-    "compare_searches",
-    "instance_space",
-    "read_allocator_profile",
-    "read_allocator_profiles",
-    "read_instance_json",
-    "search",
-    "select_config",
-    "space_of",
-    "upper_bounds",
-]
+import importlib
+from typing import Any
 
-# The query distributors' evaluation and comparisons (distributors.py, evaluate.py).
-from .distributors import (  # noqa: E402
-    PAPER_CLAIMS,
-    BestOracle,
-    DrsTuning,
-    OracleResult,
-    OracleSequence,
-    base_type,
-    best_homogeneous,
-    best_oracle_config,
-    compare_distributors,
-    compare_with_homogeneous,
-    default_drs_threshold,
-    fidelity_report,
-    oracle_throughput,
-    tune_drs_threshold,
-)
-from .evaluate import DISTRIBUTORS, capacity_estimate, evaluate  # noqa: E402
+# module -> the public names it provides
+_PUBLIC = {
+    "bounds": (
+        "FORMULAS",
+        "AuxiliaryProfile",
+        "BoundProfile",
+        "InstanceSpace",
+        "Selection",
+        "bound_setup",
+        "bound_table",
+        "instance_space",
+        "named_config",
+        "select_config",
+        "space_of",
+        "upper_bounds",
+    ),
+    "data": (
+        "allocator_profile_dict",
+        "artifact_models",
+        "read_allocator_profile",
+        "read_allocator_profiles",
+        "read_instance_json",
+    ),
+    "experiments": (
+        "DrsTuning",
+        "best_homogeneous",
+        "capacity_estimate",
+        "compare_distributors",
+        "compare_with_homogeneous",
+        "evaluate_config",
+        "evaluation_scenario",
+        "fidelity_report",
+        "tune_drs_threshold",
+    ),
+    "fluid": ("FluidBound", "fluid_bounds", "fluid_size_classes", "fluid_upper_bound"),
+    "kairos_plus": ("METHODS", "compare_searches", "search", "search_trace"),
+    "oracle": (
+        "BestOracle",
+        "OracleResult",
+        "OracleSequence",
+        "best_oracle_config",
+        "oracle_throughput",
+    ),
+    "paper": ("PAPER_CLAIMS", "QOS_MS"),
+    "schedulers": ("DISTRIBUTORS", "base_type", "default_drs_threshold"),
+}
+_MODULES = (*_PUBLIC, "cli")
+_WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
 
-__all__ += [
-    "DISTRIBUTORS",
-    "PAPER_CLAIMS",
-    "BestOracle",
-    "DrsTuning",
-    "OracleResult",
-    "OracleSequence",
-    "base_type",
-    "best_homogeneous",
-    "best_oracle_config",
-    "capacity_estimate",
-    "compare_distributors",
-    "compare_with_homogeneous",
-    "default_drs_threshold",
-    "evaluate",
-    "fidelity_report",
-    "oracle_throughput",
-    "tune_drs_threshold",
-]
+__all__ = sorted(_WHERE)
 
-# The LP fluid bound (fluid.py), beyond the paper.
-from .fluid import FluidBound, fluid_bounds, fluid_size_classes, fluid_upper_bound  # noqa: E402
 
-__all__ += ["FluidBound", "fluid_bounds", "fluid_size_classes", "fluid_upper_bound"]
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    elif name in _MODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE, *_MODULES})

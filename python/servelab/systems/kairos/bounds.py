@@ -32,7 +32,8 @@ import pandas as pd
 from ... import profiles as _profiles
 from ..._core import Profile
 from ..._core import kairos as _k
-from . import artifact as _artifact
+from . import data as _data
+from .paper import QOS_MS
 
 BoundProfile = _k.BoundProfile
 AuxiliaryProfile = _k.AuxiliaryProfile
@@ -80,26 +81,6 @@ def instance_space(
     return InstanceSpace(types, prices, [int(c) for c in max_count], float(budget), min_base)
 
 
-def _load_profile(source: Any) -> Profile | None:
-    if isinstance(source, Profile):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.exists():
-            raise FileNotFoundError(
-                f"{path} does not exist (give a Kairos artifact folder or a profile file)"
-            )
-        if path.is_dir():
-            if (path / "data").is_dir() or path.name == "data":
-                return _profiles.import_kairos(path)
-            raise FileNotFoundError(
-                f"{path} is neither a Kairos artifact folder (allocator_profile.json, "
-                "instance.json, data/) nor a profile file"
-            )
-        return _profiles.load(path)
-    return None
-
-
 def _resolve_model(profile: Profile, model: str | None) -> str:
     if model is not None:
         return model
@@ -142,7 +123,7 @@ def bound_setup(
         return BoundSetup(source, space, formula, model)
 
     folder = Path(source) if isinstance(source, (str, os.PathLike)) else None
-    if folder is not None and _artifact.is_artifact_folder(folder):
+    if folder is not None and _data.is_artifact_folder(folder):
         if space is None:
             if types is not None or max_count is not None:
                 # The artifact's instance.json fixes the types and counts; never ignore a request.
@@ -150,20 +131,20 @@ def bound_setup(
                     f"types={types!r} / max_count={max_count!r}: an artifact folder takes its "
                     "types and counts from instance.json; give space= to choose others"
                 )
-            space = _artifact.read_instance_json(folder / _artifact.INSTANCE_JSON, budget=budget)
+            space = _data.read_instance_json(folder / _data.INSTANCE_JSON, budget=budget)
         if qos_ms is None:
             if model is None:
                 raise ValueError(
-                    f"model=None: name one of {', '.join(_artifact.artifact_models(folder))}"
+                    f"model=None: name one of {', '.join(_data.artifact_models(folder))}"
                 )
-            inputs = _artifact.read_allocator_profile(
-                folder / _artifact.ALLOCATOR_PROFILE, model, base=space.types[0]
+            inputs = _data.read_allocator_profile(
+                folder / _data.ALLOCATOR_PROFILE, model, base=space.types[0]
             )
             return BoundSetup(inputs, space, formula, model)
         # A QoS of one's own: derive the inputs from the artifact's latencies.
         source = _profiles.import_kairos(folder)
 
-    profile = _load_profile(source)
+    profile = _data.read_profile(source)
     if profile is None:
         raise ValueError(
             f"source={source!r} is not an artifact folder, a profile file, a Profile or a "
@@ -171,8 +152,8 @@ def bound_setup(
         )
     model = _resolve_model(profile, model)
     if qos_ms is None:
-        if model in _artifact.QOS_MS:
-            qos_ms = _artifact.QOS_MS[model]
+        if model in QOS_MS:
+            qos_ms = QOS_MS[model]
         else:
             raise ValueError(f"qos_ms=None: give the QoS target (ms) of model {model!r}")
     if space is None:
@@ -268,6 +249,25 @@ def space_of(frame: pd.DataFrame) -> InstanceSpace:
         raise ValueError(
             f"the frame has no {e.args[0]!r} attribute: pass a frame returned by upper_bounds"
         ) from None
+
+
+def named_config(frame: Any, counts: Sequence[int] | None) -> dict[str, int] | None:
+    """``counts`` (one per type, in the space's order, as a SearchResult's ``best_config``) as
+    ``{type: count}``; ``frame``: an upper_bounds frame or the sequence of types. None stays None
+    (a search that found nothing)."""
+    if counts is None:
+        return None
+    types = list(frame.attrs["types"]) if isinstance(frame, pd.DataFrame) else list(frame)
+    return {t: int(n) for t, n in zip(types, counts, strict=True)}
+
+
+def configs_of(frame: pd.DataFrame) -> list[dict[str, int]]:
+    """The configurations of an upper_bounds frame, as {type: count} dicts (zeros included)."""
+    types = frame.attrs["types"]
+    return [
+        {t: int(n) for t, n in zip(types, row, strict=True)}
+        for row in frame[types].to_numpy().tolist()
+    ]
 
 
 def table_of(frame: pd.DataFrame) -> _k.BoundTable:

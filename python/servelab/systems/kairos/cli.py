@@ -8,6 +8,9 @@
 SOURCE is a Kairos artifact folder (allocator_profile.json, instance.json, data/) or a native
 profile file; the budget comes from the artifact's instance.json, from --space (a file in that
 layout) or from --budget with the profile's prices.
+
+Building the parser imports nothing heavy: each command imports the modules it runs (pandas comes
+with the bounds) when it is run, so ``servelab --help`` answers at once.
 """
 
 from __future__ import annotations
@@ -15,11 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from ... import textio
 from ...cli_types import (
     conflicting_options,
     ignored_option,
@@ -33,6 +33,9 @@ DEFAULT_SIZES = "kairos_mix"
 DEFAULT_DISTRIBUTOR = "kairos"
 DEFAULT_QUERIES = 20000
 DEFAULT_SEED = 0
+if TYPE_CHECKING:
+    import pandas as pd
+
 # Methods whose result does not depend on the seed.
 DETERMINISTIC_METHODS = ("kairos_plus", "exhaustive")
 
@@ -67,7 +70,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _check_bound_options(args: argparse.Namespace) -> None:
     """Refuses the options that the other options given would leave without effect."""
-    from .artifact import is_artifact_folder
+    from .data import is_artifact_folder
 
     if args.sizes is not None and args.qos_ms is None and is_artifact_folder(args.source):
         raise ignored_option(
@@ -94,7 +97,7 @@ def _check_evaluation_options(args: argparse.Namespace) -> None:
 
 
 def _check_search_options(args: argparse.Namespace) -> None:
-    from .search import METHODS
+    from .kairos_plus import METHODS
 
     method = METHODS.get(args.method)  # an unknown name is reported by search()
     if args.bound_pruning and method == "kairos_plus":
@@ -110,7 +113,7 @@ def _check_search_options(args: argparse.Namespace) -> None:
 
 
 def _bound_args(args: argparse.Namespace) -> dict[str, Any]:
-    from .artifact import read_instance_json
+    from .data import read_instance_json
 
     kw: dict[str, Any] = {"formula": args.formula, "sizes": args.sizes or DEFAULT_SIZES}
     if args.space:
@@ -207,6 +210,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
 def _objective(args: argparse.Namespace, types: list[str]):
     """--lookup FILE: {"2,0,9,0": qps, ...}; otherwise allowable throughput by simulation."""
     if args.lookup:
+        from ... import textio
+
         raw = textio.read_json(args.lookup, what="Kairos lookup JSON file")
         if not isinstance(raw, dict):
             raise ValueError(f'{args.lookup}: expected a JSON object {{"n1,n2,...": value}}')
@@ -218,11 +223,11 @@ def _objective(args: argparse.Namespace, types: list[str]):
                 raise ValueError(f"{args.lookup}: {key}={value!r} is not a finite number")
             table[counts] = float(v)
         return table
-    from .evaluate import evaluate
+    from .experiments import evaluate_config
 
     def simulate(config: dict[str, int]) -> float:
         used = {t: n for t, n in config.items() if n > 0}
-        return evaluate(
+        return evaluate_config(
             args.source,
             used,
             args.distributor,
@@ -236,7 +241,8 @@ def _objective(args: argparse.Namespace, types: list[str]):
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from .search import search
+    from .bounds import named_config
+    from .kairos_plus import search, search_trace
 
     _check_bound_options(args)
     _check_search_options(args)
@@ -252,18 +258,19 @@ def _cmd_search(args: argparse.Namespace) -> int:
         max_evaluations=args.max_evaluations,
         bound_pruning=args.bound_pruning,
     )
+    best_config = named_config(frame, result.best_config)
     if args.json:
-        trace = result.trace.reset_index().to_dict(orient="records")
+        trace = search_trace(result, frame).reset_index().to_dict(orient="records")
         print(
             json.dumps(
                 {
                     "method": result.method,
                     "found": result.found,
-                    "best_config": result.best_config,
+                    "best_config": best_config,
                     "best_value": result.best_value,
                     "best_cost": result.best_cost,
                     "evaluations": result.evaluations,
-                    "evaluations_to_best": result.evaluations_to_best,
+                    "best_index": result.best_index,
                     "space_points": result.space_points,
                     "share": result.share,
                     "stop_reason": result.stop_reason,
@@ -278,8 +285,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print("no feasible configuration")
         return 1
     print(
-        f"{result.method}: best {result.best_config} = {result.best_value:.2f} "
-        f"(${result.best_cost:.3f}/h), found at evaluation {result.evaluations_to_best}; "
+        f"{result.method}: best {best_config} = {result.best_value:.2f} "
+        f"(${result.best_cost:.3f}/h), found at evaluation {result.best_index}; "
         f"{result.evaluations} evaluations = {100 * result.share:.2f}% of "
         f"{result.space_points} configurations ({result.stop_reason})"
     )
@@ -290,7 +297,7 @@ def _model(args: argparse.Namespace) -> str:
     """--model, or the only model of a profile file."""
     if args.model:
         return args.model
-    from .artifact import artifact_models, is_artifact_folder
+    from .data import artifact_models, is_artifact_folder
 
     if is_artifact_folder(args.source):
         raise ValueError(f"--model is required: one of {', '.join(artifact_models(args.source))}")
@@ -303,13 +310,13 @@ def _model(args: argparse.Namespace) -> str:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate
+    from .experiments import evaluate_config
 
     _check_bound_options(args)
     _check_evaluation_options(args)
     args.model = _model(args)
     config = _parse_config(args.config, args)
-    found = evaluate(
+    found = evaluate_config(
         args.source,
         {t: n for t, n in config.items() if n > 0},
         args.distributor,

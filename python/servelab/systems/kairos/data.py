@@ -1,16 +1,20 @@
-"""Readers for the Kairos artifact's resource-allocator inputs (boringlee24/hpdc23-kairos).
+"""Where Kairos's data comes from: the artifact folder (boringlee24/hpdc23-kairos) and its readers,
+native profile files, and the profiles the simulations run on.
 
 ``allocator_profile.json`` holds, per model and instance type, the inputs of the throughput upper
 bound (``qps``; for auxiliary types also ``vio_batch``, ``small_ratio``, ``time_ratio`` and
 ``all_batch``); ``instance.json`` holds the search space (``ins_types`` with the base type first,
-``max_num``, ``price`` in $/h and the budget ``cost``). Every error names the file and line::
+``max_num``, ``price`` in $/h and the budget ``cost``); ``data/`` the latency samples. Every error
+names the file and line::
 
     profile = read_allocator_profile("kairos/allocator_profile.json", "rm2")
     space = read_instance_json("kairos/instance.json")
+    latencies = load_profile("kairos", "rm2")   # what the evaluations simulate (cached)
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -18,13 +22,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ... import textio
+from ... import profiles, textio
+from ..._core import Profile
 from ..._core import kairos as _k
+from ...scenario import resolve_profile
 
 PathLike = str | os.PathLike[str]
-
-#: The QoS targets of the paper's Table 3 (p99 latency, ms).
-QOS_MS: dict[str, float] = {"ncf": 5.0, "rm2": 350.0, "wnd": 25.0, "mtwnd": 25.0, "dien": 35.0}
 
 ALLOCATOR_PROFILE = "allocator_profile.json"
 INSTANCE_JSON = "instance.json"
@@ -227,3 +230,54 @@ def allocator_profile_dict(profile: _k.BoundProfile) -> dict[str, Any]:
             "all_batch": {("none" if k is None else str(k)): v for k, v in a.all_batch.items()},
         }
     return out
+
+
+def artifact_folder(source: Any) -> Path:
+    """``source`` as the path of a Kairos artifact folder; ValueError for anything else."""
+    path = Path(source) if isinstance(source, (str, os.PathLike)) else None
+    if path is None or not is_artifact_folder(path):
+        raise ValueError(
+            f"source={source!r} must be the Kairos artifact folder (data/, instance.json, ...)"
+        )
+    return path
+
+
+def read_profile(source: Any) -> Profile | None:
+    """The latency profile of a bound source: a Profile as is, an artifact folder's latency data
+    (every model, every sample) or a native profile file; None for any other kind of source."""
+    if isinstance(source, Profile):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} does not exist (give a Kairos artifact folder or a profile file)"
+            )
+        if path.is_dir():
+            if (path / "data").is_dir() or path.name == "data":
+                return profiles.import_kairos(path)
+            raise FileNotFoundError(
+                f"{path} is neither a Kairos artifact folder (allocator_profile.json, "
+                "instance.json, data/) nor a profile file"
+            )
+        return profiles.load(path)
+    return None
+
+
+@functools.lru_cache(maxsize=16)
+def _artifact_profile(folder: str, model: str) -> Profile:
+    return profiles.import_kairos(folder, drop_max=True, models=[model])
+
+
+def load_profile(source: Any, model: str) -> Profile:
+    """The profile the evaluations simulate: a Profile as is; a Kairos artifact folder imported
+    for ``model`` with the largest sample of each list dropped (so that the decision statistic
+    "mean" is the artifact's estimate), cached by folder and model (the 16 most recent); or
+    anything a scenario accepts (a profile JSON path, 'example:<name>', a dict)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            if not ((path / "data").is_dir() or path.name == "data"):
+                raise FileNotFoundError(f"{path} is a folder but not a Kairos artifact (no data/)")
+            return _artifact_profile(str(path.resolve()), model)
+    return resolve_profile(source)

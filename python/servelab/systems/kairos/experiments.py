@@ -1,44 +1,53 @@
-"""The distributors Kairos is compared with, on the Python side: ORCL's offline throughput, DRS's
-threshold tuning, and the comparisons of the paper's Fig. 8 and Fig. 9.
+"""The experiment harness of the Kairos evaluation: the allowable throughput of a configuration
+under a distributor (Kairos's metric), DRS's threshold tuning, and the comparisons of the paper's
+Fig. 8 and Fig. 9.
 
-The distributors themselves are registered schedulers ("kairos", "ribbon", "drs", "clockwork",
-"oracle"; ``servelab.list_schedulers()``) evaluated by :func:`servelab.kairos.evaluate`::
+"The maximum throughput the allocated instances can serve without causing QoS violation"
+(Kairos, HPDC'23, Sec. 3): the largest Poisson arrival rate at which the p99 latency of the
+artifact's workload stays within the QoS target, found by :func:`servelab.allowable_throughput`
+on :func:`servelab.simulate` runs of the Scenario :func:`evaluation_scenario` builds (so any run
+can be replayed with :func:`servelab.serve`)::
 
     from servelab import kairos
 
-    kairos.oracle_throughput(folder, {"g4dn.xlarge": 2, "r5n.large": 9}, model="rm2")
-    best = kairos.best_oracle_config(folder, "rm2")           # ORCL's pick over the whole space
-    drs = kairos.tune_drs_threshold(folder, best.config, model="rm2")
-    table = kairos.compare_distributors(folder, "rm2", size="full")   # Fig. 9, one model
+    found = kairos.evaluate_config(folder, {"g4dn.xlarge": 2, "r5n.large": 9}, "kairos")
+    found.rate                      # queries per second
+    kairos.evaluate_config(profile, config, "drs(threshold=300)", qos_ms=350, model="rm2")
+    drs = kairos.tune_drs_threshold(folder, config, model="rm2")
+    table = kairos.compare_distributors(folder, "rm2", size="full")      # Fig. 9, one model
     table = kairos.compare_with_homogeneous(folder, "rm2", size="full")  # Fig. 8, one model
 
-``size="small"`` runs reduced workloads (2,000 queries, one seed) for tests; ``size="full"`` the
-artifact's 20,000 queries on three seeds.
+The workload is the artifact's: inter-arrival gaps of whole milliseconds drawn from a Poisson
+distribution (``poisson_integer_ms``), query sizes from its mix rounded up to multiples of 10
+(``kairos_mix``), a deadline of ``qos_ms`` after arrival. An artifact folder is imported with its
+largest sample dropped (:func:`~servelab.kairos.data.load_profile`), so that the decision
+statistic "mean" is the artifact's estimate (the mean without the largest sample) and service
+times are drawn uniformly from the remaining samples, as its emulated servers do.
+
+``size="small"`` runs the comparisons on reduced workloads (2,000 queries, one seed) for tests;
+``size="full"`` the artifact's 20,000 queries on three seeds.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...experiments import AllowableThroughput, QoS, allowable_throughput
+from ...results import Result
+from ...run import simulate
 from ...workload import make_size_distribution
-from . import artifact as _artifact
-from .evaluate import _check_config, _qos, evaluate, load_profile
-
-#: What the paper reports (Sec. 8.1, 8.2) for the comparisons below.
-PAPER_CLAIMS = {
-    "kairos_over_ribbon": "about 1.5x on every model (Fig. 9)",
-    "kairos_over_drs_clockwork": "up to 1.44x (Fig. 9)",
-    "kairos_over_homogeneous": "at least 1.25x on every model, up to 2x on RM2 (Fig. 8)",
-}
+from .bounds import select_config
+from .data import INSTANCE_JSON, artifact_folder, load_profile, read_instance_json
+from .oracle import best_oracle_config, oracle_throughput
+from .paper import MODELS, fidelity_table, qos_target
+from .schedulers import check_config, default_drs_threshold, distributor_factory
 
 #: Run sizes: queries per run, seeds per rate, search tolerance, queries of the ORCL sequence.
 SIZES: dict[str, dict[str, Any]] = {
@@ -53,182 +62,141 @@ def _size(size: str) -> dict[str, Any]:
     return SIZES[size]
 
 
-# ---- roles -----------------------------------------------------------------------------------
+# ---- one configuration ----------------------------------------------------------------------
 
 
-def base_type(
-    profile: Any, config: Mapping[str, int], *, model: str = "rm2", statistic: str = "mean"
-) -> str:
-    """The base type of a configuration: the type with the lowest latency on the largest query
-    size every type present covers (as the schedulers' ClusterRoles decide)."""
+def evaluation_scenario(
+    profile: Any,
+    config: Mapping[str, int],
+    distributor: Any,
+    rate: float,
+    *,
+    qos_ms: float | None = None,
+    model: str = "rm2",
+    queries: int = 20000,
+    sizes: str = "kairos_mix",
+    arrivals: str = "poisson_integer_ms",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The scenario of one evaluation run: ``config`` serving ``model`` under ``distributor``
+    (a registered scheduler spec, e.g. "kairos(variant='artifact')", or a Scheduler instance)
+    at ``rate`` queries per second."""
     prof = load_profile(profile, model)
-    present = list(_check_config(prof, config, model))
-    largest = min(prof.max_batch(hw, model) for hw in present)
-    return min(
-        present,
-        key=lambda hw: (prof.latency(hw, model, largest, statistic), prof.hardware_index(hw)),
-    )
+    qos = qos_target(model, qos_ms)
+    workers = [
+        {"hardware": hw, "count": n, "models": [model]}
+        for hw, n in check_config(prof, config, model).items()
+    ]
+    if isinstance(queries, bool) or not isinstance(queries, int) or queries < 1:
+        raise ValueError(f"queries={queries!r} must be an integer >= 1")
+    return {
+        "profile": prof,
+        "workers": workers,
+        "workload": {
+            "arrivals": f"{arrivals}(rate={float(rate)!r})",
+            "count": queries,
+            "apps": [{"name": model, "slo_ms": qos, "sizes": sizes}],
+        },
+        "scheduler": distributor,
+        "seed": seed,
+        "decision_statistic": "mean",
+        "service": "sample",
+    }
 
 
-# ---- ORCL ------------------------------------------------------------------------------------
-
-
-class OracleSequence:
-    """ORCL's query sequence for one model and QoS: ``queries`` sizes drawn from ``sizes`` and
-    sorted, with each instance type's latency (ms, by ``statistic``) for every one of them.
-    Build it once, then :meth:`throughput` of any configuration."""
-
-    def __init__(
-        self,
-        profile: Any,
-        *,
-        model: str = "rm2",
-        qos_ms: float | None = None,
-        queries: int = 20000,
-        seed: int = 0,
-        sizes: str = "kairos_mix",
-        statistic: str = "mean",
-    ) -> None:
-        if isinstance(queries, bool) or not isinstance(queries, int) or queries < 1:
-            raise ValueError(f"queries={queries!r} must be an integer >= 1")
-        self.profile = load_profile(profile, model)
-        self.model = model
-        self.qos_ms = _qos(model, qos_ms)
-        self.statistic = statistic
-        self.sizes = np.sort(make_size_distribution(sizes).generate(seed=seed, count=queries))
-        self._latency: dict[str, np.ndarray] = {}
-
-    def latency_ms(self, hw: str) -> np.ndarray:
-        """The type's latency of every query of the sequence (inf beyond its profile)."""
-        if hw not in self._latency:
-            out = np.full(self.sizes.size, np.inf)
-            fit = self.sizes <= self.profile.max_batch(hw, self.model)
-            if fit.any():
-                out[fit] = 1e3 * self.profile.latency(
-                    hw, self.model, self.sizes[fit].tolist(), self.statistic
-                )
-            self._latency[hw] = out
-        return self._latency[hw]
-
-    def throughput(self, config: Mapping[str, int], *, base: str | None = None) -> OracleResult:
-        """ORCL (Sec. 7) on this configuration: every query known at t = 0 and sorted by size; an
-        available base instance serves the largest remaining query, an auxiliary instance the
-        smallest (it stops once even that one would miss QoS on it); no query waits or runs where
-        it misses QoS. Throughput = queries served / time until the last one finishes."""
-        config = _check_config(self.profile, config, self.model)
-        base = (
-            base
-            if base is not None
-            else base_type(self.profile, config, model=self.model, statistic=self.statistic)
-        )
-        qos = self.qos_ms
-        lat = {hw: self.latency_ms(hw) for hw in config}
-        heap = [
-            (0.0, k, hw) for k, hw in enumerate(hw for hw, n in config.items() for _ in range(n))
-        ]
-        heapq.heapify(heap)
-        lo, hi = 0, self.sizes.size - 1
-        served, makespan = 0, 0.0
-        while heap and lo <= hi:
-            t, k, hw = heapq.heappop(heap)
-            row = lat[hw]
-            if hw == base:
-                while hi >= lo and not row[hi] <= qos:
-                    hi -= 1  # misses QoS even on the base type: nobody serves it within QoS
-                if hi < lo:
-                    break
-                finish, hi = t + row[hi], hi - 1
-            else:
-                if not row[lo] <= qos:
-                    continue  # every remaining query is at least this large: this instance is done
-                finish, lo = t + row[lo], lo + 1
-            served += 1
-            makespan = max(makespan, finish)
-            heapq.heappush(heap, (finish, k, hw))
-        rate = served / (makespan / 1e3) if makespan > 0 else 0.0
-        return OracleResult(dict(config), rate, served, self.sizes.size, makespan / 1e3, base)
-
-
-@dataclass(frozen=True)
-class OracleResult:
-    """ORCL on one configuration: throughput (QPS) = served / makespan_s."""
-
-    config: dict[str, int]
-    throughput: float
-    served: int
-    queries: int
-    makespan_s: float
-    base: str
-
-
-def oracle_throughput(
+def capacity_estimate(
     profile: Any,
     config: Mapping[str, int],
     *,
     model: str = "rm2",
-    qos_ms: float | None = None,
-    queries: int = 20000,
-    seed: int = 0,
     sizes: str = "kairos_mix",
-    base: str | None = None,
+    seed: int = 0,
 ) -> float:
-    """ORCL's throughput (QPS) of one configuration (see :meth:`OracleSequence.throughput`)."""
-    seq = OracleSequence(
-        profile, model=model, qos_ms=qos_ms, queries=queries, seed=seed, sizes=sizes
-    )
-    return seq.throughput(config, base=base).throughput
+    """A rough service capacity (QPS) to start the rate search from: every instance busy serving
+    the size mix at its mean latency (sizes beyond a type's profile left to the others)."""
+    prof = load_profile(profile, model)
+    config = check_config(prof, config, model)
+    drawn = make_size_distribution(sizes).generate(seed=seed, count=2000)
+    total = 0.0
+    for hw, n in config.items():
+        fit = drawn[drawn <= prof.max_batch(hw, model)]
+        if fit.size:
+            total += n / float(np.mean(prof.latency(hw, model, fit.tolist(), "mean")))
+    return total
 
 
-def _space_configs(folder: Any, model: str, budget: float | None) -> pd.DataFrame:
-    from .bounds import upper_bounds  # the configuration space comes with the bounds
-
-    return upper_bounds(
-        folder, model, formula="artifact", **({} if budget is None else {"budget": budget})
-    )
-
-
-def configs_of(frame: pd.DataFrame) -> list[dict[str, int]]:
-    """The configurations of an upper_bounds frame, as {type: count} dicts (zeros included)."""
-    types = frame.attrs["types"]
-    return [
-        {t: int(n) for t, n in zip(types, row, strict=True)}
-        for row in frame[types].to_numpy().tolist()
-    ]
-
-
-@dataclass(frozen=True)
-class BestOracle:
-    """ORCL over a whole configuration space: the configuration with the largest throughput."""
-
-    config: dict[str, int]
-    throughput: float
-    table: pd.DataFrame = field(repr=False)  # every configuration with its ORCL throughput
-
-
-def best_oracle_config(
-    folder: Any,
-    model: str = "rm2",
+def evaluate_config(
+    profile: Any,
+    config: Mapping[str, int],
+    distributor: Any = "kairos",
     *,
     qos_ms: float | None = None,
-    budget: float | None = None,
+    model: str = "rm2",
     queries: int = 20000,
     seed: int = 0,
+    seeds: Sequence[int] | None = None,
+    percentile: float = 99.0,
+    rel_tol: float = 0.01,
+    low: float | None = None,
+    high: float | None = None,
     sizes: str = "kairos_mix",
-) -> BestOracle:
-    """ORCL's best configuration of the artifact's search space (instance.json under its budget,
-    at least one base instance): "among all possible heterogeneous configurations, the largest
-    throughput is used as the Oracle throughput" (Sec. 7)."""
-    frame = _space_configs(folder, model, budget).sort_index()
-    seq = OracleSequence(
-        folder, model=model, qos_ms=qos_ms, queries=queries, seed=seed, sizes=sizes
+    arrivals: str = "poisson_integer_ms",
+) -> AllowableThroughput:
+    """The allowable throughput of ``config`` ({instance_type: count}) under ``distributor``.
+
+    profile: a Kairos artifact folder, a Profile or a profile file. distributor: a registered
+    scheduler spec ("kairos", "ribbon", "drs(threshold=300)", "clockwork", "oracle", ...) or a
+    zero-argument callable returning a fresh Scheduler (a scheduler keeps per-run state).
+    qos_ms: the p``percentile`` target, default the paper's Table 3 for ``model`` (rm2: 350 ms).
+    queries: per run; a rate passes when the QoS holds on every seed of ``seeds`` (default
+    ``(seed,)``). The search doubles from ``low`` (default a quarter of
+    :func:`capacity_estimate`) until a rate fails, then bisects to ``rel_tol``; when even ``low``
+    fails it retries from lower rates before answering infeasible (rate 0).
+
+    Returns the :class:`~servelab.experiments.AllowableThroughput` (``.rate`` in QPS, every rate
+    tried in ``.evaluations``).
+    """
+    prof = load_profile(profile, model)
+    qos = qos_target(model, qos_ms)
+    config = check_config(prof, config, model)
+    make = distributor_factory(distributor)
+
+    def run(rate: float, run_seed: int) -> Result:
+        return simulate(
+            evaluation_scenario(
+                prof,
+                config,
+                make(),
+                rate,
+                qos_ms=qos,
+                model=model,
+                queries=queries,
+                sizes=sizes,
+                arrivals=arrivals,
+                seed=run_seed,
+            )
+        )
+
+    target = QoS(percentile=percentile, target_ms=qos)
+    run_seeds = tuple(seeds) if seeds is not None else (seed,)
+    start = (
+        low
+        if low is not None
+        else max(capacity_estimate(prof, config, model=model, sizes=sizes) / 4, 0.1)
     )
-    rates = [
-        seq.throughput({t: n for t, n in c.items() if n}).throughput for c in configs_of(frame)
-    ]
-    frame = frame.assign(oracle_qps=rates)
-    best = int(np.argmax(rates))
-    config = {t: n for t, n in configs_of(frame)[best].items() if n}
-    return BestOracle(config, float(rates[best]), frame)
+    found = allowable_throughput(
+        run, target, low=start, high=high, seeds=run_seeds, rel_tol=rel_tol
+    )
+    tries = 0
+    while not found.feasible and low is None and tries < 4 and start > 0.1:
+        start = max(start / 8, 0.1)
+        tries += 1
+        again = allowable_throughput(
+            run, target, low=start, high=found.bracket[1], seeds=run_seeds, rel_tol=rel_tol
+        )
+        again.evaluations[:0] = found.evaluations
+        found = again
+    return found
 
 
 # ---- DRS -------------------------------------------------------------------------------------
@@ -247,32 +215,6 @@ class DrsTuning:
         return f"drs(threshold={self.threshold})"
 
 
-def default_drs_threshold(
-    profile: Any,
-    config: Mapping[str, int],
-    *,
-    model: str = "rm2",
-    qos_ms: float | None = None,
-    step: int = 10,
-) -> int:
-    """The largest multiple of ``step`` that every auxiliary type present serves within QoS (by
-    the mean latency): where drs(threshold=-1) draws the line, and the hill climb starts."""
-    prof = load_profile(profile, model)
-    config = _check_config(prof, config, model)
-    qos = _qos(model, qos_ms)
-    base = base_type(prof, config, model=model)
-    limit = max(prof.max_batch(hw, model) for hw in config)
-    best = 0
-    for size in range(step, limit + 1, step):
-        aux = [hw for hw in config if hw != base]
-        if aux and all(
-            size <= prof.max_batch(hw, model) and 1e3 * prof.latency(hw, model, size, "mean") <= qos
-            for hw in aux
-        ):
-            best = size
-    return best
-
-
 def tune_drs_threshold(
     profile: Any,
     config: Mapping[str, int],
@@ -288,9 +230,9 @@ def tune_drs_threshold(
     :func:`default_drs_threshold`), move to the better neighbour (threshold +- step) while the
     allowable throughput improves, for each step size in ``steps`` (coarse to fine). Thresholds
     stay in [0, max_threshold] (default the largest size the profile covers). Each threshold tried
-    is one :func:`evaluate` (``evaluate_kwargs``: queries, seed, seeds, rel_tol, ...)."""
+    is one :func:`evaluate_config` (``evaluate_kwargs``: queries, seed, seeds, rel_tol, ...)."""
     prof = load_profile(profile, model)
-    config = _check_config(prof, config, model)
+    config = check_config(prof, config, model)
     if not steps or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in steps):
         raise ValueError(f"steps={steps!r} must be positive integers")
     top = (
@@ -309,7 +251,7 @@ def tune_drs_threshold(
 
     def rate(threshold: int) -> float:
         if threshold not in tried:
-            found = evaluate(
+            found = evaluate_config(
                 prof,
                 config,
                 f"drs(threshold={threshold})",
@@ -337,24 +279,15 @@ def tune_drs_threshold(
 # ---- the paper's comparisons -------------------------------------------------------------------
 
 
-def _folder(source: Any) -> Path:
-    path = Path(source) if isinstance(source, (str, os.PathLike)) else None
-    if path is None or not _artifact.is_artifact_folder(path):
-        raise ValueError(
-            f"source={source!r} must be the Kairos artifact folder (data/, instance.json, ...)"
-        )
-    return path
-
-
 def _comparison(
     source: Any, model: str, size: str, qos_ms: float | None
 ) -> tuple[Path, dict[str, Any], float]:
     """A comparison's artifact folder, run size and QoS target (ms), checked in that order."""
-    return _folder(source), _size(size), _qos(model, qos_ms)
+    return artifact_folder(source), _size(size), qos_target(model, qos_ms)
 
 
 def _evaluate_kw(model: str, qos: float, run: Mapping[str, Any]) -> dict[str, Any]:
-    """The keywords every evaluate() of a comparison shares: model, QoS and the run size."""
+    """The keywords every evaluate_config() of a comparison shares: model, QoS and the run size."""
     return {
         "model": model,
         "qos_ms": qos,
@@ -388,9 +321,8 @@ def compare_distributors(
     kw = _evaluate_kw(model, qos, run)
     rows = []
     for name, spec in (("kairos", kairos), ("ribbon", "ribbon"), ("clockwork", "clockwork")):
-        rows.append(
-            {"scheme": name, "distributor": spec, "rate": evaluate(folder, config, spec, **kw).rate}
-        )
+        rate = evaluate_config(folder, config, spec, **kw).rate
+        rows.append({"scheme": name, "distributor": spec, "rate": rate})
     drs = tune_drs_threshold(folder, config, **kw)
     rows.append({"scheme": "drs", "distributor": drs.distributor, "rate": drs.rate})
     rows.append({"scheme": "oracle", "distributor": "ORCL (offline)", "rate": oracle_rate})
@@ -423,14 +355,14 @@ def best_homogeneous(
     scaled up to the whole budget (the paper compensates the budget a pool leaves unused).
     One row per type, best (``scaled_rate``) first."""
     folder, run, qos = _comparison(source, model, size, qos_ms)
-    space = _artifact.read_instance_json(folder / _artifact.INSTANCE_JSON, budget=budget)
+    space = read_instance_json(folder / INSTANCE_JSON, budget=budget)
     prof = load_profile(folder, model)
     rows = []
     for hw, price, most in zip(space.types, space.prices, space.max_count, strict=True):
         n = min(int(most), math.floor(space.budget / price + 1e-9)) if price > 0 else int(most)
         if n < 1 or not prof.has_latency(hw, model):
             continue
-        found = evaluate(folder, {hw: n}, distributor, **_evaluate_kw(model, qos, run))
+        found = evaluate_config(folder, {hw: n}, distributor, **_evaluate_kw(model, qos, run))
         cost = n * price
         scale = space.budget / cost if cost > 0 else 1.0
         rows.append(
@@ -465,12 +397,10 @@ def compare_with_homogeneous(
     """Fig. 8 for one model: Kairos (its one-shot configuration from the upper bounds, ``formula``,
     served by ``kairos``; the budget it leaves unused is not compensated) against the best
     homogeneous pool under the same budget (scaled up to the whole budget)."""
-    from .bounds import select_config
-
     folder, run, qos = _comparison(source, model, size, qos_ms)
     choice = select_config(folder, model, formula=formula)
     config = {t: n for t, n in choice.config.items() if n}
-    found = evaluate(folder, config, kairos, **_evaluate_kw(model, qos, run))
+    found = evaluate_config(folder, config, kairos, **_evaluate_kw(model, qos, run))
     pools = best_homogeneous(folder, model, size=size, qos_ms=qos)
     best = pools.iloc[0]
     return {
@@ -487,30 +417,14 @@ def compare_with_homogeneous(
 
 def fidelity_report(
     source: Any,
-    models: Sequence[str] = ("ncf", "rm2", "wnd", "mtwnd", "dien"),
+    models: Sequence[str] = MODELS,
     *,
     size: str = "full",
 ) -> pd.DataFrame:
-    """Both comparisons for every model, ours beside the paper's claims: one row per model."""
-    rows = []
+    """Both comparisons for every model, ours beside the paper's claims: one row per model
+    (:func:`~servelab.kairos.paper.fidelity_table`)."""
+    fig9, fig8 = {}, {}
     for model in models:
-        fig9 = compare_distributors(source, model, size=size)
-        fig8 = compare_with_homogeneous(source, model, size=size)
-        rows.append(
-            {
-                "model": model,
-                "oracle_config": fig9.attrs["config"],
-                **{f"{s}_qps": fig9.loc[s, "rate"] for s in fig9.index},
-                "kairos_over_ribbon": fig9.loc["ribbon", "kairos_over"],
-                "kairos_over_drs": fig9.loc["drs", "kairos_over"],
-                "kairos_over_clockwork": fig9.loc["clockwork", "kairos_over"],
-                "kairos_config": fig8["kairos_config"],
-                "kairos_on_own_config_qps": fig8["kairos_rate"],
-                "homogeneous": fig8["homogeneous"],
-                "homogeneous_scaled_qps": fig8["homogeneous_scaled_rate"],
-                "kairos_over_homogeneous": fig8["improvement"],
-            }
-        )
-    frame = pd.DataFrame(rows).set_index("model")
-    frame.attrs["paper"] = dict(PAPER_CLAIMS)
-    return frame
+        fig9[model] = compare_distributors(source, model, size=size)
+        fig8[model] = compare_with_homogeneous(source, model, size=size)
+    return fidelity_table(fig9, fig8)

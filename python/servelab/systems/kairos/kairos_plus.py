@@ -1,13 +1,19 @@
 """Kairos+ (Algorithm 1) and the search methods it is compared with, over Kairos's space.
 
 Every method evaluates configurations one at a time with ``objective`` (typically the allowable
-throughput of a configuration, servelab.kairos.evaluate, or a lookup of measured values) and prunes
-the sub-configurations of what it evaluated (fewer instances never serve more). Kairos+ visits
-configurations in descending upper-bound order and also prunes every configuration whose bound
-does not exceed the best value found; it stops when the next bound is no better::
+throughput of a configuration, servelab.kairos.evaluate_config, or a lookup of measured values) and
+prunes the sub-configurations of what it evaluated (fewer instances never serve more). Kairos+
+visits configurations in descending upper-bound order and also prunes every configuration whose
+bound does not exceed the best value found; it stops when the next bound is no better::
 
     result = kairos.search(frame, objective=lambda c: throughput[c], method="kairos+")
-    result.best_config, result.evaluations, result.share
+    result.best_value, result.evaluations, result.share, result.best_index
+    kairos.named_config(frame, result.best_config)   # {type: count}
+    kairos.search_trace(result, frame)               # each evaluation with its bound and rank
+
+The result is servelab's one :class:`~servelab.solvers.SearchResult` (configurations as counts
+tuples in the order of the frame's types); ``best_index`` is the evaluation that found the best
+configuration and ``share`` the evaluations as a share of the space.
 
 The competitors (``random``, ``genetic``, ``bo`` (Ribbon's Bayesian optimisation), ``annealing``,
 ``hill_climbing``, ``exhaustive``) come from the generic searches of servelab's solvers; as in the
@@ -17,12 +23,13 @@ paper they get sub-configuration pruning, and bound pruning too with ``bound_pru
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..._core import kairos as _k
+from ...solvers.search import SearchResult
 from .bounds import Source, table_of, upper_bounds
 
 #: Accepted method names -> the registered search method.
@@ -39,34 +46,6 @@ METHODS: dict[str, str] = {
 }
 
 Objective = Callable[[dict[str, int]], float] | Mapping[Any, float]
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What a search found and what it cost in evaluations."""
-
-    method: str  # the registered method with its parameters
-    found: bool  # False: no feasible configuration was evaluated
-    best_config: dict[str, int] | None
-    best_value: float
-    best_cost: float
-    evaluations: int  # configurations evaluated
-    evaluations_to_best: int  # the evaluation that found best_config (1-based; 0 if none)
-    space_points: int  # configurations in the space
-    pruned: int  # pruned without evaluation when the search stopped
-    unexplored: int  # neither evaluated nor pruned when it stopped
-    stop_reason: str
-    trace: pd.DataFrame = field(repr=False)  # one row per evaluation, in order
-
-    @property
-    def share(self) -> float:
-        """Evaluations as a share of the search space (the paper: under 1% for Kairos+)."""
-        return self.evaluations / self.space_points if self.space_points else float("nan")
-
-    def evaluations_to_reach(self, value: float, tolerance: float = 1e-9) -> int:
-        """Evaluations until a configuration worth ``value`` or more was evaluated (0: never)."""
-        hits = self.trace.index[self.trace["value"] >= value - tolerance]
-        return int(hits[0]) if len(hits) else 0
 
 
 def _objective(objective: Objective, types: Sequence[str]) -> Callable[[tuple[int, ...]], float]:
@@ -125,7 +104,7 @@ def search(
     )
     table = table_of(frame)
     types = list(table.space.types)
-    raw = _k.search(
+    return _k.search(
         table,
         _objective(objective, types),
         METHODS[method],
@@ -135,48 +114,27 @@ def search(
         bound_pruning=bound_pruning,
         **dict(params or {}),
     )
-    bounds = dict(
-        zip(
-            map(tuple, table.counts.tolist()),
-            zip(table.bound, table.rank, strict=True),
-            strict=True,
-        )
-    )
-    rows = []
-    best = float("-inf")
-    for index, config, value, cost, _feasible in raw["trace"]:
-        best = max(best, value)
-        bound, rank = bounds[tuple(config)]
-        rows.append(
-            {
-                "evaluation": index,
-                **dict(zip(types, config, strict=True)),
-                "value": value,
-                "best_so_far": best,
-                "cost": cost,
-                "bound": bound,
-                "rank": int(rank),
-            }
-        )
-    trace = pd.DataFrame(
-        rows, columns=["evaluation", *types, "value", "best_so_far", "cost", "bound", "rank"]
-    )
-    trace = trace.set_index("evaluation")
-    best_config = raw["best_config"]
-    return SearchResult(
-        method=raw["method"],
-        found=bool(raw["found"]),
-        best_config=dict(zip(types, best_config, strict=True)) if best_config is not None else None,
-        best_value=float(raw["best_value"]),
-        best_cost=float(raw["best_cost"]),
-        evaluations=len(trace),
-        evaluations_to_best=int(raw["best_index"]),
-        space_points=int(raw["space_points"]),
-        pruned=int(raw["pruned"]),
-        unexplored=int(raw["unexplored"]),
-        stop_reason=raw["stop_reason"],
-        trace=trace,
-    )
+
+
+def search_trace(result: SearchResult, frame: pd.DataFrame) -> pd.DataFrame:
+    """A search's evaluations on ``frame`` (the upper_bounds frame it searched), in order: indexed
+    by ``evaluation`` (1-based), a count column per type, ``value``, ``best_so_far``, ``cost``
+    ($/h), and each configuration's ``bound`` and ``rank`` in the frame (1 = highest bound; ranks
+    follow the frame's ``bound`` column, replaced or not)."""
+    table = table_of(frame)
+    types = list(table.space.types)
+    configs = np.asarray(result.trace_configs, dtype=np.int64).reshape(-1, len(types))
+    position = {tuple(row): k for k, row in enumerate(table.counts.tolist())}
+    rows = [position[tuple(row)] for row in configs.tolist()]
+    values = np.asarray(result.trace_values, dtype=np.float64)
+    trace = pd.DataFrame(configs, columns=types)
+    trace.insert(0, "evaluation", np.arange(1, len(trace) + 1, dtype=np.int64))
+    trace["value"] = values
+    trace["best_so_far"] = np.fmax.accumulate(values) if len(values) else values
+    trace["cost"] = np.asarray(result.trace_costs, dtype=np.float64)
+    trace["bound"] = np.asarray(table.bound, dtype=np.float64)[rows]
+    trace["rank"] = np.asarray(table.rank, dtype=np.int64)[rows]
+    return trace.set_index("evaluation")
 
 
 def compare_searches(
