@@ -34,10 +34,15 @@ class _AliasLoader:
         self.real = real
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(self.real)
+        module = importlib.import_module(self.real)
+        self.real_spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """The real module is already executed; the alias adds nothing."""
+        """The real module is already executed. The import system has just set its __spec__ to
+        the alias's; the real one goes back, or relative imports inside it would resolve
+        against the alias."""
+        module.__spec__ = self.real_spec
 
 
 class _AliasFinder:

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+import servelab
 from servelab import _core
 from servelab.cli import main
 
@@ -63,6 +64,10 @@ def test_simulate_all_methods_at_a_constant_load_and_on_the_trace(capsys, data):
     (trace,) = run_json(capsys, "simulate", "--data", data, "--method", "jellyfish",
                         "--workers", "70", "--trace", "--duration-s", "20")  # fmt: skip
     assert trace["trace"].endswith("(artifact)") and trace["queries"] > 30_000
+    # Each row carries the scenario that replays its run (`servelab simulate row.json`).
+    replay = servelab.simulate(trace["scenario"])
+    assert replay.meta["scheduler"] == trace["scheduler"]
+    assert replay.summary()["queries"] == trace["queries"]
     assert main(["ramsis", "simulate", "--data", data, "--load", "1000", "--duration-s", "5"]) == 0
     assert "accuracy %" in capsys.readouterr().out
 
@@ -125,6 +130,7 @@ def test_bad_numbers_are_refused_by_the_parser(capsys, argv, expected):
          "--intervals cannot be combined with --discretisation md"),
         (["evaluate", "--load", "100", "--seed", "3"], "--seed needs --simulate"),
         (["evaluate", "--load", "100", "--duration-s", "5"], "--duration-s needs --simulate"),
+        (["evaluate", "--load", "100", "--cache-dir", "c"], "--cache-dir needs --simulate"),
         (["simulate", "--load", "100", "--trace-mode", "stretched"], "--trace-mode needs --trace"),
         (["simulate", "--load", "100", "--method", "jellyfish", "--policies", "set.json"],
          "--policies cannot be combined with --method jellyfish"),

@@ -17,7 +17,7 @@ def image():
 
 def test_guarantees_are_consistent():
     p = ramsis.solve(small_table(), **SMALL)
-    g = ramsis.evaluate(p, small_table())
+    g = ramsis.expected_performance(p, small_table())
     assert g["expected_accuracy"] == pytest.approx(p.expected_accuracy, rel=1e-12)
     assert g["expected_violation"] == pytest.approx(p.expected_violation, rel=1e-12, abs=1e-15)
     dist = g["distribution"]
@@ -27,16 +27,16 @@ def test_guarantees_are_consistent():
     # the empty states are only a starting point: the chain leaves them for good
     assert dist[: p.num_levels].sum() < 1e-9
     # the same policy under a heavier load than it was made for violates more
-    heavier = ramsis.evaluate(p, small_table(), load_qps=SMALL["load_qps"] * 1.5)
+    heavier = ramsis.expected_performance(p, small_table(), load_qps=SMALL["load_qps"] * 1.5)
     assert heavier["expected_violation"] > g["expected_violation"]
-    # evaluate(mdp, policy) is the same thing
+    # expected_performance(mdp, policy) is the same thing
     mdp = ramsis.build_mdp(small_table(), **SMALL)
-    assert ramsis.evaluate(mdp, p)["expected_accuracy"] == pytest.approx(
+    assert ramsis.expected_performance(mdp, p)["expected_accuracy"] == pytest.approx(
         g["expected_accuracy"], rel=1e-12
     )
-    assert ramsis.evaluate(mdp, mdp.choice_of(p))["expected_violation"] == pytest.approx(
-        g["expected_violation"], rel=1e-12, abs=1e-15
-    )
+    assert ramsis.expected_performance(mdp, mdp.choice_of(p))[
+        "expected_violation"
+    ] == pytest.approx(g["expected_violation"], rel=1e-12, abs=1e-15)
 
 
 def total_variation(a, b):
@@ -45,7 +45,7 @@ def total_variation(a, b):
 
 def test_monte_carlo_visits_match_the_stationary_distribution_small():
     p = ramsis.solve(small_table(), **SMALL)
-    g = ramsis.evaluate(p, small_table())
+    g = ramsis.expected_performance(p, small_table())
     mc = ramsis.simulate_worker(p, small_table(), decisions=40_000, seed=3)
     again = ramsis.simulate_worker(p, small_table(), decisions=40_000, seed=3)
     assert np.array_equal(mc["visits"], again["visits"])  # same seed, same run
@@ -57,7 +57,7 @@ def test_monte_carlo_visits_match_the_stationary_distribution_small():
 
 def test_monte_carlo_visits_match_the_stationary_distribution_image(image):
     p = ramsis.solve(image, slo_ms=150, load_qps=2000, workers=60)
-    g = ramsis.evaluate(p, image)
+    g = ramsis.expected_performance(p, image)
     mc = ramsis.simulate_worker(p, image, decisions=50_000, seed=1)
     tv = total_variation(mc["visits"], g["distribution"])
     assert tv < 0.05, tv
@@ -71,13 +71,12 @@ FIG7 = [(40, 800), (60, 800), (60, 2000), (80, 2000), (80, 3200)]
 
 
 def test_expectation_matches_simulation_fig7(image):
-    simulate = pytest.importorskip("servelab.ramsis.simulate").simulate
     data = shared_path("ramsis")
     rows = []
     for workers, load in FIG7:
         p = ramsis.solve(image, slo_ms=150, load_qps=load, workers=workers)
         assert p.feasible and p.expected_violation < 0.005
-        run = simulate("image", "ramsis", workers=workers, load=load, data=data)
+        run = ramsis.run_experiment("image", "ramsis", workers=workers, load=load, data=data)
         simulated = run.summary["accuracy_per_satisfied_query"]  # a fraction, as expected_accuracy
         expected = p.expected_accuracy
         rows.append((workers, load, expected, simulated))
@@ -90,7 +89,7 @@ def test_monte_carlo_erlang_arrivals():
     options = {**SMALL, "intervals": 40, "arrivals": "erlang", "shape": 3}
     p = ramsis.solve(small_table(), **options)
     assert p.arrivals == "erlang3"
-    g = ramsis.evaluate(p, small_table())
+    g = ramsis.expected_performance(p, small_table())
     mc = ramsis.simulate_worker(p, small_table(), decisions=40_000, seed=5)
     assert total_variation(mc["visits"], g["distribution"]) < 0.05
     assert mc["accuracy"] == pytest.approx(g["expected_accuracy"], rel=0.01)

@@ -1,94 +1,92 @@
 """RAMSIS (EuroSys'24): per-worker MDP policies for model selection that exploit arrival lulls.
 
-Offline: ``build_mdp`` / ``solve`` / ``evaluate`` / ``policy_set`` generate per-worker policies and
-their guarantees from a task's latency table (``image_task`` / ``text_task`` read the artifact's
-data); ``save`` / ``load`` / ``to_json`` / ``from_json`` move them around; ``plot_policy`` draws
-one. Online: the scheduler, its baselines and the simulation harness.
+::
+
+    import servelab
+    from servelab import ramsis
+
+    task = ramsis.image_task("../shared/data/ramsis")           # or ramsis.get_task("image")
+    policy = ramsis.solve(task, slo_ms=150, load_qps=2000, workers=60)
+    ramsis.expected_performance(policy, task)["expected_accuracy"]
+    run = ramsis.run_experiment("image", "ramsis", 60, load=2000, data="../shared/data/ramsis")
+    run.summary["accuracy_per_satisfied_query"]                 # a fraction
+    servelab.simulate(run.scenario)                             # replays it
+
+Modules: ``policy`` (MDP, policies, guarantees, policy sets), ``tasks`` (the tasks' latency
+tables), ``baselines`` (Jellyfish+ and ModelSwitching offline), ``trace`` (load traces as
+arrivals), ``schedulers`` (the registered schedulers' specs and objects), ``methods`` (the methods
+as the evaluation configures them), ``experiments`` (runs through servelab.simulate), ``paper``
+(the paper's settings and figures, comparisons), ``data`` (the artifact's files), ``cache``,
+``cli`` and ``plotting``. Every name below loads its module on first use, so importing this
+package imports no pandas, scipy or matplotlib.
 """
 
-from .plotting import plot_policy, plot_policy_set
-from .policy import (
-    LatencyTable,
-    PolicySet,
-    RamsisMdp,
-    WorkerPolicy,
-    build_mdp,
-    evaluate,
-    from_json,
-    latency_table,
-    load,
-    policy_set,
-    policy_table,
-    save,
-    simulate_worker,
-    solve,
-    to_json,
-)
-from .tasks import IMAGE_MODELS, TEXT_MODELS, TaskData, image_task, text_task
+from __future__ import annotations
 
-__all__ = [
-    "IMAGE_MODELS",
-    "TEXT_MODELS",
-    "LatencyTable",
-    "PolicySet",
-    "RamsisMdp",
-    "TaskData",
-    "WorkerPolicy",
-    "build_mdp",
-    "evaluate",
-    "from_json",
-    "image_task",
-    "latency_table",
-    "load",
-    "plot_policy",
-    "plot_policy_set",
-    "policy_set",
-    "policy_table",
-    "save",
-    "simulate_worker",
-    "solve",
-    "text_task",
-    "to_json",
-]
+import importlib
+from typing import Any
 
-# The online side: the scheduler, its baselines and the evaluation's simulation harness.
-from .baselines import (  # noqa: E402
-    jellyfish,
-    jellyfish_rule,
-    model_switching,
-    model_switching_table,
-    read_policy_gen,
-)
-from .simulate import (  # noqa: E402
-    ARTIFACT_GAINS,
-    ARTIFACT_MS_FOLDER,
-    CONSTANT_LOADS,
-    METHODS,
-    POLICY_LOADS,
-    EvaluationPart,
-    RamsisRun,
-    accuracy_gains,
-    compare_methods,
-    data_dir,
-    expected_violation,
-    format_evaluation,
-    get_task,
-    make_ms_table,
-    paper_evaluation,
-    ramsis_policies,
-    satisfiable,
-    scheduler,
-    simulate,
-    summarize,
-    twitter_trace,
-)
-from .trace import LoadTrace, read_load_trace  # noqa: E402
+# public name -> the module (of this package) that defines it
+_EXPORTS = {
+    **dict.fromkeys(
+        (
+            "LatencyTable", "PolicySet", "RamsisMdp", "WorkerPolicy", "build_mdp",
+            "expected_performance", "from_json", "latency_table", "load", "policy_set",
+            "policy_table", "save", "simulate_worker", "solve", "to_json",
+        ),
+        "policy",
+    ),
+    **dict.fromkeys(
+        ("IMAGE_MODELS", "TEXT_MODELS", "TaskData", "image_task", "text_task"), "tasks"
+    ),
+    **dict.fromkeys(("jellyfish_rule", "model_switching_table"), "baselines"),
+    **dict.fromkeys(("LoadTrace",), "trace"),
+    **dict.fromkeys(
+        (
+            "jellyfish", "jellyfish_spec", "model_switching", "model_switching_spec",
+            "policy_file", "ramsis_spec", "scheduler",
+        ),
+        "schedulers",
+    ),
+    **dict.fromkeys(
+        ("expected_violation", "make_ms_table", "method_spec", "ramsis_policies", "satisfiable"),
+        "methods",
+    ),
+    **dict.fromkeys(
+        (
+            "RamsisRun", "compare_methods", "experiment_scenario", "paper_evaluation",
+            "run_experiment", "summarize",
+        ),
+        "experiments",
+    ),
+    **dict.fromkeys(
+        (
+            "ARTIFACT_GAINS", "CONSTANT_LOADS", "METHODS", "POLICY_LOADS", "TRACE_DURATION_S",
+            "EvaluationPart", "accuracy_gains", "format_evaluation",
+        ),
+        "paper",
+    ),
+    **dict.fromkeys(
+        (
+            "ARTIFACT_MS_FOLDER", "DATA_ENV", "data_dir", "get_task", "read_artifact_ms_tables",
+            "read_load_trace", "read_policy_gen", "twitter_trace",
+        ),
+        "data",
+    ),
+    **dict.fromkeys(("plot_policy", "plot_policy_set"), "plotting"),
+}  # fmt: skip
 
-__all__ += [  # noqa: PLE0605
-    "ARTIFACT_GAINS", "ARTIFACT_MS_FOLDER", "CONSTANT_LOADS", "METHODS", "POLICY_LOADS",
-    "EvaluationPart", "LoadTrace", "RamsisRun", "accuracy_gains", "compare_methods", "data_dir",
-    "expected_violation", "format_evaluation", "get_task", "jellyfish", "jellyfish_rule",
-    "make_ms_table", "model_switching", "model_switching_table", "paper_evaluation",
-    "ramsis_policies", "read_load_trace", "read_policy_gen", "satisfiable", "scheduler",
-    "simulate", "summarize", "twitter_trace",
-]  # fmt: skip
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -7,7 +7,11 @@
     servelab ramsis simulate --task text --method ramsis --workers 20 --load 1600 --slo-ms 200
 
 Every command takes --data (the RAMSIS data folder with derived/ and twitter_trace/; default
-$SERVELAB_RAMSIS_DATA) and --json (machine-readable output).
+$SERVELAB_RAMSIS_DATA, else ../shared/data/ramsis of a source checkout) and --json
+(machine-readable output; simulate's rows carry the scenario that replays each run).
+
+Only argparse-level modules are imported here: each command imports what it runs (numpy, pandas,
+the core) when it runs, so that `servelab --help` stays fast.
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ def _common(p: argparse.ArgumentParser, *, load: bool = True) -> None:
 
 
 def _task_slo(args: argparse.Namespace) -> tuple[Any, float]:
-    from .simulate import get_task
+    from servelab.systems.ramsis.data import get_task  # on use: see the module doc
 
     task = get_task(args.task, args.data)
     return task, float(args.slo_ms) if args.slo_ms is not None else task.slos_ms[0]
@@ -104,7 +108,7 @@ def _policy_row(p: Any) -> dict[str, Any]:
 
 
 def _cmd_policy(args: argparse.Namespace) -> int:
-    from ... import _core
+    from servelab.systems.ramsis import policy as offline  # on use: see the module doc
 
     if (args.load is None) == (args.loads is None):
         raise ValueError("give exactly one of --load and --loads")
@@ -125,19 +129,15 @@ def _cmd_policy(args: argparse.Namespace) -> int:
         "discretisation": args.discretisation,
     }
     if args.load is not None:
-        made = _core.ramsis.generate_policy(task.table, load_qps=args.load, **common)
-        policy = made["policy"]
+        policy = offline.solve(task, load_qps=args.load, **common)
         rows = [_policy_row(policy)]
-        text = policy.to_json()
     else:
-        policy = _core.ramsis.generate_policy_set(
-            task.table,
-            args.loads,
-            max_accuracy_gap=(args.max_gap or DEFAULT_MAX_GAP) / 100.0,
+        policy = offline.policy_set(
+            task, loads=args.loads, max_accuracy_gap=(args.max_gap or DEFAULT_MAX_GAP) / 100.0,
             **common,
-        )
+        )  # fmt: skip
         rows = [_policy_row(p) for p in policy.policies]
-        text = policy.to_json()
+    text = policy.to_json()
     if args.out:
         Path(args.out).write_text(text)
     out = {
@@ -164,25 +164,26 @@ def _cmd_policy(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ... import _core
-    from .simulate import simulate
+    # on use: see the module doc
+    from servelab.systems.ramsis import experiments, schedulers
+    from servelab.systems.ramsis import policy as offline
 
     if args.load is None:
         raise ValueError("give --load")
-    for option, value in (("--duration-s", args.duration_s), ("--seed", args.seed)):
+    for option, value in (
+        ("--duration-s", args.duration_s),
+        ("--seed", args.seed),
+        ("--cache-dir", args.cache_dir),
+    ):
         if value is not None and not args.simulate:
             raise ignored_option(option, "--simulate", "only the simulation uses it")
     task, slo = _task_slo(args)
     if args.policy:
-        from .policy import read_policy_text
-
-        policy = _core.ramsis.WorkerPolicy.from_json(read_policy_text(args.policy))
+        policy = offline.WorkerPolicy.from_json(offline.read_policy_text(args.policy))
     else:
-        policy = _core.ramsis.generate_policy(
-            task.table, slo_ms=slo, load_qps=args.load, workers=args.workers
-        )["policy"]
-    mdp = _core.ramsis.build_mdp(task.table, slo_ms=slo, load_qps=args.load, workers=args.workers)
-    expected = _core.ramsis.evaluate(mdp, policy)
+        policy = offline.solve(task, slo_ms=slo, load_qps=args.load, workers=args.workers)
+    mdp = offline.build_mdp(task, slo_ms=slo, load_qps=args.load, workers=args.workers)
+    expected = offline.expected_performance(mdp, policy)
     out: dict[str, Any] = {
         "task": args.task,
         "slo_ms": slo,
@@ -192,10 +193,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         "expected_violation": expected["expected_violation"],
     }
     if args.simulate:
-        run = simulate(
-            task, _core.ramsis.ramsis_scheduler(policy, load_qps=args.load), args.workers,
-            load=args.load, slo_ms=slo, duration_s=args.duration_s or DEFAULT_DURATION_S,
-            seed=args.seed or DEFAULT_SEED, data=args.data,
+        spec = schedulers.ramsis_spec(policy, load_qps=args.load, cache_dir=args.cache_dir)
+        run = experiments.run_experiment(
+            task, spec, args.workers, load=args.load, slo_ms=slo,
+            duration_s=args.duration_s or DEFAULT_DURATION_S, seed=args.seed or DEFAULT_SEED,
+            data=args.data, cache_dir=args.cache_dir,
         )  # fmt: skip
         out["simulated_accuracy"] = run.summary["accuracy_per_satisfied_query"]  # a fraction
         out["simulated_violation"] = run.summary["violation_rate"]
@@ -216,7 +218,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from .simulate import METHODS, scheduler, simulate
+    # on use: see the module doc
+    from servelab.systems.ramsis import experiments, schedulers
+    from servelab.systems.ramsis.paper import METHODS
 
     if (args.load is None) == (not args.trace):
         raise ValueError("give exactly one of --load and --trace")
@@ -225,15 +229,23 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     methods = list(METHODS) if args.method == "all" else [args.method]
     rows = []
     for method in methods:
-        chosen: Any = method
+        chosen = method
         if method == "ramsis" and args.policies:
-            chosen = scheduler(args.policies, load_qps=args.load or 0.0)
-        run = simulate(
+            chosen = schedulers.ramsis_spec(args.policies, load_qps=args.load or 0.0)
+        run = experiments.run_experiment(
             task, chosen, args.workers, load=args.load, trace=True if args.trace else None,
             slo_ms=slo, duration_s=args.duration_s, seed=args.seed, data=args.data,
             trace_mode=args.trace_mode or DEFAULT_TRACE_MODE, threads=args.threads,
+            cache_dir=args.cache_dir,
         )  # fmt: skip
-        rows.append({**run.row(), "method": method, "scheduler": run.result.meta["scheduler"]})
+        rows.append(
+            {
+                **run.row(),
+                "method": method,
+                "scheduler": run.result.meta["scheduler"],
+                "scenario": run.scenario,
+            }
+        )
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -258,6 +270,14 @@ def _check_simulate_options(args: argparse.Namespace) -> None:
         raise conflicting_options(
             "--policies", f"--method {args.method}", "only RAMSIS reads a policy set"
         )
+
+
+def _cache_dir(p: argparse.ArgumentParser, when: str = "") -> None:
+    p.add_argument(
+        "--cache-dir",
+        help=f"{when}where the files the run's scenario names (the task's profile, RAMSIS's "
+        "policies) are written (default: the per-user cache, ~/.cache/servelab/ramsis)",
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -308,6 +328,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=random_seed,
         help=f"with --simulate: seed of the simulated arrivals (default {DEFAULT_SEED})",
     )
+    _cache_dir(ev, "with --simulate: ")
     ev.set_defaults(run=_cmd_evaluate, inputs=("data", "policy"))
 
     sim = cmds.add_parser("simulate", help="simulate RAMSIS and its baselines")
@@ -343,4 +364,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="threads for table generation (default 1; results do not depend on it)",
     )
+    _cache_dir(sim)
     sim.set_defaults(run=_cmd_simulate, inputs=("data", "policies"))

@@ -1,16 +1,16 @@
-"""Plots of RAMSIS policies (matplotlib, imported on first use): the map of model choice over
-(queue length, slack), and a policy set's guarantees against load."""
+"""Plots of RAMSIS policies: the map of model choice over (queue length, slack), and a policy
+set's guarantees against load."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import BoundaryNorm, ListedColormap
 
 from ... import _core
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
 
 
 def plot_policy(
@@ -24,9 +24,6 @@ def plot_policy(
     """Model choice per state: x = slack of the earliest query (ms, the policy's levels), y = queue
     length; one colour per model (white: wait, the empty queue). `max_queue` crops the y axis;
     annotate_batch writes the batch where it is not the whole queue (variable batching)."""
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import BoundaryNorm, ListedColormap
-
     if isinstance(policy, _core.ramsis.PolicySet):
         raise ValueError("plot_policy takes one WorkerPolicy: use policy_set.lookup(load)")
     if not isinstance(policy, _core.ramsis.WorkerPolicy):
@@ -72,8 +69,6 @@ def plot_policy(
 
 def plot_policy_set(policies: Any, ax: Axes | None = None) -> Axes:
     """Expected accuracy and violation of each policy of a PolicySet against its load."""
-    import matplotlib.pyplot as plt
-
     if not isinstance(policies, _core.ramsis.PolicySet):
         raise TypeError(f"policies={policies!r} is not a PolicySet")
     loads = policies.loads_qps

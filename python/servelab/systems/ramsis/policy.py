@@ -20,6 +20,7 @@ Pareto pruning of the models. Time is in ms at this API (slo_ms), loads in queri
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -164,7 +165,7 @@ def solve(
     return out if details else out["policy"]
 
 
-def evaluate(
+def expected_performance(
     policy: Any,
     source: Any = None,
     hardware: str | None = None,
@@ -180,22 +181,25 @@ def evaluate(
     """Expected accuracy and SLO-violation rate (Sec. 5.1) of a policy from its stationary
     distribution, per query as a simulation measures them.
 
-    ``evaluate(policy, source)`` rebuilds the MDP the policy was made for (its load, workers, SLO
-    and discretisation; `load_qps` / `workers` evaluate it under another load);
-    ``evaluate(mdp, policy)`` evaluates on a RamsisMdp you built. Returns {expected_accuracy,
-    expected_violation, overflow_probability, mean_batch, iterations, converged, distribution}.
+    ``expected_performance(policy, source)`` rebuilds the MDP the policy was made for (its load,
+    workers, SLO and discretisation; `load_qps` / `workers` evaluate it under another load);
+    ``expected_performance(mdp, policy)`` evaluates on a RamsisMdp you built. Returns
+    {expected_accuracy, expected_violation, overflow_probability, mean_batch, iterations,
+    converged, distribution}.
     """
     if isinstance(policy, RamsisMdp):
         mdp, chosen = policy, source
         if chosen is None:
-            raise ValueError("evaluate(mdp, policy): the policy is missing")
+            raise ValueError("expected_performance(mdp, policy): the policy is missing")
         if not isinstance(chosen, WorkerPolicy):
             chosen = np.asarray(chosen, dtype=np.int32).tolist()
     else:
         if not isinstance(policy, WorkerPolicy):
             raise TypeError(f"policy={policy!r} is not a WorkerPolicy (or give a RamsisMdp first)")
         if source is None:
-            raise ValueError("evaluate(policy, source): give the models the policy was made for")
+            raise ValueError(
+                "expected_performance(policy, source): give the models the policy was made for"
+            )
         table = latency_table(source, hardware, models, statistic=statistic)
         levels = policy.slack_levels_s
         mdp = _core.ramsis.build_mdp(
@@ -340,7 +344,7 @@ def simulate_worker(
 
     Returns {visits (frequency per MDP state, the full-queue state last), accuracy (mean accuracy of
     the queries that met their deadline), violation (late queries / served queries), decisions,
-    queries}. Compare visits with ``evaluate(policy, source)["distribution"]``."""
+    queries}. Compare visits with ``expected_performance(policy, source)["distribution"]``."""
     if not isinstance(policy, WorkerPolicy):
         raise TypeError(f"policy={policy!r} is not a WorkerPolicy")
     if policy.balancer != "round_robin":
@@ -363,8 +367,6 @@ def simulate_worker(
 
     def gaps(count: int) -> np.ndarray:
         return rng.gamma(k, scale, size=count)
-
-    from collections import deque
 
     buffer, at = gaps(4096), 0
     queue: deque[float] = deque()

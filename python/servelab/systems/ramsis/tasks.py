@@ -11,11 +11,14 @@ from ``derived/accuracy.csv`` as fractions. ``data`` is the artifact's data fold
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import _core
+import numpy as np
+
+from ... import _core, profiles
 from ...profiles import Profile
 
 #: The hardware name of the artifact's (single) worker type.
@@ -38,7 +41,11 @@ TEXT_MODELS: tuple[str, ...] = ("bert_tiny", "bert_mini", "bert_small", "bert_me
 
 @dataclass(frozen=True)
 class TaskData:
-    """One task's models: the latency table the MDP reads and the same numbers as a Profile."""
+    """One task's models: the latency table the MDP reads and the same numbers as a Profile.
+
+    ``digest`` identifies the content (table, profile, SLOs): what is generated from a task is
+    cached under it, so equal tasks share it. Treat the table and profile as read-only.
+    """
 
     name: str  # "image" or "text"
     models: tuple[str, ...]  # ascending accuracy (= ascending latency on the front)
@@ -46,6 +53,16 @@ class TaskData:
     profile: Profile  # hardware "cloud_cpu", one fixed latency per (model, batch)
     slos_ms: tuple[float, ...]  # the paper's SLOs for the task
     percentile: int
+    digest: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        h = hashlib.sha256()
+        h.update(repr((self.name, self.models, self.slos_ms, self.percentile)).encode())
+        h.update(repr(list(self.table.models)).encode())
+        h.update(np.asarray(self.table.accuracy, dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(self.table.latency_s, dtype=np.float64).tobytes())
+        h.update(profiles.dumps(self.profile, indent=None).encode())
+        object.__setattr__(self, "digest", h.hexdigest())  # frozen: set once, here
 
     @property
     def hardware(self) -> str:

@@ -1,7 +1,8 @@
-"""The Twitter load trace of the RAMSIS evaluation as an arrival process.
+"""A load trace (the Twitter trace of the RAMSIS evaluation) and the arrival process that plays it.
 
-The artifact's file (``twitter_trace/twitter_04_25_norm.txt``) has 27 lines ``t_seconds load``:
-t = 0, 10, ..., 260 and loads of 1617..3905 queries/s. Two ways to play it over five minutes:
+The artifact's file (``twitter_trace/twitter_04_25_norm.txt``, read by ``data.read_load_trace``)
+has 27 lines ``t_seconds load``: t = 0, 10, ..., 260 and loads of 1617..3905 queries/s. Two ways
+to play it over five minutes:
 
 - ``mode="artifact"`` (default), what the artifact's simulator does: its loader expands the file to
   one rate per second for t = 0..260 (each load held for 10 s, the last for 1 s), and the
@@ -10,22 +11,24 @@ t = 0, 10, ..., 260 and loads of 1617..3905 queries/s. Two ways to play it over 
 - ``mode="stretched"``: the 27 intervals stretched evenly over ``duration_s`` (each load held
   for ``duration_s / 27``): about 836k arrivals in five minutes.
 
-Either way the arrivals are Poisson at a piecewise-constant rate (``workload.PiecewiseRate``).
+Either way the arrivals are Poisson at a piecewise-constant rate: the registered arrival process
+``piecewise_rate``, whose parameters :meth:`LoadTrace.arrival_params` gives (a scenario names it
+by them) and whose object :meth:`LoadTrace.arrivals` builds.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ... import textio, workload
+from ... import workload
+from .paper import TRACE_DURATION_S
 
-#: The paper's trace length (the day-long trace scaled down to five minutes, sec. 7).
-TRACE_DURATION_S = 300.0
 TRACE_MODES = ("artifact", "stretched")
+#: The registered arrival process a trace is played with.
+ARRIVAL_PROCESS = "piecewise_rate"
 
 
 @dataclass(frozen=True)
@@ -47,24 +50,32 @@ class LoadTrace:
             np.minimum(seconds // int(round(self.interval_s)), len(self.loads_qps) - 1)
         ]
 
-    def arrivals(
+    def arrival_params(
         self, mode: str = "artifact", duration_s: float = TRACE_DURATION_S
-    ) -> workload.PiecewiseRate:
-        """Poisson arrivals following the trace over ``duration_s`` (see the module doc)."""
+    ) -> dict[str, Any]:
+        """The parameters of the ``piecewise_rate`` arrival process that plays the trace over
+        ``duration_s`` (see the module doc), as plain numbers for a scenario."""
         if mode not in TRACE_MODES:
             raise ValueError(f"mode={mode!r} must be one of {', '.join(TRACE_MODES)}")
         if not duration_s > 0:
             raise ValueError(f"duration_s={duration_s!r} must be a positive number of seconds")
         if mode == "artifact":
-            return workload.PiecewiseRate(
-                interval_s=1.0, rates=self.per_second().astype(float).tolist(), repeat=True
-            )
-        scale = duration_s / (self.interval_s * len(self.loads_qps))
-        return workload.PiecewiseRate(
-            interval_s=self.interval_s,
-            rates=self.loads_qps.astype(float).tolist(),
-            time_scale=scale,
-        )
+            return {
+                "interval_s": 1.0,
+                "rates": self.per_second().astype(float).tolist(),
+                "repeat": True,
+            }
+        return {
+            "interval_s": self.interval_s,
+            "rates": self.loads_qps.astype(float).tolist(),
+            "time_scale": duration_s / (self.interval_s * len(self.loads_qps)),
+        }
+
+    def arrivals(
+        self, mode: str = "artifact", duration_s: float = TRACE_DURATION_S
+    ) -> workload.PiecewiseRate:
+        """Poisson arrivals following the trace over ``duration_s`` (see the module doc)."""
+        return workload.PiecewiseRate(**self.arrival_params(mode, duration_s))
 
     def expected_queries(
         self, mode: str = "artifact", duration_s: float = TRACE_DURATION_S
@@ -77,47 +88,3 @@ class LoadTrace:
             tail = per_second[whole % len(per_second)] * (duration_s - whole)
             return float(rates.sum() + tail)
         return float(self.loads_qps.mean() * duration_s)
-
-
-def read_load_trace(path: str | os.PathLike[str]) -> LoadTrace:
-    """Reads a ``t_seconds load`` file (the artifact's Twitter trace format).
-
-    The times must start at 0 and be equally spaced; loads must be positive. Errors name the file
-    and line.
-    """
-    path = Path(path)
-    times, loads = [], []
-    text = textio.read_text(path, what="load trace file")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        try:
-            if len(parts) != 2:
-                raise ValueError
-            t, load = float(parts[0]), float(parts[1])
-        except ValueError:
-            raise ValueError(
-                f"{path}:{number}: {line!r} is not 't_seconds load' (two numbers)"
-            ) from None
-        if not np.isfinite(t):  # float() reads nan, inf and 1e999 as numbers
-            raise ValueError(f"{path}:{number}: t_seconds={parts[0]} must be a finite number")
-        if not np.isfinite(load) or load <= 0:
-            raise ValueError(
-                f"{path}:{number}: load={parts[1]} must be a positive number of queries/s"
-            )
-        times.append(t)
-        loads.append(load)
-    if not times:
-        raise ValueError(f"{path}: no data lines")
-    t = np.asarray(times)
-    if t[0] != 0:
-        raise ValueError(f"{path}:1: the first time is {t[0]}, it must be 0")
-    if len(t) > 1:
-        gaps = np.diff(t)
-        bad = np.flatnonzero(~np.isclose(gaps, gaps[0]) | (gaps <= 0))
-        if bad.size:
-            raise ValueError(
-                f"{path}: times must be equally spaced and increasing; line {bad[0] + 2} breaks it"
-            )
-    return LoadTrace(t, np.asarray(loads), str(path))
