@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
@@ -24,7 +25,9 @@ namespace servelab::bindings {
 void init_kairos_fluid(py::module_& kairos) {
   kairos.def(
       "fluid_size_classes",
-      [](const workload::SizeDistribution& sizes, std::int64_t max_size, std::int64_t max_classes) {
+      [](const workload::SizeDistribution& sizes, const IntArg& max_size_arg, const IntArg& max_classes_arg) {
+        const auto max_size = to_int<std::int64_t>(max_size_arg, "max_size");
+        const auto max_classes = to_int<std::int64_t>(max_classes_arg, "max_classes");
         auto classes = run_long([&] { return kairos::size_classes(sizes, max_size, max_classes); });
         std::vector<std::int64_t> size;
         std::vector<double> probability;
@@ -40,10 +43,14 @@ void init_kairos_fluid(py::module_& kairos) {
   kairos.def(
       "fluid_upper_bound",
       [](const profile::Profile& profile, const std::string& model,
-         const std::vector<std::pair<std::string, std::int64_t>>& config, double qos_s,
-         const std::vector<std::int64_t>& class_sizes, const std::vector<double>& class_probabilities, double tail,
-         double violation, const std::string& statistic, const std::optional<std::string>& eligibility,
-         double time_limit_s) {
+         const std::vector<std::pair<std::string, IntArg>>& config_arg, double qos_s, const py::object& class_sizes_arg,
+         const std::vector<double>& class_probabilities, double tail, double violation, const std::string& statistic,
+         const std::optional<std::string>& eligibility, double time_limit_s) {
+        std::vector<std::pair<std::string, std::int64_t>> config;
+        for (const auto& [type, count] : config_arg) {
+          config.emplace_back(type, to_int<std::int64_t>(count, str("config['", type, "']")));
+        }
+        const auto class_sizes = to_int_list<std::int64_t>(class_sizes_arg, "class_sizes");
         kairos::FluidOptions options;
         options.violation = violation;
         options.statistic = profile::parse_statistic(statistic, "statistic");

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
@@ -158,8 +159,10 @@ void init_lp(py::module_& solvers) {  // servelab._lp
 
   solvers.def(
       "solve_lp_model",
-      [](const Model& model, double time_limit_s, std::int64_t iteration_limit, double mip_relative_gap, bool verbose) {
-        Options options{time_limit_s, iteration_limit, mip_relative_gap, verbose};
+      [](const Model& model, double time_limit_s, const IntArg& iteration_limit, double mip_relative_gap,
+         bool verbose) {
+        Options options{time_limit_s, to_int<std::int64_t>(iteration_limit, "iteration_limit"), mip_relative_gap,
+                        verbose};
         auto solution = run_long([&] { return solve(model, options); });
         return to_dict(std::move(solution), !model.has_integers());
       },

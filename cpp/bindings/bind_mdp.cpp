@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
@@ -62,7 +63,8 @@ std::vector<T> integers(const py::handle& object, const char* name) {
   for (py::ssize_t i = 0; i < wide.size(); ++i) {
     const std::int64_t x = wide.data()[i];
     if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) {
-      throw ValueError(str(name, "[", i, "]=", x, " is out of range"));
+      throw ValueError(str(name, "[", i, "]=", x, " is out of range: it must be in ", std::numeric_limits<T>::min(),
+                           "..", std::numeric_limits<T>::max()));
     }
     out[static_cast<std::size_t>(i)] = static_cast<T>(x);
   }
@@ -77,16 +79,16 @@ py::array view(const std::vector<T>& v, py::handle owner) {
   return a;
 }
 
-SolveOptions solve_options(double discount, double tolerance, std::int32_t max_iterations, std::int32_t min_iterations,
-                           std::int32_t threads, bool relative, std::int32_t reference_state,
-                           const std::optional<py::object>& initial_values) {
+SolveOptions solve_options(double discount, double tolerance, const IntArg& max_iterations,
+                           const IntArg& min_iterations, const IntArg& threads, bool relative,
+                           const IntArg& reference_state, const std::optional<py::object>& initial_values) {
   SolveOptions o{.discount = discount,
                  .tolerance = tolerance,
-                 .max_iterations = max_iterations,
-                 .min_iterations = min_iterations,
-                 .threads = threads,
+                 .max_iterations = to_int<std::int32_t>(max_iterations, "max_iterations"),
+                 .min_iterations = to_int<std::int32_t>(min_iterations, "min_iterations"),
+                 .threads = to_int<std::int32_t>(threads, "threads"),
                  .relative = relative,
-                 .reference_state = reference_state};
+                 .reference_state = to_int<std::int32_t>(reference_state, "reference_state")};
   if (initial_values && !initial_values->is_none()) o.initial_values = doubles(*initial_values, "initial_values");
   return o;
 }
@@ -162,8 +164,8 @@ void init_mdp(py::module_& solvers) {
 
   m.def(
       "value_iteration",
-      [](const Mdp& mdp, double discount, double tolerance, std::int32_t max_iterations, std::int32_t min_iterations,
-         std::int32_t threads, bool relative, std::int32_t reference_state, std::optional<py::object> initial) {
+      [](const Mdp& mdp, double discount, double tolerance, const IntArg& max_iterations, const IntArg& min_iterations,
+         const IntArg& threads, bool relative, const IntArg& reference_state, std::optional<py::object> initial) {
         const auto o = solve_options(discount, tolerance, max_iterations, min_iterations, threads, relative,
                                      reference_state, initial);
         return to_python(run_long([&] { return value_iteration(mdp, o); }));
@@ -172,8 +174,8 @@ void init_mdp(py::module_& solvers) {
 
   m.def(
       "policy_iteration",
-      [](const Mdp& mdp, double discount, double tolerance, std::int32_t max_iterations, std::int32_t min_iterations,
-         std::int32_t threads, bool relative, std::int32_t reference_state, std::optional<py::object> initial) {
+      [](const Mdp& mdp, double discount, double tolerance, const IntArg& max_iterations, const IntArg& min_iterations,
+         const IntArg& threads, bool relative, const IntArg& reference_state, std::optional<py::object> initial) {
         const auto o = solve_options(discount, tolerance, max_iterations, min_iterations, threads, relative,
                                      reference_state, initial);
         return to_python(run_long([&] { return policy_iteration(mdp, o); }));
@@ -182,8 +184,8 @@ void init_mdp(py::module_& solvers) {
 
   m.def(
       "policy_evaluation",
-      [](const Mdp& mdp, const py::object& policy, double discount, double tolerance, std::int32_t max_iterations,
-         std::int32_t min_iterations, std::int32_t threads, bool relative, std::int32_t reference_state,
+      [](const Mdp& mdp, const py::object& policy, double discount, double tolerance, const IntArg& max_iterations,
+         const IntArg& min_iterations, const IntArg& threads, bool relative, const IntArg& reference_state,
          std::optional<py::object> initial) {
         const auto o = solve_options(discount, tolerance, max_iterations, min_iterations, threads, relative,
                                      reference_state, initial);
@@ -195,23 +197,24 @@ void init_mdp(py::module_& solvers) {
 
   m.def(
       "average_reward",
-      [](const Mdp& mdp, const py::object& policy, std::int32_t reference_state) {
+      [](const Mdp& mdp, const py::object& policy, const IntArg& reference_state) {
         const Policy p = integers<std::int32_t>(policy, "policy");
-        auto gb = run_long([&] { return average_reward(mdp, p, reference_state); });
+        const auto reference = to_int<std::int32_t>(reference_state, "reference_state");
+        auto gb = run_long([&] { return average_reward(mdp, p, reference); });
         return py::make_tuple(gb.gain, to_numpy(std::move(gb.bias)));
       },
       py::arg("mdp"), py::arg("policy"), py::arg("reference_state") = 0, "(gain, bias) of a unichain policy.");
 
   m.def(
       "stationary_distribution",
-      [](const Mdp& mdp, const py::object& policy, double tolerance, std::int32_t max_iterations,
-         std::int32_t min_iterations, bool lazy, std::int32_t threads, std::optional<py::object> start) {
+      [](const Mdp& mdp, const py::object& policy, double tolerance, const IntArg& max_iterations,
+         const IntArg& min_iterations, bool lazy, const IntArg& threads, std::optional<py::object> start) {
         const Policy p = integers<std::int32_t>(policy, "policy");
         const StationaryOptions o{.tolerance = tolerance,
-                                  .max_iterations = max_iterations,
-                                  .min_iterations = min_iterations,
+                                  .max_iterations = to_int<std::int32_t>(max_iterations, "max_iterations"),
+                                  .min_iterations = to_int<std::int32_t>(min_iterations, "min_iterations"),
                                   .lazy = lazy,
-                                  .threads = threads};
+                                  .threads = to_int<std::int32_t>(threads, "threads")};
         std::vector<double> first;
         if (start && !start->is_none()) first = doubles(*start, "start");
         auto st = run_long([&] { return stationary_distribution(mdp, p, o, first); });

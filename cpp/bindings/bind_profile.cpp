@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "numpy_owner.hpp"
 #include "seed.hpp"
 #include "servelab/core/errors.hpp"
@@ -41,7 +42,7 @@ std::int32_t resolve(const Profile& profile, const py::handle& key, bool hardwar
   if (py::isinstance<py::bool_>(key) || !PyIndex_Check(key.ptr())) {
     throw py::type_error(str(what, "=", std::string(py::repr(key)), " must be a name (str) or an index (int)"));
   }
-  const auto value = key.cast<std::int64_t>();
+  const auto value = to_int<std::int64_t>(key, what);
   const auto size = static_cast<std::int64_t>(hardware ? profile.hardware().size() : profile.models().size());
   if (value < 0 || value >= size) {
     throw KeyError(str(what, " index ", value, " is out of range (the profile has ", size, ")"));
@@ -50,6 +51,7 @@ std::int32_t resolve(const Profile& profile, const py::handle& key, bool hardwar
 }
 
 std::int32_t hw(const Profile& p, const py::handle& key) { return resolve(p, key, true); }
+std::int64_t to_batch(const IntArg& batch) { return to_int<std::int64_t>(batch, "batch"); }
 std::int32_t md(const Profile& p, const py::handle& key) { return resolve(p, key, false); }
 
 LatencyDistribution to_distribution(const std::optional<DoubleArray>& samples_s, const std::optional<py::dict>& pct) {
@@ -120,8 +122,9 @@ void init_profile(py::module_& m) {
            "Sets a model's accuracy in [0, 1] (e.g. ImageNet top-1 as a fraction), adding it when new.")
       .def(
           "set_latency",
-          [](Profile& p, const std::string& hardware, const std::string& model, std::int64_t batch,
+          [](Profile& p, const std::string& hardware, const std::string& model, const IntArg& batch_arg,
              std::optional<DoubleArray> samples_s, std::optional<py::dict> percentiles) {
+            const auto batch = to_int<std::int64_t>(batch_arg, "batch");
             if (batch < 1) throw ValueError(str("batch=", batch, " must be >= 1"));
             p.set_latency(hardware, model, batch, to_distribution(samples_s, percentiles));
           },
@@ -184,26 +187,23 @@ void init_profile(py::module_& m) {
           py::arg("hardware"), py::arg("model"), "The largest measured batch size (0 when none).")
       .def(
           "latency",
-          [](const Profile& p, const py::object& h, const py::object& model, std::int64_t batch,
-             const std::string& statistic) {
-            return p.latency(hw(p, h), md(p, model), batch, parse_statistic(statistic));
-          },
-          py::arg("hardware"), py::arg("model"), py::arg("batch"), py::arg("statistic") = "mean",
-          "Decision latency in seconds: the statistic at batch, linear between the measured batch sizes\n"
-          "around it, the smallest measured batch's value below it; ValueError beyond max_batch.")
-      .def(
-          "latency",
-          [](const Profile& p, const py::object& h, const py::object& model, std::vector<std::int64_t> batch,
-             const std::string& statistic) {
+          [](const Profile& p, const py::object& h, const py::object& model, const py::object& batch,
+             const std::string& statistic) -> py::object {
             const auto s = parse_statistic(statistic);
             const auto hi = hw(p, h);
             const auto mi = md(p, model);
-            std::vector<double> out(batch.size());
-            for (std::size_t i = 0; i < batch.size(); ++i) out[i] = p.latency(hi, mi, batch[i], s);
+            if (PyIndex_Check(batch.ptr()) && !PySequence_Check(batch.ptr())) {
+              return py::float_(p.latency(hi, mi, to_int<std::int64_t>(batch, "batch"), s));
+            }
+            const auto batches = to_int_list<std::int64_t>(batch, "batch");
+            std::vector<double> out(batches.size());
+            for (std::size_t i = 0; i < batches.size(); ++i) out[i] = p.latency(hi, mi, batches[i], s);
             return to_numpy(std::move(out));
           },
           py::arg("hardware"), py::arg("model"), py::arg("batch"), py::arg("statistic") = "mean",
-          "The same for a sequence of batch sizes: a float64 numpy array of seconds.")
+          "Decision latency in seconds: the statistic at batch, linear between the measured batch sizes\n"
+          "around it, the smallest measured batch's value below it; ValueError beyond max_batch. For a\n"
+          "sequence of batch sizes, a float64 numpy array of seconds.")
       .def(
           "decision_table_ns",
           [](const Profile& p, const py::object& h, const py::object& model, const std::string& statistic) {
@@ -214,8 +214,10 @@ void init_profile(py::module_& m) {
           "simulator uses them.")
       .def(
           "sample",
-          [](const Profile& p, const py::object& h, const py::object& model, std::int64_t batch, const py::object& seed,
-             std::int64_t count) {
+          [](const Profile& p, const py::object& h, const py::object& model, const IntArg& batch_arg,
+             const py::object& seed, const IntArg& count_arg) {
+            const auto batch = to_int<std::int64_t>(batch_arg, "batch");
+            const auto count = to_int<std::int64_t>(count_arg, "count");
             if (count < 0) throw ValueError(str("count=", count, " must be >= 0"));
             const auto hi = hw(p, h);
             const auto mi = md(p, model);
@@ -230,8 +232,8 @@ void init_profile(py::module_& m) {
           "rounded to whole ns. Deterministic in seed.")
       .def(
           "distribution",
-          [](const Profile& p, const py::object& h, const py::object& model, std::int64_t batch) {
-            const auto& d = p.latency_at(hw(p, h), md(p, model), batch);
+          [](const Profile& p, const py::object& h, const py::object& model, const IntArg& batch) {
+            const auto& d = p.latency_at(hw(p, h), md(p, model), to_int<std::int64_t>(batch, "batch"));
             py::dict out;
             if (d.has_samples()) {
               out["samples_s"] = to_numpy(std::vector<double>(d.sorted_values()));
@@ -276,16 +278,28 @@ void init_profile(py::module_& m) {
       "size by the running mean of its own observations once it has min_observations of them. With one\n"
       "distinct batch size (or where the line is not positive) the line through the origin and the mean\n"
       "point is used. Seconds.")
-      .def(py::init<std::int64_t>(), py::arg("min_observations") = 3)
-      .def("observe", &LatencyEstimator::observe, py::arg("batch"), py::arg("seconds"),
-           "Records one measured service time.")
-      .def("predict", &LatencyEstimator::predict, py::arg("batch"),
-           "Predicted seconds; RuntimeError before any observation.")
+      .def(py::init([](const IntArg& min_observations) {
+             return LatencyEstimator(to_int<std::int64_t>(min_observations, "min_observations"));
+           }),
+           py::arg("min_observations") = 3)
+      .def(
+          "observe",
+          [](LatencyEstimator& e, const IntArg& batch, double seconds) { e.observe(to_batch(batch), seconds); },
+          py::arg("batch"), py::arg("seconds"), "Records one measured service time.")
+      .def(
+          "predict", [](const LatencyEstimator& e, const IntArg& batch) { return e.predict(to_batch(batch)); },
+          py::arg("batch"), "Predicted seconds; RuntimeError before any observation.")
       .def_property_readonly("ready", &LatencyEstimator::ready, "Whether predict() has anything to go on.")
-      .def("observations", &LatencyEstimator::observations, py::arg("batch"), "Observations of this batch size.")
-      .def("table_mean", &LatencyEstimator::table_mean, py::arg("batch"), "Their running mean (NaN when none).")
-      .def("uses_table", &LatencyEstimator::uses_table, py::arg("batch"),
-           "Whether predict(batch) returns the table's mean rather than the line.")
+      .def(
+          "observations",
+          [](const LatencyEstimator& e, const IntArg& batch) { return e.observations(to_batch(batch)); },
+          py::arg("batch"), "Observations of this batch size.")
+      .def(
+          "table_mean", [](const LatencyEstimator& e, const IntArg& batch) { return e.table_mean(to_batch(batch)); },
+          py::arg("batch"), "Their running mean (NaN when none).")
+      .def(
+          "uses_table", [](const LatencyEstimator& e, const IntArg& batch) { return e.uses_table(to_batch(batch)); },
+          py::arg("batch"), "Whether predict(batch) returns the table's mean rather than the line.")
       .def_property_readonly("intercept", &LatencyEstimator::intercept, "Seconds (NaN before 2 batch sizes).")
       .def_property_readonly("slope", &LatencyEstimator::slope, "Seconds per item (NaN before 2 batch sizes).")
       .def_property_readonly("count", &LatencyEstimator::count, "Observations so far.")

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
@@ -33,17 +34,17 @@ Nanos slo_from_ms(double slo_ms) {
   return millis_to_nanos(slo_ms, "slo_ms");
 }
 
-MdpOptions mdp_options(double slo_ms, double load_qps, std::int32_t workers, std::int32_t max_queue,
-                       const std::string& discretisation, std::int32_t intervals, const std::string& batching,
+MdpOptions mdp_options(double slo_ms, double load_qps, const IntArg& workers, const IntArg& max_queue,
+                       const std::string& discretisation, const IntArg& intervals, const std::string& batching,
                        const std::string& balancer, const std::string& arrivals, double shape, bool pareto,
                        double prune) {
   MdpOptions o;
   o.slo = slo_from_ms(slo_ms);
   o.load_qps = load_qps;
-  o.workers = workers;
-  o.max_queue = max_queue;
+  o.workers = to_int<std::int32_t>(workers, "workers");
+  o.max_queue = to_int<std::int32_t>(max_queue, "max_queue");
   o.discretisation = parse_discretisation(discretisation);
-  o.intervals = intervals;
+  o.intervals = to_int<std::int32_t>(intervals, "intervals");
   o.batching = parse_batching(batching);
   o.balancer = parse_balancer(balancer);
   o.arrivals = {arrivals, shape};
@@ -58,13 +59,19 @@ MdpOptions mdp_options(double slo_ms, double load_qps, std::int32_t workers, std
   py::arg("batching") = "maximal", py::arg("balancer") = "round_robin", py::arg("arrivals") = "poisson", \
   py::arg("shape") = 1.0, py::arg("pareto") = true, py::arg("prune") = 1e-12
 
-solvers::mdp::StationaryOptions stationary_options(double tolerance, std::int32_t max_iterations) {
+solvers::mdp::StationaryOptions stationary_options(double tolerance, const IntArg& max_iterations_arg) {
   solvers::mdp::StationaryOptions s;
   if (!(tolerance >= 0)) throw ValueError(str("tolerance=", tolerance, " must be >= 0"));
+  const auto max_iterations = to_int<std::int32_t>(max_iterations_arg, "max_iterations");
   if (max_iterations < 1) throw ValueError(str("max_iterations=", max_iterations, " must be >= 1"));
   s.tolerance = tolerance;
   s.max_iterations = max_iterations;
   return s;
+}
+
+// A state index of the MDP: 0 .. the overflow state (the last).
+std::int32_t to_state(const RamsisMdp& r, const IntArg& state) {
+  return to_int<std::int32_t>(state, "state", 0, r.overflow_state());
 }
 
 py::dict guarantees_dict(Guarantees&& g) {
@@ -127,8 +134,9 @@ void init_ramsis(py::module_& m) {
       .def_static(
           "from_profile",
           [](const profile::Profile& p, const std::string& hardware, const std::vector<std::string>& models,
-             const std::string& statistic, std::int32_t max_batch, const std::string& fill) {
-            return LatencyTable::from_profile(p, hardware, models, profile::parse_statistic(statistic), max_batch,
+             const std::string& statistic, const IntArg& max_batch, const std::string& fill) {
+            return LatencyTable::from_profile(p, hardware, models, profile::parse_statistic(statistic),
+                                              to_int<std::int32_t>(max_batch, "max_batch"),
                                               LatencyTable::parse_fill(fill));
           },
           py::arg("profile"), py::arg("hardware"), py::arg("models"), py::arg("statistic") = "p95",
@@ -146,11 +154,23 @@ void init_ramsis(py::module_& m) {
                                }
                                return to_numpy(std::move(flat), {t.num_models(), t.max_batch()});
                              })
-      .def("latency", [](const LatencyTable& t, const std::string& model,
-                         std::int32_t batch) { return nanos_to_seconds(t.at(t.model_index(model), batch)); })
-      .def("pareto_front", &LatencyTable::pareto_front, py::arg("batch") = 1)
+      .def("latency",
+           [](const LatencyTable& t, const std::string& model, const IntArg& batch) {
+             return nanos_to_seconds(t.at(t.model_index(model), to_int<std::int32_t>(batch, "batch")));
+           })
+      .def(
+          "pareto_front",
+          [](const LatencyTable& t, const IntArg& batch) {
+            return t.pareto_front(to_int<std::int32_t>(batch, "batch"));
+          },
+          py::arg("batch") = 1)
       .def("select", &LatencyTable::select, py::arg("models"))
-      .def("extended_to", &LatencyTable::extended_to, py::arg("batch"))
+      .def(
+          "extended_to",
+          [](const LatencyTable& t, const IntArg& batch) {
+            return t.extended_to(to_int<std::int32_t>(batch, "batch"));
+          },
+          py::arg("batch"))
       .def("interpolated", &LatencyTable::interpolated, py::arg("step"))
       .def("__len__", &LatencyTable::num_models)
       .def("__repr__", [](const LatencyTable& t) {
@@ -183,8 +203,9 @@ void init_ramsis(py::module_& m) {
       .def_readonly("feasible", &WorkerPolicy::feasible)
       .def(
           "decide",
-          [](const WorkerPolicy& p, std::int32_t queue_length, double earliest_slack_ms) {
-            const Action a = p.decide(queue_length, millis_to_nanos(earliest_slack_ms, "earliest_slack_ms"));
+          [](const WorkerPolicy& p, const IntArg& queue_length, double earliest_slack_ms) {
+            const Action a = p.decide(to_int<std::int32_t>(queue_length, "queue_length"),
+                                      millis_to_nanos(earliest_slack_ms, "earliest_slack_ms"));
             return py::make_tuple(a.model < 0 ? py::object(py::none()) : py::object(py::str(p.models[a.model])),
                                   a.batch);
           },
@@ -263,11 +284,17 @@ void init_ramsis(py::module_& m) {
                                for (const auto& p : r.pairs) v.push_back(p.violates ? 1 : 0);
                                return to_numpy(std::move(v)).attr("astype")("bool");
                              })
-      .def("queue_length", &RamsisMdp::queue_length, py::arg("state"))
-      .def("level", &RamsisMdp::level, py::arg("state"))
+      .def(
+          "queue_length", [](const RamsisMdp& r, const IntArg& state) { return r.queue_length(to_state(r, state)); },
+          py::arg("state"))
+      .def(
+          "level", [](const RamsisMdp& r, const IntArg& state) { return r.level(to_state(r, state)); },
+          py::arg("state"))
       .def(
           "to_policy",
-          [](const RamsisMdp& r, const std::vector<std::int32_t>& choice) { return to_worker_policy(r, choice); },
+          [](const RamsisMdp& r, const py::object& choice) {
+            return to_worker_policy(r, to_int_list<std::int32_t>(choice, "choice"));
+          },
           py::arg("choice"), "The WorkerPolicy of solver action indices (one per state); no guarantees filled in.")
       .def(
           "choice_of", [](const RamsisMdp& r, const WorkerPolicy& p) { return to_numpy(policy_choice(r, p)); },
@@ -279,8 +306,8 @@ void init_ramsis(py::module_& m) {
 
   m.def(
       "build_mdp",
-      [](const LatencyTable& table, double slo_ms, double load_qps, std::int32_t workers, std::int32_t max_queue,
-         const std::string& discretisation, std::int32_t intervals, const std::string& batching,
+      [](const LatencyTable& table, double slo_ms, double load_qps, const IntArg& workers, const IntArg& max_queue,
+         const std::string& discretisation, const IntArg& intervals, const std::string& batching,
          const std::string& balancer, const std::string& arrivals, double shape, bool pareto, double prune) {
         const MdpOptions o = mdp_options(slo_ms, load_qps, workers, max_queue, discretisation, intervals, batching,
                                          balancer, arrivals, shape, pareto, prune);
@@ -290,18 +317,18 @@ void init_ramsis(py::module_& m) {
 
   m.def(
       "generate_policy",
-      [](const LatencyTable& table, double slo_ms, double load_qps, std::int32_t workers, std::int32_t max_queue,
-         const std::string& discretisation, std::int32_t intervals, const std::string& batching,
+      [](const LatencyTable& table, double slo_ms, double load_qps, const IntArg& workers, const IntArg& max_queue,
+         const std::string& discretisation, const IntArg& intervals, const std::string& batching,
          const std::string& balancer, const std::string& arrivals, double shape, bool pareto, double prune,
-         std::int32_t sweeps, double max_violation, double tolerance, std::int32_t max_iterations,
-         std::int32_t threads) {
+         const IntArg& sweeps, double max_violation, double tolerance, const IntArg& max_iterations,
+         const IntArg& threads) {
         GenerateOptions o;
         o.mdp = mdp_options(slo_ms, load_qps, workers, max_queue, discretisation, intervals, batching, balancer,
                             arrivals, shape, pareto, prune);
-        o.sweeps = sweeps;
+        o.sweeps = to_int<std::int32_t>(sweeps, "sweeps");
         o.max_violation = max_violation;
         o.stationary = stationary_options(tolerance, max_iterations);
-        o.threads = threads;
+        o.threads = to_int<std::int32_t>(threads, "threads");
         Generated g = run_long([&] { return generate_policy(table, o); });
         py::dict d = guarantees_dict(std::move(g.guarantees));
         d["policy"] = std::move(g.policy);
@@ -319,12 +346,12 @@ void init_ramsis(py::module_& m) {
 
   m.def(
       "evaluate",
-      [](const RamsisMdp& r, const py::object& policy, double tolerance, std::int32_t max_iterations) {
+      [](const RamsisMdp& r, const py::object& policy, double tolerance, const IntArg& max_iterations) {
         solvers::mdp::Policy choice;
         if (py::isinstance<WorkerPolicy>(policy)) {
           choice = policy_choice(r, policy.cast<const WorkerPolicy&>());
         } else {
-          choice = policy.cast<std::vector<std::int32_t>>();
+          choice = to_int_list<std::int32_t>(policy, "policy");
         }
         const auto s = stationary_options(tolerance, max_iterations);
         return guarantees_dict(run_long([&] { return evaluate(r, choice, s); }));
@@ -335,22 +362,22 @@ void init_ramsis(py::module_& m) {
 
   m.def(
       "generate_policy_set",
-      [](const LatencyTable& table, std::vector<double> loads, double slo_ms, std::int32_t workers,
-         std::int32_t max_queue, const std::string& discretisation, std::int32_t intervals, const std::string& batching,
-         const std::string& balancer, const std::string& arrivals, double shape, bool pareto, double prune,
-         std::int32_t sweeps, double max_violation, double max_accuracy_gap, double min_load_step_qps,
-         std::int32_t max_policies, std::int32_t threads) {
+      [](const LatencyTable& table, std::vector<double> loads, double slo_ms, const IntArg& workers,
+         const IntArg& max_queue, const std::string& discretisation, const IntArg& intervals,
+         const std::string& batching, const std::string& balancer, const std::string& arrivals, double shape,
+         bool pareto, double prune, const IntArg& sweeps, double max_violation, double max_accuracy_gap,
+         double min_load_step_qps, const IntArg& max_policies, const IntArg& threads) {
         PolicySetOptions o;
         const double first = loads.empty() ? 1.0 : loads.front();
         o.generate.mdp = mdp_options(slo_ms, first > 0 ? first : 1.0, workers, max_queue, discretisation, intervals,
                                      batching, balancer, arrivals, shape, pareto, prune);
-        o.generate.sweeps = sweeps;
+        o.generate.sweeps = to_int<std::int32_t>(sweeps, "sweeps");
         o.generate.max_violation = max_violation;
         o.loads_qps = std::move(loads);
         o.max_accuracy_gap = max_accuracy_gap;
         o.min_load_step_qps = min_load_step_qps;
-        o.max_policies = max_policies;
-        o.threads = threads;
+        o.max_policies = to_int<std::int32_t>(max_policies, "max_policies");
+        o.threads = to_int<std::int32_t>(threads, "threads");
         return run_long([&] { return generate_policy_set(table, o); });
       },
       py::arg("table"), py::arg("loads"), py::kw_only(), py::arg("slo_ms"), py::arg("workers"), MDP_ARGS,

@@ -9,8 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
+#include "seed.hpp"
+#include "servelab/catalogue/catalogue.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/systems/ramsis/jellyfish.hpp"
 #include "servelab/systems/ramsis/model_switching.hpp"
@@ -24,15 +27,9 @@ namespace {
 
 using namespace servelab::ramsis;
 
-LoadGranularOptions load_granular(std::vector<double> loads, double load_qps, double slo_ms, double window_ms) {
-  LoadGranularOptions o;
-  o.loads_qps = std::move(loads);
-  o.fixed_load_qps = load_qps;
-  if (!(slo_ms >= 0)) throw ValueError(str("slo_ms=", slo_ms, " must be >= 0 (0: from the queries)"));
-  o.slo = millis_to_nanos(slo_ms, "slo_ms");
-  if (!(window_ms > 0)) throw ValueError(str("window_ms=", window_ms, " must be positive"));
-  o.window = millis_to_nanos(window_ms, "window_ms");
-  return o;
+// The baselines' common parameters, checked by their registry entries (one set of rules).
+ParamArgs load_granular_args(std::vector<double> loads, double load_qps, double slo_ms, double window_ms) {
+  return {{"loads", std::move(loads)}, {"load_qps", load_qps}, {"slo_ms", slo_ms}, {"window_ms", window_ms}};
 }
 
 // A policy set from a PolicySet or WorkerPolicy object, anything with to_json(), or a JSON path.
@@ -47,23 +44,12 @@ std::pair<std::shared_ptr<const PolicySet>, std::string> to_policy_set(const py:
   } catch (const py::cast_error&) {
   }
   try {
-    WorkerPolicy p = policies.cast<WorkerPolicy>();
-    auto set = std::make_shared<PolicySet>();
-    set->models = p.models, set->accuracy = p.accuracy, set->slo = p.slo, set->workers = p.workers;
-    set->policies.push_back(std::move(p));
-    return {set, "<WorkerPolicy>"};
+    return {std::make_shared<const PolicySet>(policy_set_of(policies.cast<WorkerPolicy>())), "<WorkerPolicy>"};
   } catch (const py::cast_error&) {
   }
   if (py::hasattr(policies, "to_json")) {
-    const auto text = policies.attr("to_json")().cast<std::string>();
-    if (text.find("\"policies\"") != std::string::npos) {
-      return {std::make_shared<const PolicySet>(policy_set_from_json(text)), "<PolicySet>"};
-    }
-    WorkerPolicy p = worker_policy_from_json(text);
-    auto set = std::make_shared<PolicySet>();
-    set->models = p.models, set->accuracy = p.accuracy, set->slo = p.slo, set->workers = p.workers;
-    set->policies.push_back(std::move(p));
-    return {set, "<WorkerPolicy>"};
+    return {std::make_shared<const PolicySet>(any_policy_set_from_json(policies.attr("to_json")().cast<std::string>())),
+            "<PolicySet>"};
   }
   throw ValueError(str("policies=", py::repr(policies).cast<std::string>(),
                        " is neither a PolicySet, a WorkerPolicy nor a path to a policy set JSON file"));
@@ -91,7 +77,8 @@ void init_ramsis_sim(py::module_& m) {
   m.def(
       "jellyfish_scheduler",
       [](std::vector<double> loads, double load_qps, double slo_ms, double window_ms) {
-        return make_jellyfish(load_granular(std::move(loads), load_qps, slo_ms, window_ms));
+        return catalogue::schedulers().make("jellyfish",
+                                            load_granular_args(std::move(loads), load_qps, slo_ms, window_ms));
       },
       py::kw_only(), py::arg("loads") = std::vector<double>{}, py::arg("load_qps") = 0.0, py::arg("slo_ms") = 0.0,
       py::arg("window_ms") = 500.0,
@@ -102,8 +89,11 @@ void init_ramsis_sim(py::module_& m) {
   m.def(
       "model_switching_scheduler",
       [](std::vector<double> loads, std::vector<std::string> models, double load_qps, double slo_ms, double window_ms) {
-        ModelSwitchingTable table{loads, std::move(models)};
-        return make_model_switching(std::move(table), load_granular(std::move(loads), load_qps, slo_ms, window_ms));
+        ParamArgs args = load_granular_args(std::move(loads), load_qps, slo_ms, window_ms);
+        std::string joined;
+        for (const auto& model : models) joined += (joined.empty() ? "" : ",") + model;
+        args["models"] = joined;
+        return catalogue::schedulers().make("model_switching", args);
       },
       py::arg("loads"), py::arg("models"), py::kw_only(), py::arg("load_qps") = 0.0, py::arg("slo_ms") = 0.0,
       py::arg("window_ms") = 500.0,
@@ -133,22 +123,22 @@ void init_ramsis_sim(py::module_& m) {
 
   m.def(
       "model_switching_table",
-      [](const profile::Profile& profile, const std::string& hardware, std::int32_t workers, double slo_ms,
+      [](const profile::Profile& profile, const std::string& hardware, const IntArg& workers, double slo_ms,
          std::vector<double> loads, std::vector<std::string> models, double duration_s, double target_violation,
-         std::uint64_t seed, std::int32_t replications, const std::string& statistic, std::int32_t threads) {
+         const py::object& seed, const IntArg& replications, const std::string& statistic, const IntArg& threads) {
         ModelSwitchingSearch s;
         s.profile = std::make_shared<const profile::Profile>(profile);  // a snapshot, as runs take
         s.hardware = hardware;
         s.models = std::move(models);
-        s.workers = workers;
+        s.workers = to_int<std::int32_t>(workers, "workers");
         s.slo = millis_to_nanos(slo_ms, "slo_ms");
         s.loads_qps = std::move(loads);
         s.duration = seconds_to_nanos(duration_s, "duration_s");
         s.target_violation = target_violation;
-        s.seed = seed;
-        s.replications = replications;
+        s.seed = to_seed(seed);
+        s.replications = to_int<std::int32_t>(replications, "replications");
         s.statistic = profile::parse_statistic(statistic, "statistic");
-        s.threads = threads;
+        s.threads = to_int<std::int32_t>(threads, "threads");
         ModelSwitchingResult r = run_long([&] { return generate_model_switching_table(s); });
         const auto n_loads = static_cast<py::ssize_t>(r.violation.size());
         const auto n_models = static_cast<py::ssize_t>(r.candidates.size());

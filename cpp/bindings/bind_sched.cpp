@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "converters.hpp"
 #include "servelab/cluster/cluster_state.hpp"
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler.hpp"
@@ -22,15 +23,16 @@ using namespace servelab::sched;
 // A model given by id or by name.
 ModelId to_model(const ClusterView& view, const py::object& model) {
   if (py::isinstance<py::str>(model)) return view.profile().model_index(model.cast<std::string>());
-  return model.cast<ModelId>();
+  return to_int<ModelId>(model, "model");
 }
 
-// Actions and ClusterView are two faces of one ClusterState; model names resolve through the view.
-const ClusterView& view_of(const Actions& actions) { return dynamic_cast<const ClusterView&>(actions); }
+WorkerId to_worker(const IntArg& worker) { return to_int<WorkerId>(worker, "worker"); }
+QueryId to_query(const IntArg& query) { return to_int<QueryId>(query, "query"); }
 
+// One query id or a sequence of them.
 std::vector<QueryId> to_ids(const py::object& queries) {
-  if (py::isinstance<py::int_>(queries)) return {queries.cast<QueryId>()};
-  return queries.cast<std::vector<QueryId>>();
+  if (PyIndex_Check(queries.ptr()) && !PySequence_Check(queries.ptr())) return {to_int<QueryId>(queries, "queries")};
+  return to_int_list<QueryId>(queries, "queries");
 }
 
 void bind_query(py::module_& m) {
@@ -66,14 +68,19 @@ void bind_view(py::module_& m) {
       .def_property_readonly("now_ns", &ClusterView::now)
       .def_property_readonly("seed", &ClusterView::seed)
       .def_property_readonly("num_workers", &ClusterView::num_workers)
-      .def("hardware", &ClusterView::hardware, py::arg("worker"), "The worker's hardware index.")
       .def(
-          "hardware_name", [](const ClusterView& v, WorkerId w) { return v.profile().hardware()[v.hardware(w)]; },
+          "hardware", [](const ClusterView& v, const IntArg& w) { return v.hardware(to_worker(w)); }, py::arg("worker"),
+          "The worker's hardware index.")
+      .def(
+          "hardware_name",
+          [](const ClusterView& v, const IntArg& w) { return v.profile().hardware()[v.hardware(to_worker(w))]; },
           py::arg("worker"))
       .def(
-          "status", [](const ClusterView& v, WorkerId w) { return std::string(worker_status_name(v.status(w))); },
+          "status",
+          [](const ClusterView& v, const IntArg& w) { return std::string(worker_status_name(v.status(to_worker(w)))); },
           py::arg("worker"), "'starting', 'idle', 'busy', 'loading' or 'stopped'.")
-      .def("is_idle", &ClusterView::is_idle, py::arg("worker"))
+      .def(
+          "is_idle", [](const ClusterView& v, const IntArg& w) { return v.is_idle(to_worker(w)); }, py::arg("worker"))
       .def(
           "idle_workers",
           [](const ClusterView& v) {
@@ -84,28 +91,42 @@ void bind_view(py::module_& m) {
           },
           "The idle workers, ascending.")
       .def(
-          "busy_until", [](const ClusterView& v, WorkerId w) { return nanos_to_seconds(v.busy_until(w)); },
+          "busy_until",
+          [](const ClusterView& v, const IntArg& w) { return nanos_to_seconds(v.busy_until(to_worker(w))); },
           py::arg("worker"), "When its current batch or load is predicted to end (now if idle), seconds.")
-      .def("models", &ClusterView::models, py::arg("worker"), "Indices of the models loaded on the worker.")
+      .def(
+          "models", [](const ClusterView& v, const IntArg& w) { return v.models(to_worker(w)); }, py::arg("worker"),
+          "Indices of the models loaded on the worker.")
       .def(
           "has_model",
-          [](const ClusterView& v, WorkerId w, const py::object& model) { return v.has_model(w, to_model(v, model)); },
+          [](const ClusterView& v, const IntArg& w, const py::object& model) {
+            return v.has_model(to_worker(w), to_model(v, model));
+          },
           py::arg("worker"), py::arg("model"))
       .def(
           "model_index", [](const ClusterView& v, const std::string& name) { return v.profile().model_index(name); },
           py::arg("name"))
       .def(
-          "model_name", [](const ClusterView& v, ModelId model) { return v.profile().models().at(model); },
+          "model_name",
+          [](const ClusterView& v, const IntArg& model) {
+            const auto& names = v.profile().models();
+            return names[to_int<ModelId>(model, "model", 0, static_cast<ModelId>(names.size()) - 1)];
+          },
           py::arg("model"))
       .def(
           "accuracy",
           [](const ClusterView& v, const py::object& model) { return v.profile().accuracy(to_model(v, model)); },
           py::arg("model"))
-      .def("config", &ClusterView::config, py::arg("worker"), py::arg("key"), py::arg("fallback") = 0)
+      .def(
+          "config",
+          [](const ClusterView& v, const IntArg& w, const std::string& key, const IntArg& fallback) {
+            return v.config(to_worker(w), key, to_int<std::int64_t>(fallback, "fallback"));
+          },
+          py::arg("worker"), py::arg("key"), py::arg("fallback") = 0)
       .def(
           "last_latency",
-          [](const ClusterView& v, WorkerId w) -> std::optional<double> {
-            const Nanos l = v.last_latency(w);
+          [](const ClusterView& v, const IntArg& w) -> std::optional<double> {
+            const Nanos l = v.last_latency(to_worker(w));
             if (l < 0) return std::nullopt;
             return nanos_to_seconds(l);
           },
@@ -116,59 +137,101 @@ void bind_view(py::module_& m) {
           "Ids waiting in the central queue, oldest first (a copy).")
       .def(
           "worker_queue",
-          [](const ClusterView& v, WorkerId w) {
-            return std::vector<QueryId>(v.worker_queue(w).begin(), v.worker_queue(w).end());
+          [](const ClusterView& v, const IntArg& worker) {
+            const auto& queue = v.worker_queue(to_worker(worker));
+            return std::vector<QueryId>(queue.begin(), queue.end());
           },
           py::arg("worker"), "Ids waiting in the worker's own queue, oldest first (a copy).")
-      .def("query", &ClusterView::query, py::arg("id"))
-      .def("pick_model", &pick_model, py::arg("worker"), py::arg("query"),
-           "The first model loaded on the worker that meets the query's accuracy floor and covers its size, or -1.")
+      .def(
+          "query", [](const ClusterView& v, const IntArg& id) { return v.query(to_int<QueryId>(id, "id")); },
+          py::arg("id"))
+      .def(
+          "pick_model",
+          [](const ClusterView& v, const IntArg& w, const Query& query) { return pick_model(v, to_worker(w), query); },
+          py::arg("worker"), py::arg("query"),
+          "The first model loaded on the worker that meets the query's accuracy floor and covers its size, or -1.")
       .def(
           "predicted_latency",
-          [](const ClusterView& v, WorkerId w, const py::object& model, std::int64_t items) {
-            return nanos_to_seconds(v.predicted_latency(w, to_model(v, model), items));
+          [](const ClusterView& v, const IntArg& w, const py::object& model, const IntArg& items) {
+            const auto n = to_int<std::int64_t>(items, "items");
+            return nanos_to_seconds(v.predicted_latency(to_worker(w), to_model(v, model), n));
           },
           py::arg("worker"), py::arg("model"), py::arg("items"),
           "The profile's decision latency of a batch of `items` on the worker, seconds.")
       .def(
           "max_batch",
-          [](const ClusterView& v, WorkerId w, const py::object& model) { return v.max_batch(w, to_model(v, model)); },
+          [](const ClusterView& v, const IntArg& w, const py::object& model) {
+            return v.max_batch(to_worker(w), to_model(v, model));
+          },
           py::arg("worker"), py::arg("model"));
 
-  py::class_<Actions, std::shared_ptr<Actions>>(m, "Actions", "What a policy can do. Invalid actions raise ValueError.")
+  py::class_<PolicyActions, std::shared_ptr<PolicyActions>>(
+      m, "Actions",
+      "What a policy can do, only inside the hook that received it. Invalid actions raise ValueError; an action\n"
+      "after the hook (or its run) has ended raises RuntimeError.")
       .def(
           "dispatch",
-          [](Actions& a, WorkerId w, const py::object& model, const py::object& queries) {
+          [](const PolicyActions& a, const IntArg& worker, const py::object& model, const py::object& queries) {
+            auto& act = a.use("dispatch");
             const auto ids = to_ids(queries);
-            a.dispatch(w, to_model(view_of(a), model), ids);
+            act.dispatch(to_worker(worker), to_model(a.view(), model), ids);
           },
           py::arg("worker"), py::arg("model"), py::arg("queries"),
           "Starts a batch now on an idle worker (queries: an id or a list of ids; model: index or name).")
-      .def("enqueue", &Actions::enqueue, py::arg("query"), "Appends the query to the central queue.")
-      .def("enqueue_to_worker", &Actions::enqueue_to_worker, py::arg("worker"), py::arg("query"))
-      .def("drop", &Actions::drop, py::arg("query"), py::arg("reason"))
+      .def(
+          "enqueue", [](const PolicyActions& a, const IntArg& query) { a.use("enqueue").enqueue(to_query(query)); },
+          py::arg("query"), "Appends the query to the central queue.")
+      .def(
+          "enqueue_to_worker",
+          [](const PolicyActions& a, const IntArg& worker, const IntArg& query) {
+            a.use("enqueue_to_worker").enqueue_to_worker(to_worker(worker), to_query(query));
+          },
+          py::arg("worker"), py::arg("query"))
+      .def(
+          "drop",
+          [](const PolicyActions& a, const IntArg& query, const std::string& reason) {
+            a.use("drop").drop(to_query(query), reason);
+          },
+          py::arg("query"), py::arg("reason"))
       .def(
           "set_timer",
-          [](Actions& a, double at_s, std::int64_t tag) { a.set_timer(seconds_to_nanos(at_s, "at_s"), tag); },
+          [](const PolicyActions& a, double at_s, const IntArg& tag) {
+            auto& act = a.use("set_timer");
+            act.set_timer(seconds_to_nanos(at_s, "at_s"), to_int<std::int64_t>(tag, "tag"));
+          },
           py::arg("at_s"), py::arg("tag") = 0, "Asks for on_timer(tag, ...) at time at_s (seconds, >= now).")
       .def(
           "add_worker",
-          [](Actions& a, const std::string& hardware, const std::vector<py::object>& models, double startup_s) {
+          [](const PolicyActions& a, const std::string& hardware, const std::vector<py::object>& models,
+             double startup_s) {
+            auto& act = a.use("add_worker");
             std::vector<ModelId> ids;
-            for (const auto& model : models) ids.push_back(to_model(view_of(a), model));
-            return a.add_worker(hardware, ids, seconds_to_nanos(startup_s, "startup_s"));
+            for (const auto& model : models) ids.push_back(to_model(a.view(), model));
+            return act.add_worker(hardware, ids, seconds_to_nanos(startup_s, "startup_s"));
           },
           py::arg("hardware"), py::arg("models"), py::arg("startup_s") = 0.0)
-      .def("remove_worker", &Actions::remove_worker, py::arg("worker"))
+      .def(
+          "remove_worker",
+          [](const PolicyActions& a, const IntArg& worker) { a.use("remove_worker").remove_worker(to_worker(worker)); },
+          py::arg("worker"))
       .def(
           "load_model",
-          [](Actions& a, WorkerId w, const py::object& model) { a.load_model(w, to_model(view_of(a), model)); },
+          [](const PolicyActions& a, const IntArg& worker, const py::object& model) {
+            a.use("load_model").load_model(to_worker(worker), to_model(a.view(), model));
+          },
           py::arg("worker"), py::arg("model"))
       .def(
           "unload_model",
-          [](Actions& a, WorkerId w, const py::object& model) { a.unload_model(w, to_model(view_of(a), model)); },
+          [](const PolicyActions& a, const IntArg& worker, const py::object& model) {
+            a.use("unload_model").unload_model(to_worker(worker), to_model(a.view(), model));
+          },
           py::arg("worker"), py::arg("model"))
-      .def("set_config", &Actions::set_config, py::arg("worker"), py::arg("key"), py::arg("value"));
+      .def(
+          "set_config",
+          [](const PolicyActions& a, const IntArg& worker, const std::string& key, const IntArg& value) {
+            a.use("set_config").set_config(to_worker(worker), key, to_int<std::int64_t>(value, "value"));
+          },
+          py::arg("worker"), py::arg("key"), py::arg("value"));
 }
 
 }  // namespace

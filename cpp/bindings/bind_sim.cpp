@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "run_binding.hpp"
 #include "servelab/sim/engine.hpp"
@@ -16,9 +17,13 @@ namespace servelab::bindings {
 
 void init_sim(py::module_& m) {
   py::class_<cluster::WorkerGroup>(m, "WorkerGroup", "`count` identical workers of one hardware type.")
-      .def(py::init([](std::string hardware, std::int32_t count, std::vector<std::string> models,
-                       std::map<std::string, std::int64_t> config) {
-             return cluster::WorkerGroup{std::move(hardware), count, std::move(models), std::move(config)};
+      .def(py::init([](std::string hardware, const IntArg& count, std::vector<std::string> models,
+                       const py::object& config) {
+             // Up to the RunSpec's own limit here; below 1 is left to RunSpec::validate, which names the group.
+             const auto n = to_int<std::int32_t>(count, "count", std::numeric_limits<std::int32_t>::min(),
+                                                 cluster::kMaxWorkersPerGroup);
+             return cluster::WorkerGroup{std::move(hardware), n, std::move(models),
+                                         to_int_map<std::int64_t>(config, "config")};
            }),
            py::arg("hardware"), py::arg("count") = 1, py::arg("models") = std::vector<std::string>{},
            py::arg("config") = std::map<std::string, std::int64_t>{},

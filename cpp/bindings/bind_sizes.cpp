@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "limits.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
@@ -33,6 +34,8 @@ using namespace servelab::workload;
 using SizeHolder = std::shared_ptr<SizeDistribution>;
 
 std::string py_repr(const py::handle& value) { return py::repr(value).cast<std::string>(); }
+
+std::int64_t to_round_to(const IntArg& round_to) { return to_int<std::int64_t>(round_to, "round_to"); }
 
 // A SizeDistribution, a registry spec string or (when allowed) None; `field` names it in errors.
 SizePtr to_sizes(const py::handle& value, const std::string& field, bool allow_none) {
@@ -67,7 +70,13 @@ Application make_application(const std::string& name, double slo_s, double share
     throw ValueError(
         str("application '", name, "': slo_s=", py_repr(py::float_(slo_s)), " must be positive and finite"));
   }
-  Application app{name, share, seconds_to_nanos(slo_s, "slo_s"), to_sizes(sizes, "sizes", true), accuracy_floor};
+  Nanos slo = 0;
+  try {
+    slo = seconds_to_nanos(slo_s, "slo_s");
+  } catch (const ValueError& e) {  // beyond int64 nanoseconds
+    throw ValueError(str("application '", name, "': ", e.what()));
+  }
+  Application app{name, share, slo, to_sizes(sizes, "sizes", true), accuracy_floor};
   if (app.slo <= 0) throw ValueError(str("application '", name, "': slo_s=", slo_s, " is below one nanosecond"));
   validate_application(app);
   return app;
@@ -81,7 +90,7 @@ std::string describe_application(const Application& a) {
 }
 
 std::shared_ptr<Workload> make_workload(const py::object& arrivals, const std::vector<Application>& apps,
-                                        std::optional<std::int64_t> count, std::optional<double> horizon_s) {
+                                        const std::optional<IntArg>& count, std::optional<double> horizon_s) {
   const auto limits = to_limits(count, horizon_s);
   return std::make_shared<Workload>(to_arrivals(arrivals), apps, limits.count, limits.horizon);
 }
@@ -111,8 +120,9 @@ void init_sizes(py::module_& m) {
       "round_to, saturating at 2**31 - 1. generate() draws in bulk.")
       .def(
           "generate",
-          [](const SizeDistribution& d, const py::object& seed, std::int64_t count) {
+          [](const SizeDistribution& d, const py::object& seed, const IntArg& count_arg) {
             const auto s = to_seed(seed);
+            const auto count = to_int<std::int64_t>(count_arg, "count");
             return to_numpy(run_long([&] { return generate_sizes(d, s, count); }));
           },
           py::kw_only(), py::arg("seed"), py::arg("count"),
@@ -128,14 +138,21 @@ void init_sizes(py::module_& m) {
 
   py::class_<ConstantSize, SizeDistribution, std::shared_ptr<ConstantSize>>(m, "ConstantSize",
                                                                             "Every query has `value` items.")
-      .def(py::init<std::int64_t, std::int64_t>(), py::arg("value"), py::kw_only(), py::arg("round_to") = 1,
+      .def(py::init([](const IntArg& value, const IntArg& round_to) {
+             return std::make_shared<ConstantSize>(to_int<std::int64_t>(value, "value"), to_round_to(round_to));
+           }),
+           py::arg("value"), py::kw_only(), py::arg("round_to") = 1,
            (std::string("value: items per query, 1 .. 2**31 - 1. ") + kRoundToDoc).c_str())
       .def_property_readonly("value", &ConstantSize::value, "Items per query.");
 
   py::class_<UniformSize, SizeDistribution, std::shared_ptr<UniformSize>>(
       m, "UniformSize", "Integers uniform on low..high, both included.")
-      .def(py::init<std::int64_t, std::int64_t, std::int64_t>(), py::arg("low"), py::arg("high"), py::kw_only(),
-           py::arg("round_to") = 1, (std::string("1 <= low <= high <= 2**31 - 1. ") + kRoundToDoc).c_str())
+      .def(py::init([](const IntArg& low, const IntArg& high, const IntArg& round_to) {
+             return std::make_shared<UniformSize>(to_int<std::int64_t>(low, "low"), to_int<std::int64_t>(high, "high"),
+                                                  to_round_to(round_to));
+           }),
+           py::arg("low"), py::arg("high"), py::kw_only(), py::arg("round_to") = 1,
+           (std::string("1 <= low <= high <= 2**31 - 1. ") + kRoundToDoc).c_str())
       .def_property_readonly("low", &UniformSize::low, "Smallest size.")
       .def_property_readonly("high", &UniformSize::high, "Largest size.");
 
@@ -143,17 +160,22 @@ void init_sizes(py::module_& m) {
       m, "LognormalSize",
       "Lognormal sizes exp(N(mu, sigma**2)): mu and sigma are those of the underlying normal, as "
       "numpy.random.lognormal.")
-      .def(py::init<double, double, std::int64_t>(), py::arg("mu"), py::arg("sigma"), py::kw_only(),
-           py::arg("round_to") = 1, (std::string("mu finite, sigma > 0. ") + kRoundToDoc).c_str())
+      .def(py::init([](double mu, double sigma, const IntArg& round_to) {
+             return std::make_shared<LognormalSize>(mu, sigma, to_round_to(round_to));
+           }),
+           py::arg("mu"), py::arg("sigma"), py::kw_only(), py::arg("round_to") = 1,
+           (std::string("mu finite, sigma > 0. ") + kRoundToDoc).c_str())
       .def_property_readonly("mu", &LognormalSize::mu, "Mean of the underlying normal.")
       .def_property_readonly("sigma", &LognormalSize::sigma, "Standard deviation of the underlying normal.");
 
   py::class_<ClippedGaussianSize, SizeDistribution, std::shared_ptr<ClippedGaussianSize>>(
       m, "ClippedGaussianSize",
       "A normal N(mean, std**2) clipped to [low, high]: draws outside move to the nearer bound (not redrawn).")
-      .def(py::init<double, double, double, double, std::int64_t>(), py::arg("mean"), py::arg("std"),
-           py::arg("low") = 1.0, py::arg("high") = std::numeric_limits<double>::infinity(), py::kw_only(),
-           py::arg("round_to") = 1,
+      .def(py::init([](double mean, double std, double low, double high, const IntArg& round_to) {
+             return std::make_shared<ClippedGaussianSize>(mean, std, low, high, to_round_to(round_to));
+           }),
+           py::arg("mean"), py::arg("std"), py::arg("low") = 1.0,
+           py::arg("high") = std::numeric_limits<double>::infinity(), py::kw_only(), py::arg("round_to") = 1,
            (std::string("mean finite, std > 0, low finite, high may be inf, low <= high. ") + kRoundToDoc).c_str())
       .def_property_readonly("gaussian_mean", &ClippedGaussianSize::gaussian_mean,
                              "Mean of the normal before clipping (`mean` is the size's expectation).")
@@ -165,9 +187,9 @@ void init_sizes(py::module_& m) {
       m, "EmpiricalSize",
       "One of `values`: chosen uniformly (weights=None: the values are samples, e.g. a trace's sizes) or with\n"
       "probability proportional to `weights` (a histogram).")
-      .def(py::init([](std::vector<double> values, std::optional<std::vector<double>> weights, std::int64_t round_to) {
+      .def(py::init([](std::vector<double> values, std::optional<std::vector<double>> weights, const IntArg& round_to) {
              return std::make_shared<EmpiricalSize>(std::move(values), weights.value_or(std::vector<double>{}),
-                                                    round_to);
+                                                    to_round_to(round_to));
            }),
            py::arg("values"), py::arg("weights") = py::none(), py::kw_only(), py::arg("round_to") = 1,
            (std::string("values: positive sizes (floats are rounded); weights: one non-negative weight per value, "
@@ -189,8 +211,8 @@ void init_sizes(py::module_& m) {
       m, "SizeMixture",
       "Draws from component i with probability weights[i] / sum(weights). The components' draws stay real\n"
       "until this mixture rounds them (so Kairos's ceil-to-10 sees the raw lognormal).")
-      .def(py::init([](const py::sequence& components, std::vector<double> weights, std::int64_t round_to) {
-             return std::make_shared<SizeMixture>(to_components(components), std::move(weights), round_to);
+      .def(py::init([](const py::sequence& components, std::vector<double> weights, const IntArg& round_to) {
+             return std::make_shared<SizeMixture>(to_components(components), std::move(weights), to_round_to(round_to));
            }),
            py::arg("components"), py::arg("weights"), py::kw_only(), py::arg("round_to") = 1,
            (std::string("components: SizeDistributions or spec strings; weights: one non-negative weight each, not "
@@ -213,9 +235,9 @@ void init_sizes(py::module_& m) {
       "Draws from `base`; a draw outside [low, high] is replaced by one draw from `fallback` (not checked again).\n"
       "Kairos keeps its lognormal sizes in [100, 200] this way, else U{190..199}.")
       .def(py::init(
-               [](const py::object& base, double low, double high, const py::object& fallback, std::int64_t round_to) {
+               [](const py::object& base, double low, double high, const py::object& fallback, const IntArg& round_to) {
                  return std::make_shared<FallbackSize>(to_sizes(base, "base", false), low, high,
-                                                       to_sizes(fallback, "fallback", false), round_to);
+                                                       to_sizes(fallback, "fallback", false), to_round_to(round_to));
                }),
            py::arg("base"), py::arg("low"), py::arg("high"), py::arg("fallback"), py::kw_only(),
            py::arg("round_to") = 1,
@@ -232,12 +254,14 @@ void init_sizes(py::module_& m) {
       .def_property_readonly("high", &FallbackSize::high, "Largest kept value of base.");
 
   m.def(
-      "kairos_sizes", [](std::int64_t round_to) { return kairos_sizes(round_to); }, py::arg("round_to") = 10,
+      "kairos_sizes", [](const IntArg& round_to) { return kairos_sizes(to_round_to(round_to)); },
+      py::arg("round_to") = 10,
       "The Kairos artifact's query sizes (helper.random_samp): with probability 8/99 U{1..99}, 22/99 U{200..599},\n"
       "5/99 U{600..999}, otherwise lognormal(mu=5.1, sigma=0.2) kept if in [100, 200] else U{190..199}; rounded up\n"
       "to a multiple of round_to (the artifact: 10). Registry name: 'kairos_mix'.");
   m.def(
-      "ribbon_sizes", [](std::int64_t round_to) { return ribbon_sizes(round_to); }, py::arg("round_to") = 1,
+      "ribbon_sizes", [](const IntArg& round_to) { return ribbon_sizes(to_round_to(round_to)); },
+      py::arg("round_to") = 1,
       "The Ribbon artifact's query sizes (query/functions.py random_samp): with probability 2/99 U{1..99},\n"
       "10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to\n"
       "the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.");
@@ -342,8 +366,9 @@ void init_sizes(py::module_& m) {
           "The time limit in seconds, or None.");
 
   m.def(
-      "zipf_shares", [](std::int64_t n, double exponent) { return to_numpy(zipf_shares(n, exponent)); }, py::arg("n"),
-      py::arg("exponent") = 1.0,
+      "zipf_shares",
+      [](const IntArg& n, double exponent) { return to_numpy(zipf_shares(to_int<std::int64_t>(n, "n"), exponent)); },
+      py::arg("n"), py::arg("exponent") = 1.0,
       "Zipf popularity of n applications: share[i] proportional to 1 / (i + 1)**exponent, normalised to sum to 1\n"
       "(float64 array). exponent 0 gives equal shares.");
 }

@@ -84,7 +84,7 @@ void init_workload(py::module_& m) {
       "Times are from t=0, non-decreasing, kept in int64 nanoseconds inside.")
       .def(
           "generate",
-          [](const ArrivalProcess& process, const py::object& seed, std::optional<std::int64_t> count,
+          [](const ArrivalProcess& process, const py::object& seed, const std::optional<IntArg>& count,
              std::optional<double> horizon_s) {
             const auto s = to_seed(seed);
             const auto limits = to_limits(count, horizon_s);
@@ -95,7 +95,7 @@ void init_workload(py::module_& m) {
           (std::string("Arrival times in seconds as a float64 numpy array.\n") + kGenerateArgs).c_str())
       .def(
           "generate_ns",
-          [](const ArrivalProcess& process, const py::object& seed, std::optional<std::int64_t> count,
+          [](const ArrivalProcess& process, const py::object& seed, const std::optional<IntArg>& count,
              std::optional<double> horizon_s) {
             const auto s = to_seed(seed);
             const auto limits = to_limits(count, horizon_s);

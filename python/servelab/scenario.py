@@ -40,6 +40,8 @@ _TOP_KEYS = {
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
 _WORKER_KEYS = {"hardware", "count", "models", "config"}
+_MAX_WORKERS_PER_GROUP = 1_000_000  # as a run accepts
+_LONGEST_TIME_MS = 9.2e12  # int64 nanoseconds hold about 292 years
 
 
 def _is_int(value: Any) -> bool:
@@ -175,8 +177,12 @@ class Scenario:
                 if "hardware" not in w:
                     raise KeyError(f"workers[{i}]: missing key 'hardware'")
                 count = w.get("count", 1)
-                if not _is_int(count) or count < 1:
-                    raise _fail(f"workers[{i}].count", count, "must be an integer >= 1")
+                if not _is_int(count) or not 1 <= count <= _MAX_WORKERS_PER_GROUP:
+                    raise _fail(
+                        f"workers[{i}].count",
+                        count,
+                        f"must be an integer in 1..{_MAX_WORKERS_PER_GROUP}",
+                    )
                 if "models" in w:
                     _check_worker_models(f"workers[{i}].models", w["models"])
                 config = w.get("config", {})
@@ -208,6 +214,13 @@ class Scenario:
                 if not _is_number(slo) or not slo > 0:
                     raise _fail(
                         f"workload.apps[{i}].slo_ms", slo, "must be a positive number of ms"
+                    )
+                if _LONGEST_TIME_MS <= slo < float("inf"):
+                    raise _fail(
+                        f"workload.apps[{i}].slo_ms",
+                        slo,
+                        f"is finite but beyond the range of int64 nanoseconds: it must be below "
+                        f"{_LONGEST_TIME_MS:g} ms (about 292 years)",
                     )
             seed = d.get("seed", 0)
             if not _is_int(seed) or seed < 0:

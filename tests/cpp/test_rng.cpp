@@ -61,5 +61,25 @@ TEST(Time, ConversionsRoundAndValidate) {
   }
 }
 
+TEST(Time, FiniteTimesBeyondTheNanosecondRangeSaySo) {
+  try {
+    seconds_to_nanos(1e12, "horizon_s");
+    ADD_FAILURE() << "no ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "horizon_s=1e+12 is finite but beyond the range of int64 nanoseconds: |horizon_s| must be below "
+              "9.2e+09 seconds (about 292 years)");
+  }
+  try {
+    millis_to_nanos(1e300, "slo_ms");  // shown in ms, as given
+    ADD_FAILURE() << "no ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "slo_ms=1e+300 is finite but beyond the range of int64 nanoseconds: |slo_ms| must be below 9.2e+12 ms "
+              "(about 292 years)");
+  }
+  EXPECT_EQ(millis_to_nanos(-1.5), -1'500'000);
+}
+
 }  // namespace
 }  // namespace servelab

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -430,6 +431,35 @@ TEST(Workload, DescribeNamesEverything) {
   EXPECT_EQ(w.describe(),
             "workload(arrivals=poisson(rate=100), apps=[app(name='rm2', share=1, slo_s=0.35, "
             "sizes=kairos_mix(round_to=10), accuracy_floor=0.5)], count=10, horizon_s=2)");
+}
+
+// --- memory estimates: refuse a run up front, naming the limit to lower ---
+
+TEST(WorkloadMemory, ExpectedQueriesFollowTheBindingLimit) {
+  const auto poisson = std::make_shared<Poisson>(100.0);
+  const std::vector<Application> apps = {app("a", 1, 1, nullptr)};
+  EXPECT_EQ(Workload(poisson, apps, 50).expected_queries(), 50.0);
+  EXPECT_DOUBLE_EQ(Workload(poisson, apps, kUnlimitedCount, seconds_to_nanos(10)).expected_queries(), 1000.0);
+  EXPECT_DOUBLE_EQ(Workload(poisson, apps, 50, seconds_to_nanos(10)).expected_queries(), 50.0);
+  // A trace that ends caps the estimate at its length, however long the horizon.
+  const double times[] = {0.5, 1.0, 1.5};
+  const auto trace = std::make_shared<Replay>(std::span<const double>(times));
+  EXPECT_EQ(Workload(trace, apps, kUnlimitedCount, seconds_to_nanos(1e9)).expected_queries(), 3.0);
+}
+
+TEST(WorkloadMemory, TooManyQueriesNameCountOrHorizon) {
+  const auto poisson = std::make_shared<Poisson>(1000.0);
+  const std::vector<Application> apps = {app("a", 1, 1, nullptr)};
+  expect_error<MemoryError>([&] { Workload(poisson, apps, 1'000'000'000'000'000).check_memory(100, "the records"); },
+                            {"count=1000000000000000: the records would need about 100 PB (100 bytes per query), "
+                             "more than the ",
+                             " of memory available: lower count"});
+  expect_error<MemoryError>(
+      [&] { Workload(poisson, apps, kUnlimitedCount, seconds_to_nanos(1e9)).check_memory(100, "the records"); },
+      {"horizon_s=1000000000 at about 1000 queries/s means about 1000000000000 queries: the records would need "
+       "about 100 TB",
+       ": lower horizon_s or give a count"});
+  EXPECT_NO_THROW(Workload(poisson, apps, 1000).check_memory(100, "the records"));
 }
 
 }  // namespace

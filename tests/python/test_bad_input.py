@@ -1097,3 +1097,354 @@ def test_unservable_queries_are_dropped_for_the_same_reason_in_both_worlds():
     sim_res = servelab.simulate(scenario(**changes))
     real = servelab.serve(scenario(**changes))
     assert sim_res.meta["drop_reasons"] == real.meta["drop_reasons"]
+
+
+# --- the C++ side of bad input: policy documents, integers, times, memory, kept actions -------
+
+_core = servelab._core
+
+
+def _small_policy_json() -> str:
+    """A valid worker policy document (3 models, N=4, D=5) to spoil one field of."""
+    table = _core.ramsis.LatencyTable(
+        ["fast", "medium", "slow"],
+        [0.60, 0.75, 0.85],
+        np.array([[0.004 + 0.0025 * b, 0.009 + 0.004 * b, 0.017 + 0.007 * b] for b in range(8)]).T,
+    )
+    generated = _core.ramsis.generate_policy(
+        table, slo_ms=40, load_qps=300, workers=3, max_queue=4, intervals=5
+    )
+    return generated["policy"].to_json()
+
+
+def _spoiled(field: str, value: Any) -> str:
+    import json
+
+    doc = json.loads(_small_policy_json())
+    doc[field] = value
+    return json.dumps(doc)
+
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "read",
+    [_core.ramsis.WorkerPolicy.from_json, _core.ramsis.PolicySet.from_json],
+    ids=["worker-policy", "policy-set"],
+)
+def test_deeply_nested_policy_json_is_a_value_error_not_a_crash(read):
+    with pytest.raises(ValueError, match=r"policy JSON: nested deeper than 64 levels"):
+        read(DEEP_JSON)
+
+
+def test_deeply_nested_policy_file_given_to_the_scheduler_is_a_value_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text(DEEP_JSON)
+    with pytest.raises(ValueError, match=r"nested deeper than 64 levels"):
+        _core.ramsis.ramsis_scheduler(str(path))
+
+
+def test_random_bytes_as_a_policy_are_a_value_error_with_the_bytes_escaped(tmp_path):
+    junk = bytes([0x8F, 0xFF, 0x00, 0xC3, 0x28]) + bytes(range(256))
+    with pytest.raises(ValueError, match=r"not valid JSON at byte 1: .*last read: '\\x8f'"):
+        _core.ramsis.WorkerPolicy.from_json(junk)
+    path = tmp_path / "junk.json"
+    path.write_bytes(junk)
+    with pytest.raises(ValueError, match=r"not valid JSON at byte 1"):
+        _core.ramsis.ramsis_scheduler(str(path))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("balancer", "bogus", r"balancer='bogus' is not one of 'round_robin', 'shortest_queue'"),
+        ("intervals", -3, r"intervals=-3 must be in 1\.\.100000 for discretisation='fld'"),
+        ("arrivals", "erlang0", r"arrivals='erlang0' is not 'poisson' or 'erlang<r>'"),
+        ("max_queue", 10**9, r"max_queue=1000000000 must be in 1\.\.4096"),
+    ],
+)
+def test_the_online_scheduler_refuses_a_policy_that_evaluate_refuses(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        _core.ramsis.WorkerPolicy.from_json(_spoiled(field, value))
+
+    class Spoiled:  # anything with to_json(): the scheduler reads the document itself
+        def to_json(self) -> str:
+            return _spoiled(field, value)
+
+    with pytest.raises(ValueError, match=match):
+        _core.ramsis.ramsis_scheduler(Spoiled())
+
+
+def _mdp_one_state(reward: float, probability: float = 1.0):
+    return _core.solvers.mdp.Mdp([0, 1], [0, 1], [0], [probability], [reward])
+
+
+def _keep_actions(scheduler_calls):
+    """A policy that serves like PyFcfs and keeps the actions of its first arrival."""
+
+    class Keeper(cp.PyFcfs):
+        def on_arrival(self, query, view, actions) -> None:
+            if query.id == 0:
+                self.kept = actions
+            scheduler_calls(query, view, actions)
+            super().on_arrival(query, view, actions)
+
+    return Keeper()
+
+
+def _dispatch_huge_id(query, view, actions):
+    actions.dispatch(0, "rm2", [2**70])
+
+
+def _timer_huge_tag(query, view, actions):
+    actions.set_timer(view.now + 1.0, 2**70)
+
+
+def _enqueue_float(query, view, actions):
+    actions.enqueue(1.5)
+
+
+INTEGER_OVERFLOWS = [
+    pytest.param(
+        sim(workers__0__count=10**12),
+        ValueError,
+        r"workers\[0\]\.count=1000000000000 must be an integer in 1\.\.1000000",
+        id="scenario-workers-1e12",
+    ),
+    pytest.param(
+        lambda: _core.WorkerGroup("g4dn.xlarge", 10**12),
+        ValueError,
+        r"count=1000000000000 is out of range: it must be at most 1000000",
+        id="workers-1e12",
+    ),
+    pytest.param(
+        lambda: _core.WorkerGroup("g4dn.xlarge", 2**70),
+        ValueError,
+        r"count=1180591620717411303424 is out of range: it must be at most 1000000",
+        id="workers-2**70",
+    ),
+    pytest.param(
+        sim(workload__count=2**70),
+        ValueError,
+        r"count=1180591620717411303424 is out of range: it must be at most 9223372036854775807",
+        id="workload-count-2**70",
+    ),
+    pytest.param(
+        lambda: _core.WorkerGroup("g4dn.xlarge", 1, [], {"threads": 2**64}),
+        ValueError,
+        r"config\['threads'\]=18446744073709551616 is out of range",
+        id="worker-config-2**64",
+    ),
+    pytest.param(
+        lambda: _core.WorkerGroup("g4dn.xlarge", 2.5),
+        TypeError,
+        r"count=2\.5 must be an integer",
+        id="workers-float",
+    ),
+    pytest.param(
+        lambda: _core.kairos.InstanceSpace(["a", "b"], [1.0, 0.5], [2**70, 3], 10.0),
+        ValueError,
+        r"max_count\[0\]=1180591620717411303424 is out of range",
+        id="kairos-config-2**70",
+    ),
+    pytest.param(
+        lambda: _core.solvers.mdp.value_iteration(_mdp_one_state(1.0), max_iterations=2**63),
+        ValueError,
+        r"max_iterations=9223372036854775808 is out of range: it must be at most 2147483647",
+        id="max-iterations-2**63",
+    ),
+    pytest.param(
+        lambda: _core.solvers.mdp.stationary_distribution(
+            _mdp_one_state(1.0), [0], max_iterations=2**63
+        ),
+        ValueError,
+        r"max_iterations=9223372036854775808 is out of range",
+        id="stationary-max-iterations-2**63",
+    ),
+    pytest.param(
+        lambda: _core.UniformSize(1, 10).generate(seed=1, count=2**70),
+        ValueError,
+        r"count=1180591620717411303424 is out of range",
+        id="sizes-count-2**70",
+    ),
+    pytest.param(
+        lambda: _core.Poisson(10).generate(seed=1, count=10**400),
+        ValueError,
+        r"count=<an integer of 1329 bits> is out of range",
+        id="arrivals-count-huge",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), INTEGER_OVERFLOWS)
+def test_integer_overflow_names_the_parameter_value_and_range(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+@pytest.mark.parametrize("world", ["sim", "serve"])
+@pytest.mark.parametrize(
+    ("action", "error", "match"),
+    [
+        (_dispatch_huge_id, ValueError, r"queries\[0\]=1180591620717411303424 is out of range"),
+        (_timer_huge_tag, ValueError, r"tag=1180591620717411303424 is out of range"),
+        (_enqueue_float, TypeError, r"query=1\.5 must be an integer"),
+    ],
+)
+def test_actions_with_integers_out_of_range_name_them(world, action, error, match):
+    go = servelab.simulate if world == "sim" else servelab.serve
+    with pytest.raises(error, match=match):
+        go(scenario(), scheduler=cp.Misuse(action))
+
+
+def test_slo_beyond_the_nanosecond_range_says_finite_but_too_large():
+    with pytest.raises(
+        ValueError,
+        match=r"workload\.apps\[0\]\.slo_ms=1e\+300 is finite but beyond the range of int64 "
+        r"nanoseconds: it must be below 9\.2e\+12 ms",
+    ):
+        servelab.simulate(scenario(workload__apps__0__slo_ms=1e300))
+    with pytest.raises(
+        ValueError,
+        match=r"application 'a': slo_s=1e\+297 is finite but beyond the range of int64 "
+        r"nanoseconds: \|slo_s\| must be below 9\.2e\+09 seconds",
+    ):
+        _core.Application("a", slo_s=1e297)
+    table = _core.ramsis.LatencyTable(["m"], [0.9], np.array([[0.01, 0.02]]))
+    with pytest.raises(
+        ValueError,
+        match=r"slo_ms=1e\+300 is finite but beyond the range of int64 nanoseconds: "
+        r"\|slo_ms\| must be below 9\.2e\+12 ms",
+    ):
+        _core.ramsis.build_mdp(table, slo_ms=1e300, load_qps=10, workers=1, max_queue=2)
+
+
+@pytest.mark.parametrize("horizon", [1e10, 1e300, float("inf")])
+def test_horizon_beyond_the_nanosecond_range_names_the_value_given(horizon):
+    given = re.escape(f"horizon_s={horizon:g}")
+    with pytest.raises(ValueError, match=rf"{given} is beyond the longest run .* count=None"):
+        servelab.simulate(scenario(workload__count=None, workload__horizon_s=horizon))
+    # With a count, such a horizon is simply no limit.
+    assert len(servelab.simulate(scenario(workload__horizon_s=horizon))) == 5
+
+
+def test_a_count_too_large_for_memory_is_refused_up_front_naming_count():
+    with pytest.raises(
+        MemoryError,
+        match=r"count=1000000000000: the run's per-query records would need about .* TB "
+        r"\(110 bytes per query\), more than the .* of memory available: lower count",
+    ):
+        servelab.simulate(scenario(workload__count=10**12))
+
+
+def test_a_horizon_too_long_for_memory_is_refused_up_front_naming_horizon():
+    with pytest.raises(
+        MemoryError,
+        match=r"horizon_s=1000000000 at about 1000 queries/s means about 1000000000000 queries: "
+        r".*: lower horizon_s or give a count",
+    ):
+        servelab.simulate(scenario(workload__count=None, workload__horizon_s=1e9))
+
+
+def test_generating_too_many_queries_is_refused_up_front():
+    workload = _core.Workload("poisson(rate=100)", [_core.Application("a", 0.1)], count=10**13)
+    with pytest.raises(
+        MemoryError, match=r"count=10000000000000: the generated columns would need"
+    ):
+        workload.generate(seed=1)
+
+
+OUT_OF_MEMORY_RUN = """
+import resource, servelab
+from tests.python.test_bad_input import scenario
+servelab.simulate(scenario())  # everything a run imports is loaded before the limit
+with open("/proc/meminfo") as f:
+    available = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+# Records for half of what is available pass the check up front; a limit of half of what those
+# records take makes reserving them fail.
+count = min(40_000_000, available // 110 // 2)
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) << 10 for line in f if line.startswith("VmSize:"))
+limit = size + count * 70 // 2
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+print("count", count)
+try:
+    servelab.simulate(scenario(workload__count=count, drain_s=0))
+except MemoryError as e:
+    print("MemoryError:", e)
+"""
+
+
+def test_running_out_of_memory_during_a_run_names_count_and_horizon():
+    out = subprocess.run(
+        [sys.executable, "-c", OUT_OF_MEMORY_RUN],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+    )
+    assert out.returncode == 0, out.stderr
+    count = int(re.search(r"count (\d+)", out.stdout).group(1))
+    if count < 1_000_000:
+        pytest.skip(f"too little memory available for a run that reserves {count} records")
+    assert re.search(
+        rf"MemoryError: out of memory during the run \(workload count={count}, horizon_s=None\): "
+        r"lower count or horizon_s",
+        out.stdout,
+    ), out.stdout + out.stderr
+
+
+def test_mdp_probability_just_above_one_is_shown_exactly():
+    with pytest.raises(ValueError, match=r"probability=1\.000000000001 is outside \[0, 1\]"):
+        _mdp_one_state(1.0, probability=1 + 1e-12)
+
+
+def test_value_iteration_refuses_overflowing_values_naming_the_reward_scale():
+    with pytest.raises(
+        ValueError,
+        match=r"value_iteration: the values overflowed after 2 sweeps \(state 0: inf\): "
+        r"rewards up to \|reward\|=1e\+308",
+    ):
+        _core.solvers.mdp.value_iteration(_mdp_one_state(1e308), min_iterations=5)
+    # One sweep does not overflow: its gain is the reward, not inf.
+    solution = _core.solvers.mdp.value_iteration(_mdp_one_state(1e308))
+    assert solution["converged"] and solution["gain"] == 1e308
+
+
+@pytest.mark.parametrize("world", ["sim", "serve"])
+def test_actions_kept_after_the_run_raise_for_every_method(world):
+    go = servelab.simulate if world == "sim" else servelab.serve
+    policy = _keep_actions(lambda query, view, actions: None)
+    go(scenario(), scheduler=policy)
+    kept = policy.kept
+    calls = {
+        "dispatch": lambda: kept.dispatch(0, "rm2", [0]),
+        "enqueue": lambda: kept.enqueue(0),
+        "enqueue_to_worker": lambda: kept.enqueue_to_worker(0, 0),
+        "drop": lambda: kept.drop(0, "late"),
+        "set_timer": lambda: kept.set_timer(1e6, 1),
+        "add_worker": lambda: kept.add_worker("g4dn.xlarge", ["rm2"]),
+        "remove_worker": lambda: kept.remove_worker(0),
+        "load_model": lambda: kept.load_model(0, "rm2"),
+        "unload_model": lambda: kept.unload_model(0, "rm2"),
+        "set_config": lambda: kept.set_config(0, "threads", 2),
+    }
+    for name, call in calls.items():
+        with pytest.raises(
+            RuntimeError, match=rf"actions\.{name}: .*hook that has returned \(its run has ended"
+        ):
+            call()
+
+
+def test_actions_kept_from_on_start_still_work_inside_later_hooks():
+    class FromStart(cp.PyFcfs):
+        def on_start(self, view, actions) -> None:
+            self.first = actions
+
+        def on_arrival(self, query, view, actions) -> None:
+            self.first.enqueue(query.id)  # a hook of the same run is running
+            self._drain(view, actions)
+
+    res = servelab.simulate(scenario(), scheduler=FromStart())
+    assert res.summary()["completed"] == 5

@@ -1,5 +1,6 @@
 #include "servelab/cluster/cluster_spec.hpp"
 
+#include "servelab/cluster/records.hpp"
 #include "servelab/core/errors.hpp"
 
 namespace servelab::cluster {
@@ -13,7 +14,9 @@ void RunSpec::validate() const {
     const WorkerGroup& group = workers[g];
     const std::string where = str("workers[", g, "]");
     if (group.count < 1) throw ValueError(str(where, ".count=", group.count, " must be >= 1"));
-    if (group.count > 1'000'000) throw ValueError(str(where, ".count=", group.count, " is more than 1000000 workers"));
+    if (group.count > kMaxWorkersPerGroup) {
+      throw ValueError(str(where, ".count=", group.count, " is more than ", kMaxWorkersPerGroup, " workers"));
+    }
     const auto hw = profile->hardware_index(group.hardware);  // KeyError naming the known ones
     profile->price(hw);                                       // KeyError when the price is missing
     bool any = false;
@@ -31,6 +34,15 @@ void RunSpec::validate() const {
     if (!any)
       throw ValueError(str(where, ": the profile has no model with latencies on hardware '", group.hardware, "'"));
   }
+}
+
+void check_run_memory(const RunSpec& spec) {
+  // The peak a run reaches per query, measured from Python (2 million queries): its records
+  // (QueryRecords::kBytesPerRecord), where each query is, and the columns made from them for the
+  // result, which exist next to the records for a moment.
+  constexpr double kBytesPerQuery = 110;
+  static_assert(kBytesPerQuery > QueryRecords::kBytesPerRecord);
+  spec.workload->check_memory(kBytesPerQuery, "the run's per-query records");
 }
 
 }  // namespace servelab::cluster

@@ -187,8 +187,8 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
 
 cluster::RunResult serve(const cluster::RunSpec& spec, sched::Scheduler& scheduler, const ServeOptions& options) {
   spec.validate();
-  auto server = std::make_shared<Server>(spec, options);
-  return server->run(scheduler);
+  cluster::check_run_memory(spec);
+  return cluster::with_memory_context(spec, [&] { return std::make_shared<Server>(spec, options)->run(scheduler); });
 }
 
 }  // namespace servelab::serve

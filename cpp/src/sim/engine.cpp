@@ -105,7 +105,8 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
 cluster::RunResult simulate(const cluster::RunSpec& spec, sched::Scheduler& scheduler) {
   spec.validate();
-  return std::make_shared<Simulator>(spec)->run(scheduler);
+  cluster::check_run_memory(spec);
+  return cluster::with_memory_context(spec, [&] { return std::make_shared<Simulator>(spec)->run(scheduler); });
 }
 
 }  // namespace servelab::sim

@@ -213,6 +213,11 @@ std::vector<Time> generate(const ArrivalProcess& process, std::uint64_t seed, st
 
 }  // namespace
 
+double ArrivalProcess::expected_arrivals(Nanos horizon) const {
+  if (horizon == kUnlimitedHorizon) return std::numeric_limits<double>::infinity();
+  return mean_rate() * nanos_to_seconds(horizon);
+}
+
 std::vector<Nanos> generate_arrivals(const ArrivalProcess& process, std::uint64_t seed, std::int64_t max_count,
                                      Nanos horizon) {
   return generate<Nanos>(process, seed, max_count, horizon, [](Nanos t) { return t; });
@@ -357,6 +362,11 @@ double PiecewiseRate::mean_rate() const {
   return sum / static_cast<double>(rates_->size());
 }
 
+double PiecewiseRate::expected_arrivals(Nanos horizon) const {
+  if (repeat_) return ArrivalProcess::expected_arrivals(horizon);
+  return ArrivalProcess::expected_arrivals(std::min(horizon, duration_ns()));
+}
+
 // --- Replay ---
 
 Replay::Replay(std::vector<Nanos> times, std::optional<Nanos> period_ns)
@@ -425,6 +435,11 @@ std::string Replay::describe() const {
                         ", last_s=", num(nanos_to_seconds(times_->back())));
   if (period_ns_) out += str(", period_s=", num(nanos_to_seconds(*period_ns_)));
   return out + ")";
+}
+
+double Replay::expected_arrivals(Nanos horizon) const {
+  if (period_ns_) return ArrivalProcess::expected_arrivals(horizon);
+  return static_cast<double>(times_->size());  // all of them at most
 }
 
 double Replay::mean_rate() const {

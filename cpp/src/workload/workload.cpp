@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <utility>
 
 #include "format.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
+#include "servelab/core/memory.hpp"
 
 namespace servelab::workload {
 
@@ -165,6 +167,7 @@ std::unique_ptr<QueryStream> Workload::start(std::uint64_t seed) const {
 }
 
 std::vector<Query> Workload::generate(std::uint64_t seed) const {
+  check_memory(sizeof(Query), "the generated queries");
   Generator g(*this, app_choice_, seed);
   std::vector<Query> out;
   out.reserve(expected_count(*this));
@@ -178,6 +181,9 @@ std::vector<Query> Workload::generate(std::uint64_t seed) const {
 }
 
 QueryColumns Workload::generate_columns(std::uint64_t seed) const {
+  constexpr std::size_t kBytesPerQuery =
+      sizeof(QueryId) + 2 * sizeof(std::int32_t) + 2 * sizeof(double) + sizeof(float);
+  check_memory(kBytesPerQuery, "the generated columns");
   Generator g(*this, app_choice_, seed);
   QueryColumns c;
   const std::size_t expected = expected_count(*this);
@@ -204,6 +210,38 @@ QueryColumns Workload::generate_columns(std::uint64_t seed) const {
   trim(c.deadline_s);
   trim(c.accuracy_floor);
   return c;
+}
+
+std::string Workload::describe_limits() const {
+  return str("count=", max_count_ == kUnlimitedCount ? std::string("None") : str(max_count_),
+             ", horizon_s=", horizon_ == kUnlimitedHorizon ? std::string("None") : num(nanos_to_seconds(horizon_)));
+}
+
+double Workload::expected_queries() const {
+  const double count =
+      max_count_ == kUnlimitedCount ? std::numeric_limits<double>::infinity() : static_cast<double>(max_count_);
+  const double arrivals = arrivals_->expected_arrivals(horizon_);
+  return std::isnan(arrivals) ? count : std::min(count, arrivals);
+}
+
+void Workload::check_memory(double bytes_per_query, std::string_view what) const {
+  const double queries = expected_queries();
+  if (!std::isfinite(queries)) return;  // no estimate: such a run grows as it goes
+  const double need = queries * bytes_per_query;
+  const auto available = core::available_memory_bytes();
+  if (!available || need <= static_cast<double>(*available)) return;
+  const std::string cost = str(what, " would need about ", core::format_bytes(need), " (", num(bytes_per_query),
+                               " bytes per query), more than the ", core::format_bytes(static_cast<double>(*available)),
+                               " of memory available");
+  if (max_count_ != kUnlimitedCount && static_cast<double>(max_count_) <= queries) {
+    throw MemoryError(str("count=", max_count_, ": ", cost, ": lower count"));
+  }
+  if (horizon_ != kUnlimitedHorizon) {
+    throw MemoryError(str("horizon_s=", num(nanos_to_seconds(horizon_)), " at about ", num(arrivals_->mean_rate()),
+                          " queries/s means about ", num(queries), " queries: ", cost,
+                          ": lower horizon_s or give a count"));
+  }
+  throw MemoryError(str("the arrival trace has about ", num(queries), " arrivals: ", cost, ": give a count"));
 }
 
 std::string Workload::describe() const {

@@ -5,15 +5,20 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/workload/workload.hpp"
 
 namespace servelab::cluster {
+
+// The most workers one group may have (RunSpec::validate).
+inline constexpr std::int32_t kMaxWorkersPerGroup = 1'000'000;
 
 // `count` identical workers of one hardware type with the same loaded models.
 struct WorkerGroup {
@@ -40,5 +45,21 @@ struct RunSpec {
   // one worker, known hardware and models with latencies and prices, counts >= 1.
   void validate() const;
 };
+
+// MemoryError naming count or horizon_s when the run's per-query records (and the bookkeeping of
+// where each query is) would not fit the memory available; both worlds check before they start.
+void check_run_memory(const RunSpec& spec);
+
+// Runs `run()`; running out of memory on the way (std::bad_alloc) leaves as a MemoryError naming
+// the workload's limits, the inputs that decide how much a run keeps.
+template <typename Run>
+auto with_memory_context(const RunSpec& spec, Run&& run) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    throw MemoryError(str("out of memory during the run (workload ", spec.workload->describe_limits(),
+                          "): lower count or horizon_s"));
+  }
+}
 
 }  // namespace servelab::cluster

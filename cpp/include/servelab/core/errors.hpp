@@ -27,6 +27,13 @@ class RuntimeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run or an allocation would need more memory than the machine has; the message names the input
+// to change (count=, horizon_s=), the estimate and what is available. Python: MemoryError.
+class MemoryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The user asked a long call to stop (Ctrl-C). Python: KeyboardInterrupt.
 class Interrupted : public std::runtime_error {
  public:

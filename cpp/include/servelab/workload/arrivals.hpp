@@ -46,6 +46,10 @@ class ArrivalProcess {
   // Long-run mean arrival rate in queries per second (the average over one pass for a finite
   // trace), or NaN when it is not known.
   virtual double mean_rate() const = 0;
+  // The expected number of arrivals before `horizon` (kUnlimitedHorizon: ever), to size memory up
+  // front: mean_rate() x horizon; a trace that ends caps it at its own length. Infinity when
+  // unbounded, NaN when the rate is not known.
+  virtual double expected_arrivals(std::int64_t horizon) const;
 };
 
 // The stream name generate_arrivals() draws from: Rng(seed, kArrivalStream).
@@ -144,6 +148,7 @@ class PiecewiseRate final : public ArrivalProcess {
   std::unique_ptr<ArrivalCursor> start(Rng rng) const override;
   std::string describe() const override;
   double mean_rate() const override;  // the time average of `rates`
+  double expected_arrivals(std::int64_t horizon) const override;
   double interval_s() const { return interval_s_; }
   const std::vector<double>& rates() const { return *rates_; }
   double time_scale() const { return time_scale_; }
@@ -173,6 +178,7 @@ class Replay final : public ArrivalProcess {
   std::string describe() const override;
   // Arrivals per second of period, or over [0, last time] without one (NaN if that is 0).
   double mean_rate() const override;
+  double expected_arrivals(std::int64_t horizon) const override;
   const std::vector<Nanos>& times() const { return *times_; }
   std::optional<Nanos> period_ns() const { return period_ns_; }
 

@@ -79,6 +79,16 @@ class Workload {
   std::int64_t max_count() const { return max_count_; }
   Nanos horizon() const { return horizon_; }
   std::string describe() const;
+  // "count=N, horizon_s=H" as the Python API names the limits (None when unlimited).
+  std::string describe_limits() const;
+
+  // The expected number of queries of a run: max_count, or fewer when the horizon or the end of a
+  // finite trace comes first on average. Infinity when it cannot be told (no count, rate unknown).
+  double expected_queries() const;
+  // MemoryError unless `bytes_per_query` x expected_queries() fits the memory available. Its
+  // message names the limit to lower (count, horizon_s), the estimate and what is available;
+  // `what` says what the bytes hold ("the run's query records").
+  void check_memory(double bytes_per_query, std::string_view what) const;
 
  private:
   std::shared_ptr<const ArrivalProcess> arrivals_;

@@ -1,8 +1,8 @@
 // The MDP container's checks, its builder and the per-policy / per-transition helpers.
 #include "servelab/solvers/mdp/mdp.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
 #include <utility>
@@ -13,11 +13,11 @@ namespace servelab::solvers::mdp {
 
 namespace {
 
-// Enough digits to tell 1 from 1 + 1e-9 in a message.
+// The shortest text that reads back as exactly x, so a message never shows 1 + 1e-12 as "1".
 std::string number(double x) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.12g", x);
-  return buffer;
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, x).ptr;
+  return std::string(buffer, end);
 }
 
 std::string where(std::int64_t pair, std::int32_t state, std::int64_t first_pair_of_state) {

@@ -1,6 +1,7 @@
 #include "sweeper.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace servelab::solvers::mdp::detail {
@@ -43,10 +44,11 @@ Change Sweeper::sweep(const double* v, double* v_new, std::int32_t* policy) {
   policy_ = policy;
   q_only_ = false;
   team_.run([this](int member) { sweep_part(member); });
-  Change total{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  Change total{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), true};
   for (const auto& part : parts_) {
     total.lowest = std::min(total.lowest, part.change.lowest);
     total.highest = std::max(total.highest, part.change.highest);
+    total.finite = total.finite && part.change.finite;
   }
   return total;
 }
@@ -66,6 +68,7 @@ void Sweeper::sweep_part(int member) {
   const std::int64_t* state_begin = mdp_.state_begin.data();
   double lowest = std::numeric_limits<double>::infinity();
   double highest = -std::numeric_limits<double>::infinity();
+  bool finite = true;
 
   if (q_only_) {
     for (std::int64_t a = state_begin[s0]; a < state_begin[s1]; ++a) {
@@ -92,10 +95,11 @@ void Sweeper::sweep_part(int member) {
     }
     lowest = std::min(lowest, best - v_[s]);
     highest = std::max(highest, best - v_[s]);
+    finite = finite && std::isfinite(best);
     v_new_[s] = best;
     if (policy_) policy_[s] = arg;
   }
-  parts_[static_cast<std::size_t>(member)].change = {lowest, highest};
+  parts_[static_cast<std::size_t>(member)].change = {lowest, highest, finite};
 }
 
 }  // namespace servelab::solvers::mdp::detail

@@ -16,6 +16,7 @@ namespace servelab::solvers::mdp::detail {
 struct Change {
   double lowest = 0.0;   // min_s (v_new[s] - v[s])
   double highest = 0.0;  // max_s (v_new[s] - v[s])
+  bool finite = true;    // every v_new[s] is finite (min/max alone would skip a NaN)
 };
 
 class Sweeper {

@@ -1,6 +1,9 @@
 // Value iteration (and iterative policy evaluation, the same loop with the policy fixed).
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "checks.hpp"
 #include "iterate.hpp"
@@ -12,6 +15,29 @@
 namespace servelab::solvers::mdp {
 
 namespace detail {
+
+namespace {
+
+// The values (or their change in one sweep) left the range of doubles: say how large the rewards
+// are, since rescaling them is the fix.
+[[noreturn]] void values_overflowed(const Mdp& mdp, const std::vector<double>& values, std::int32_t sweeps,
+                                    const char* function) {
+  double largest = 0.0;
+  for (const double r : mdp.reward) largest = std::max(largest, std::abs(r));
+  std::string where = "their change between sweeps overflowed";
+  for (std::size_t s = 0; s < values.size(); ++s) {
+    if (!std::isfinite(values[s])) {
+      where = str("state ", s, ": ", values[s]);
+      break;
+    }
+  }
+  throw ValueError(str(function, ": the values overflowed after ", sweeps, sweeps == 1 ? " sweep (" : " sweeps (",
+                       where, "): rewards up to |reward|=", largest,
+                       " are too large to add up over this many sweeps; divide the rewards by a constant "
+                       "(the policy is unchanged) or run fewer sweeps"));
+}
+
+}  // namespace
 
 Solution iterate(const Mdp& mdp, const SolveOptions& o, const Policy* fixed, const char* function) {
   const std::int32_t n = mdp.num_states();
@@ -29,6 +55,7 @@ Solution iterate(const Mdp& mdp, const SolveOptions& o, const Policy* fixed, con
     ++out.iterations;
     out.residual =
         undiscounted ? change.highest - change.lowest : std::max(std::abs(change.lowest), std::abs(change.highest));
+    if (!change.finite || !std::isfinite(out.residual)) values_overflowed(mdp, v_new, out.iterations, function);
     if (o.relative) {
       const double offset = v_new[o.reference_state];
       for (auto& x : v_new) x -= offset;
@@ -39,12 +66,6 @@ Solution iterate(const Mdp& mdp, const SolveOptions& o, const Policy* fixed, con
       break;
     }
   }
-  for (std::int32_t s = 0; s < n; ++s) {
-    if (!std::isfinite(v[s])) {
-      throw ValueError(str(function, ": values overflowed (state ", s, ": ", v[s], ") after ", out.iterations,
-                           " sweeps; rewards too large for this many sweeps?"));
-    }
-  }
   if (fixed) {
     out.policy = *fixed;
   } else {
@@ -53,7 +74,7 @@ Solution iterate(const Mdp& mdp, const SolveOptions& o, const Policy* fixed, con
   if (undiscounted && out.iterations > 0) {
     out.gain_lower = change.lowest;
     out.gain_upper = change.highest;
-    out.gain = 0.5 * (change.lowest + change.highest);
+    out.gain = 0.5 * change.lowest + 0.5 * change.highest;  // the sum could overflow
   }
   out.values = std::move(v);
   return out;

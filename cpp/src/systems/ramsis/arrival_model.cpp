@@ -5,6 +5,7 @@
 
 #include "servelab/core/errors.hpp"
 #include "servelab/systems/ramsis/arrivals.hpp"
+#include "servelab/systems/ramsis/policy.hpp"
 
 namespace servelab::ramsis {
 
@@ -12,8 +13,9 @@ std::int32_t erlang_shape(const ArrivalModel& model) {
   if (model.kind == "poisson") return 1;
   if (model.kind == "erlang" || model.kind == "gamma") {
     if (!std::isfinite(model.shape) || model.shape < 1 || model.shape != std::floor(model.shape) ||
-        model.shape > 1000) {
-      throw ValueError(str("arrivals shape=", model.shape, " must be an integer in 1..1000 (the builder evaluates ",
+        model.shape > kMaxErlangShape) {
+      throw ValueError(str("arrivals shape=", model.shape, " must be an integer in 1..", kMaxErlangShape,
+                           " (the builder evaluates ",
                            "Gamma inter-arrivals exactly for integer shapes, i.e. Erlang)"));
     }
     return static_cast<std::int32_t>(model.shape);

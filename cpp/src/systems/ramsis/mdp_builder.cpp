@@ -18,9 +18,11 @@ void MdpOptions::validate() const {
   if (slo <= 0) throw ValueError(str("slo=", slo, " ns must be > 0"));
   if (!(load_qps > 0) || !std::isfinite(load_qps)) throw ValueError(str("load_qps=", load_qps, " must be > 0"));
   if (workers < 1 || workers > 100000) throw ValueError(str("workers=", workers, " must be in 1..100000"));
-  if (max_queue < 1 || max_queue > 4096) throw ValueError(str("max_queue=", max_queue, " must be in 1..4096"));
-  if (discretisation == Discretisation::FixedLength && (intervals < 1 || intervals > 100000)) {
-    throw ValueError(str("intervals (D)=", intervals, " must be in 1..100000"));
+  if (max_queue < 1 || max_queue > kMaxQueueLength) {
+    throw ValueError(str("max_queue=", max_queue, " must be in 1..", kMaxQueueLength));
+  }
+  if (discretisation == Discretisation::FixedLength && (intervals < 1 || intervals > kMaxIntervals)) {
+    throw ValueError(str("intervals (D)=", intervals, " must be in 1..", kMaxIntervals));
   }
   if (!(prune >= 0) || !(prune < 1e-3)) throw ValueError(str("prune=", prune, " must be in [0, 1e-3)"));
   const std::int64_t events = static_cast<std::int64_t>(workers) * erlang_shape(arrivals) * (max_queue + 2);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "servelab/core/errors.hpp"
@@ -73,12 +74,23 @@ std::string dump(const Json& doc) {
 
 // ---------- reading ----------
 
-// A value for an error message, shortened so a huge list does not flood it.
+// A value for an error message. Containers are described, never dumped: dumping recurses once per
+// nesting level, and a list of a huge list is no clearer than its size.
 std::string shown(const Json& v) {
+  if (v.is_array()) return str("a list of ", v.size(), v.size() == 1 ? " item" : " items");
+  if (v.is_object()) return str("an object of ", v.size(), v.size() == 1 ? " field" : " fields");
   std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
 }
+
+// The name "key[i]" of a list element in errors, formatted only when there is an error (a policy
+// set has some 10^5 elements: formatting each name dominated the reading time).
+struct Element {
+  const std::string& key;
+  std::size_t i;
+  std::string operator()() const { return str(key, "[", i, "]"); }
+};
 
 // Typed field access naming the field (key path) and the offending value in errors.
 class Fields {
@@ -112,19 +124,22 @@ class Fields {
   std::vector<Nanos> integers(const std::string& key) const {
     std::vector<Nanos> out;
     const Json& a = array(key);
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_integer(a[i], str(key, "[", i, "]")));
+    out.reserve(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_integer(a[i], Element{key, i}));
     return out;
   }
   std::vector<std::int32_t> integers32(const std::string& key) const {
     std::vector<std::int32_t> out;
     const Json& a = array(key);
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_integer32(a[i], str(key, "[", i, "]")));
+    out.reserve(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_integer32(a[i], Element{key, i}));
     return out;
   }
   std::vector<double> numbers(const std::string& key) const {
     std::vector<double> out;
     const Json& a = array(key);
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_number(a[i], str(key, "[", i, "]")));
+    out.reserve(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(as_number(a[i], Element{key, i}));
     return out;
   }
   std::vector<std::string> texts(const std::string& key) const {
@@ -140,35 +155,58 @@ class Fields {
   const std::string& where() const { return where_; }
 
  private:
-  double as_number(const Json& v, const std::string& key) const {
+  // A field's name for an error: a string, or an Element.
+  template <typename Key>
+  static std::string name(const Key& key) {
+    if constexpr (std::is_invocable_v<Key>) {
+      return key();
+    } else {
+      return key;
+    }
+  }
+  template <typename Key>
+  double as_number(const Json& v, const Key& key) const {
     // A number too large for a double parses as infinity.
     if (!v.is_number() || !std::isfinite(v.get<double>()))
-      throw ValueError(str(where_, ": field '", key, "' must hold finite numbers, not ", shown(v)));
+      throw ValueError(str(where_, ": field '", name(key), "' must hold finite numbers, not ", shown(v)));
     return v.get<double>();
   }
-  std::int64_t as_integer(const Json& v, const std::string& key) const {
+  template <typename Key>
+  std::int64_t as_integer(const Json& v, const Key& key) const {
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()})
-      throw ValueError(str(where_, ": field '", key, "' must hold 64-bit integers, not ", shown(v)));
+      throw ValueError(str(where_, ": field '", name(key), "' must hold 64-bit integers, not ", shown(v)));
     if (v.is_number_integer()) return v.get<std::int64_t>();
     // Integral floats (4e7, 40000000.0) are accepted, as other writers may produce them.
     const double d = v.is_number() ? v.get<double>() : 0.5;  // 0.5: not integral -> the error below
     if (d != std::floor(d) || std::abs(d) > 9e15)
-      throw ValueError(str(where_, ": field '", key, "' must hold integers, not ", shown(v)));
+      throw ValueError(str(where_, ": field '", name(key), "' must hold integers, not ", shown(v)));
     return static_cast<std::int64_t>(d);
   }
-  std::int32_t as_integer32(const Json& v, const std::string& key) const {
+  template <typename Key>
+  std::int32_t as_integer32(const Json& v, const Key& key) const {
     const std::int64_t x = as_integer(v, key);
     if (x < std::numeric_limits<std::int32_t>::min() || x > std::numeric_limits<std::int32_t>::max())
-      throw ValueError(str(where_, ": field '", key, "' must hold 32-bit integers, not ", x));
+      throw ValueError(str(where_, ": field '", name(key), "' must hold 32-bit integers, not ", x));
     return static_cast<std::int32_t>(x);
   }
   std::string where_;
   const Json& obj_;
 };
 
+// Policy documents nest 3 levels (set, policies, a policy's lists); anything much deeper is not a
+// policy, and nesting is bounded before it is built so nothing downstream recurses that deep.
+constexpr int kMaxDepth = 64;
+
 Json parse(const std::string& text) {
+  const Json::parser_callback_t bounded = [](int depth, Json::parse_event_t event, Json&) {
+    const bool opens = event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
+    if (opens && depth >= kMaxDepth) {
+      throw ValueError(str("policy JSON: nested deeper than ", kMaxDepth, " levels (a policy document nests 3)"));
+    }
+    return true;
+  };
   try {
-    return Json::parse(text);
+    return Json::parse(text, bounded);
   } catch (const Json::parse_error& e) {
     throw ValueError(str("policy JSON: not valid JSON at byte ", e.byte, ": ", e.what()));
   }
@@ -267,6 +305,17 @@ PolicySet policy_set_from_json(const std::string& text) {
     set.validate();
     return set;
   });
+}
+
+PolicySet any_policy_set_from_json(const std::string& text) {
+  const std::string format = reading("policy document", [&] {
+    const Json doc = parse(text);
+    return Fields(doc, "policy document").text("format");
+  });
+  if (format == kSetFormat) return policy_set_from_json(text);
+  if (format == kPolicyFormat) return policy_set_of(worker_policy_from_json(text));
+  throw ValueError(
+      str("policy document: format='", format, "' is neither '", kSetFormat, "' nor '", kPolicyFormat, "'"));
 }
 
 }  // namespace servelab::ramsis

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <map>
+#include <string>
 #include <thread>
 
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
+#include "servelab/systems/ramsis/arrivals.hpp"
 #include "servelab/systems/ramsis/policy.hpp"
 
 namespace servelab::ramsis {
@@ -33,6 +36,49 @@ Action WorkerPolicy::decide(std::int32_t queue_length, Nanos earliest_slack) con
   return {action_model[s], std::min(queue_length, action_batch[s])};
 }
 
+namespace {
+
+// "poisson" or "erlang<r>" with an integer r in 1..kMaxErlangShape, as to_worker_policy names them.
+void check_arrivals_name(const std::string& arrivals) {
+  if (arrivals == "poisson") return;
+  const std::string prefix = "erlang";
+  if (arrivals.rfind(prefix, 0) == 0) {
+    const std::string digits = arrivals.substr(prefix.size());
+    const bool integer = !digits.empty() && digits.size() <= 9 &&
+                         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (integer && std::stol(digits) >= 1 && std::stol(digits) <= kMaxErlangShape) return;
+  }
+  throw ValueError(
+      str("arrivals='", arrivals, "' is not 'poisson' or 'erlang<r>' with an integer r in 1..", kMaxErlangShape));
+}
+
+// Discretisation and intervals agree: FLD has D in 1..kMaxIntervals and at most D + 1 levels (equal
+// levels of a short SLO merge); MD takes its levels from the latencies and records D = 0.
+void check_intervals(Discretisation discretisation, std::int32_t intervals, std::size_t levels) {
+  if (discretisation == Discretisation::ModelBased) {
+    if (intervals != 0) throw ValueError(str("intervals=", intervals, " must be 0 for discretisation='md'"));
+    return;
+  }
+  if (intervals < 1 || intervals > kMaxIntervals) {
+    throw ValueError(str("intervals=", intervals, " must be in 1..", kMaxIntervals, " for discretisation='fld'"));
+  }
+  if (levels > static_cast<std::size_t>(intervals) + 1) {
+    throw ValueError(
+        str("slack_levels has ", levels, " entries but intervals=", intervals, " makes at most ", intervals + 1));
+  }
+}
+
+// (max_queue + 1) x levels + 1 states must fit the int32 state indices.
+void check_state_count(std::int32_t max_queue, std::size_t levels) {
+  const auto states = (static_cast<std::int64_t>(max_queue) + 1) * static_cast<std::int64_t>(levels) + 1;
+  if (states > std::numeric_limits<std::int32_t>::max()) {
+    throw ValueError(str("(max_queue + 1) x slack levels + 1 = (", max_queue, " + 1) x ", levels, " + 1 = ", states,
+                         " states is more than 2**31 - 1"));
+  }
+}
+
+}  // namespace
+
 void WorkerPolicy::validate() const {
   const auto num_models = static_cast<std::int32_t>(models.size());
   if (num_models == 0) throw ValueError("models is empty: a policy needs at least one model");
@@ -45,8 +91,14 @@ void WorkerPolicy::validate() const {
   if (slo <= 0) throw ValueError(str("slo=", slo, " ns must be positive"));
   if (!(load_qps >= 0.0) || !std::isfinite(load_qps)) throw ValueError(str("load_qps=", load_qps, " must be >= 0"));
   if (workers < 1) throw ValueError(str("workers=", workers, " must be >= 1"));
-  if (max_queue < 1) throw ValueError(str("max_queue=", max_queue, " must be >= 1"));
+  parse_balancer(balancer);  // ValueError naming it and the known ones
+  check_arrivals_name(arrivals);
+  if (max_queue < 1 || max_queue > kMaxQueueLength) {
+    throw ValueError(str("max_queue=", max_queue, " must be in 1..", kMaxQueueLength));
+  }
   if (slack_levels.size() < 2) throw ValueError(str("slack_levels has ", slack_levels.size(), " entries (needs >= 2)"));
+  check_intervals(discretisation, intervals, slack_levels.size());
+  check_state_count(max_queue, slack_levels.size());
   if (slack_levels.front() != 0) throw ValueError(str("slack_levels[0]=", slack_levels.front(), " must be 0"));
   for (std::size_t j = 1; j < slack_levels.size(); ++j) {
     if (slack_levels[j] <= slack_levels[j - 1]) {
@@ -78,6 +130,16 @@ std::int32_t PolicySet::lookup_index(double load_qps) const {
                                    [](const WorkerPolicy& p, double load) { return p.load_qps < load; });
   if (it == policies.end()) return static_cast<std::int32_t>(policies.size()) - 1;
   return static_cast<std::int32_t>(it - policies.begin());
+}
+
+PolicySet policy_set_of(WorkerPolicy policy) {
+  PolicySet set;
+  set.models = policy.models;
+  set.accuracy = policy.accuracy;
+  set.slo = policy.slo;
+  set.workers = policy.workers;
+  set.policies.push_back(std::move(policy));
+  return set;
 }
 
 void PolicySet::validate() const {

@@ -246,17 +246,7 @@ std::shared_ptr<const PolicySet> load_policy_set(const std::string& path) {
   if (!in) throw RuntimeError(str("policies='", path, "': cannot open the file"));
   std::stringstream text;
   text << in.rdbuf();
-  const std::string s = text.str();
-  // A set has a "policies" list; anything else is read as one worker policy.
-  if (s.find("\"policies\"") != std::string::npos) return std::make_shared<const PolicySet>(policy_set_from_json(s));
-  WorkerPolicy p = worker_policy_from_json(s);
-  auto set = std::make_shared<PolicySet>();
-  set->models = p.models;
-  set->accuracy = p.accuracy;
-  set->slo = p.slo;
-  set->workers = p.workers;
-  set->policies.push_back(std::move(p));
-  return set;
+  return std::make_shared<const PolicySet>(any_policy_set_from_json(text.str()));
 }
 
 }  // namespace servelab::ramsis

@@ -24,6 +24,11 @@ struct Action {
 };
 inline constexpr std::int32_t kWaitModel = -1;
 
+// What the MDP builder accepts, and so what a valid policy can hold.
+inline constexpr std::int32_t kMaxQueueLength = 4096;  // N
+inline constexpr std::int32_t kMaxIntervals = 100000;  // D (FLD)
+inline constexpr std::int32_t kMaxErlangShape = 1000;  // r of erlang<r> arrivals
+
 enum class Discretisation { FixedLength, ModelBased };  // "fld" / "md"
 enum class Batching { Maximal, Variable };              // "maximal" / "variable"
 
@@ -70,7 +75,8 @@ struct WorkerPolicy {
   Action decide(std::int32_t queue_length, Nanos earliest_slack) const;
   Action action_at(std::int32_t state) const { return {action_model[state], action_batch[state]}; }
 
-  // ValueError naming the field: sizes, level order, model indices, batches in 1..n.
+  // ValueError naming the field: sizes, level order, model indices, batches in 1..n, and the
+  // generation fields a scheduler relies on (balancer, arrivals, max_queue, intervals).
   void validate() const;
 };
 
@@ -102,5 +108,10 @@ std::string to_json(const WorkerPolicy& policy);
 std::string to_json(const PolicySet& set);
 WorkerPolicy worker_policy_from_json(const std::string& text);
 PolicySet policy_set_from_json(const std::string& text);
+// Either document, told apart by its "format" field; a worker policy becomes a set of one.
+PolicySet any_policy_set_from_json(const std::string& text);
+
+// The set of one policy (the scheduler runs sets; a single policy serves every load).
+PolicySet policy_set_of(WorkerPolicy policy);
 
 }  // namespace servelab::ramsis

@@ -1,0 +1,54 @@
+#include "servelab/core/memory.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace servelab::core {
+
+namespace {
+
+// MemAvailable counts what the kernel can reclaim (page cache) too, unlike free pages.
+std::optional<std::uint64_t> meminfo_available() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key, unit;
+    std::uint64_t kb = 0;
+    if (fields >> key >> kb >> unit && key == "MemAvailable:" && unit == "kB") return kb * 1024;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> free_physical_pages() {
+  const long pages = sysconf(_SC_AVPHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return std::nullopt;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> available_memory_bytes() {
+  if (const auto bytes = meminfo_available()) return bytes;
+  return free_physical_pages();
+}
+
+std::string format_bytes(double bytes) {
+  static constexpr std::array<const char*, 7> kUnits{"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  std::size_t unit = 0;
+  while (bytes >= 1000 && unit + 1 < kUnits.size()) {
+    bytes /= 1000;
+    ++unit;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3g %s", bytes, kUnits[unit]);
+  return text;
+}
+
+}  // namespace servelab::core
