@@ -167,3 +167,19 @@ TEST(PolicyInput, TheOnlineSchedulerRefusesWhatEvaluateRefuses) {
             }).find("intervals=0 must be in 1..100000"),
             std::string::npos);
 }
+
+TEST(PolicyInput, EitherDocumentIsToldApartByItsFormat) {
+  const WorkerPolicy policy = small_policy();
+  const PolicySet one = any_policy_set_from_json(to_json(policy));
+  ASSERT_EQ(one.policies.size(), 1u);
+  EXPECT_EQ(one.models, policy.models);
+  EXPECT_EQ(to_json(one), to_json(policy_set_of(policy)));
+  EXPECT_EQ(to_json(any_policy_set_from_json(to_json(one))), to_json(one));
+  // Any other format is named, with the two known ones.
+  std::string text = to_json(policy);
+  const std::string other = R"("format":"servelab.ramsis.other")";
+  text.replace(text.find(R"("format":"servelab.ramsis.worker_policy")"),
+               std::string(R"("format":"servelab.ramsis.worker_policy")").size(), other);
+  const auto message = value_error([&] { any_policy_set_from_json(text); });
+  EXPECT_NE(message.find("format='servelab.ramsis.other' is neither"), std::string::npos) << message;
+}

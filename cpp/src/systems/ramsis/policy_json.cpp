@@ -279,43 +279,49 @@ std::string to_json(const PolicySet& set) {
   return dump(doc);
 }
 
+namespace {
+
+WorkerPolicy worker_policy_from(const Json& doc) {
+  const Fields f(doc, "worker policy");
+  check_format(f, kPolicyFormat);
+  return policy_from(f);
+}
+
+PolicySet policy_set_from(const Json& doc) {
+  const Fields f(doc, "policy set");
+  check_format(f, kSetFormat);
+  PolicySet set;
+  set.models = f.texts("models");
+  set.accuracy = f.numbers("accuracy");
+  set.slo = f.integer("slo_ns");
+  set.workers = f.integer32("workers");
+  const Json& policies = f.array("policies");
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    set.policies.push_back(policy_from(Fields(policies[i], str("policy set: policies[", i, "]"))));
+  }
+  set.validate();
+  return set;
+}
+
+}  // namespace
+
 WorkerPolicy worker_policy_from_json(const std::string& text) {
-  return reading("worker policy", [&] {
-    const Json doc = parse(text);
-    const Fields f(doc, "worker policy");
-    check_format(f, kPolicyFormat);
-    return policy_from(f);
-  });
+  return reading("worker policy", [&] { return worker_policy_from(parse(text)); });
 }
 
 PolicySet policy_set_from_json(const std::string& text) {
-  return reading("policy set", [&] {
-    const Json doc = parse(text);
-    const Fields f(doc, "policy set");
-    check_format(f, kSetFormat);
-    PolicySet set;
-    set.models = f.texts("models");
-    set.accuracy = f.numbers("accuracy");
-    set.slo = f.integer("slo_ns");
-    set.workers = f.integer32("workers");
-    const Json& policies = f.array("policies");
-    for (std::size_t i = 0; i < policies.size(); ++i) {
-      set.policies.push_back(policy_from(Fields(policies[i], str("policy set: policies[", i, "]"))));
-    }
-    set.validate();
-    return set;
-  });
+  return reading("policy set", [&] { return policy_set_from(parse(text)); });
 }
 
 PolicySet any_policy_set_from_json(const std::string& text) {
-  const std::string format = reading("policy document", [&] {
-    const Json doc = parse(text);
-    return Fields(doc, "policy document").text("format");
+  return reading("policy document", [&] {
+    const Json doc = parse(text);  // once: a set file holds a hundred thousand numbers
+    const std::string format = Fields(doc, "policy document").text("format");
+    if (format == kSetFormat) return policy_set_from(doc);
+    if (format == kPolicyFormat) return policy_set_of(worker_policy_from(doc));
+    throw ValueError(
+        str("policy document: format='", format, "' is neither '", kSetFormat, "' nor '", kPolicyFormat, "'"));
   });
-  if (format == kSetFormat) return policy_set_from_json(text);
-  if (format == kPolicyFormat) return policy_set_of(worker_policy_from_json(text));
-  throw ValueError(
-      str("policy document: format='", format, "' is neither '", kSetFormat, "' nor '", kPolicyFormat, "'"));
 }
 
 }  // namespace servelab::ramsis
