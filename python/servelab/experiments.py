@@ -18,13 +18,17 @@ row per point::
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import itertools
 import math
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -352,6 +356,76 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
+def _ignore_ctrl_c() -> None:
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops the workers, so a
+    # worker must not die on its own in the middle of writing a result to the shared queue.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _ctrl_c_held_back() -> Iterator[None]:
+    """Ctrl-C pressed inside the block is raised as KeyboardInterrupt when the block ends, not in
+    the middle of it (only the main thread receives it; elsewhere the block runs as is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(
+            signal.SIGINT, previous if previous is not None else signal.default_int_handler
+        )
+    if pressed:
+        raise KeyboardInterrupt
+
+
+def _stop_workers(pool: cf.ProcessPoolExecutor, grace_s: float = 0.5) -> None:
+    """Ends the pool now: points not started are cancelled, running ones are killed (SIGTERM, then
+    SIGKILL after ``grace_s``), and every worker process is joined, so none outlives the sweep."""
+    # Python < 3.14 has no public way to end a busy ProcessPoolExecutor (terminate_workers): its
+    # process table is the only handle on the workers.
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    # A second Ctrl-C here (impatient users press it again) would leave workers running and the
+    # interpreter waiting for them at exit: it takes effect once they are gone.
+    with _ctrl_c_held_back():
+        for worker in workers:
+            worker.terminate()
+        deadline = time.monotonic() + grace_s
+        for worker in workers:
+            worker.join(max(deadline - time.monotonic(), 0.0))
+        for worker in workers:
+            if worker.is_alive():  # it ignores SIGTERM
+                worker.kill()
+            worker.join()
+        # Its workers gone, the pool's manager thread marks it broken and exits: nothing to wait.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_in_processes(
+    fn: Callable[..., Any], points: list[dict], processes: int, rows: list, bar: Any
+) -> None:
+    """Fills ``rows`` with each point's row, computed in ``processes`` worker processes. Any
+    exception here (a failing point, KeyboardInterrupt) stops the workers at once."""
+    pool = cf.ProcessPoolExecutor(
+        max_workers=processes, mp_context=_context(), initializer=_ignore_ctrl_c
+    )
+    try:
+        futures = {pool.submit(_row, fn, point): i for i, point in enumerate(points)}
+        for future in cf.as_completed(futures):
+            i = futures[future]
+            try:
+                rows[i] = future.result()
+            except Exception as error:
+                raise SweepError(i, points[i], error) from error
+            bar.update()
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
 def sweep(
     fn: Callable[..., Any],
     grid: Mapping[str, Iterable[Any]] | Sequence[Mapping[str, Any]],
@@ -370,6 +444,12 @@ def sweep(
     function defined in a notebook cell; ``processes=1`` runs everything in this process (no
     pickling), which is also the way to debug. ``progress`` shows a tqdm bar titled ``desc``.
     If a point raises, the sweep stops and raises SweepError naming the point.
+
+    Ctrl-C (KeyboardInterrupt) stops the sweep within about a second: points not started are
+    cancelled, the worker processes are killed and joined (none is left running), and the
+    KeyboardInterrupt propagates; the rows of points already finished are discarded. A failing
+    point stops the other workers the same way. With ``processes=1`` the KeyboardInterrupt
+    reaches ``fn`` itself and stops the sweep as soon as ``fn`` lets it through.
     """
     if not callable(fn):
         raise ValueError(f"fn={fn!r} must be callable")
@@ -406,20 +486,7 @@ def sweep(
                     f"fn={fn!r} cannot be sent to worker processes ({error}); define it at module "
                     "level in an importable module, or pass processes=1"
                 ) from error
-            with cf.ProcessPoolExecutor(max_workers=processes, mp_context=_context()) as pool:
-                futures = {pool.submit(_row, fn, point): i for i, point in enumerate(points)}
-                try:
-                    for future in cf.as_completed(futures):
-                        i = futures[future]
-                        try:
-                            rows[i] = future.result()
-                        except Exception as error:
-                            raise SweepError(i, points[i], error) from error
-                        bar.update()
-                except BaseException:
-                    for future in futures:
-                        future.cancel()
-                    raise
+            _run_in_processes(fn, points, processes, rows, bar)
     finally:
         bar.close()
     return pd.DataFrame(
