@@ -270,7 +270,7 @@ def test_ramsis_task_named_without_its_hardware_suffix():
 
 
 def test_ramsis_accuracy_mapping_names_an_unknown_model():
-    with pytest.raises(KeyError, match=r"accuracy: model 'resnet999' is not in the imported profile"):
+    with pytest.raises(KeyError, match=r"accuracy: model 'resnet999' is not in the imported"):
         profiles.import_ramsis(
             shared_dir("ramsis"),
             tasks=["image_cloud_cpu"],
