@@ -290,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs one command and returns its exit code: 0, 1 for a failed check, 2 for an error."""
+    """Runs one command and returns its exit code: 0, 1 for a failed check, 2 for an error, 130
+    when interrupted (Ctrl-C)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:  # --help (0) or a usage error (2), already printed
@@ -303,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as e:
         print(error_line(_command_name(args), e, _input_paths(args)), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the long calls stopped cleanly; no traceback to show
+        print(f"servelab {_command_name(args)}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

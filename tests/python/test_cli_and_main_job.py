@@ -199,3 +199,16 @@ def test_docs_describe_demo_as_the_main_job_and_list_every_cpp_area():
     developing = (root / "docs" / "developing.md").read_text()
     areas = sorted(p.name for p in (root / "cpp" / "src").iterdir() if p.is_dir())
     assert [a for a in areas if f"- `{a}`: " not in developing] == []
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_code_130():
+    import signal
+    import time
+
+    command = [sys.executable, "-m", "servelab", "simulate", "default", "--count", "30000000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)  # inside the long simulation call by now
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert stderr.strip() == "servelab simulate: interrupted", stderr

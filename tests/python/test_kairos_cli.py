@@ -234,6 +234,10 @@ def test_lookup_file_errors_name_the_file_and_the_reason(capsys, folder, tmp_pat
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\x00\xff\xfe" * 100)
     assert "utf-8" in run_main(capsys, [*search, str(binary)], str(binary)).lower()
+    bad_key = tmp_path / "bad_key.json"
+    bad_key.write_text('{"a,b": 100}')
+    line = run_main(capsys, [*search, str(bad_key)], str(bad_key))
+    assert "key 'a,b' is not comma-separated instance counts" in line, line
 
 
 def test_deeply_nested_inputs_are_one_line(folder, tmp_path):

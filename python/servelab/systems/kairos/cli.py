@@ -217,7 +217,13 @@ def _objective(args: argparse.Namespace, types: list[str]):
             raise ValueError(f'{args.lookup}: expected a JSON object {{"n1,n2,...": value}}')
         table = {}
         for key, value in raw.items():
-            counts = tuple(int(x) for x in str(key).replace(" ", "").split(","))
+            try:
+                counts = tuple(int(x) for x in str(key).replace(" ", "").split(","))
+            except ValueError:
+                raise ValueError(
+                    f"{args.lookup}: key {key!r} is not comma-separated instance counts "
+                    f"(one per type: {', '.join(types)})"
+                ) from None
             v = value[-1] if isinstance(value, list) else value
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
                 raise ValueError(f"{args.lookup}: {key}={value!r} is not a finite number")
