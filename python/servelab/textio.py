@@ -19,6 +19,7 @@ event stream), so even a 100,000-level document is rejected cheaply.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -80,6 +81,11 @@ def decode_text(raw: bytes, *, where: str) -> str:
         line = raw.count(b"\n", 0, e.start) + 1
         raise ValueError(f"{where}:{line}: not UTF-8 text (byte {e.start})") from None
     return text.removeprefix("\ufeff")
+
+
+def open_text(path: PathLike, *, what: str = "CSV file") -> io.StringIO:
+    """The file's text as a stream for csv readers, with read_text's errors (path, UTF-8 byte)."""
+    return io.StringIO(read_text(path, what=what), newline="")
 
 
 def read_json(path: PathLike, *, what: str = "JSON file") -> Any:

@@ -277,3 +277,12 @@ def test_ramsis_accuracy_mapping_names_an_unknown_model():
             models=["resnet50"],
             accuracy={"resnet50": 0.8, "resnet999": 0.9},
         )
+
+
+def test_csv_files_that_are_not_utf8_name_the_file_and_the_byte(tmp_path):
+    from servelab.profiles.importers import read_price_csv
+
+    path = tmp_path / "prices.csv"
+    path.write_bytes(b"instance,price\nc5,\xff1.0\n")
+    with pytest.raises(ValueError, match=r"prices.csv:2: not UTF-8 text \(byte 18\)"):
+        read_price_csv(path)

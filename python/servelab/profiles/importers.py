@@ -80,7 +80,7 @@ def read_price_csv(path: PathLike) -> dict[str, float]:
     """An ``instance,price`` CSV ($/h, header line first; blanks around fields are ignored)."""
     path = Path(path)
     prices: dict[str, float] = {}
-    with path.open(newline="", encoding="utf-8") as f:
+    with textio.open_text(path, what="price CSV file") as f:
         rows = csv.reader(f)
         header = [c.strip() for c in next(rows, [])]
         if header[:2] != ["instance", "price"]:
@@ -113,7 +113,7 @@ def read_price_csv(path: PathLike) -> dict[str, float]:
 def _read_accuracy_csv(path: Path) -> dict[str, float]:
     """RAMSIS's accuracy table (``task,model,top1_accuracy_pct,note``) as fractions."""
     out: dict[str, float] = {}
-    with path.open(newline="", encoding="utf-8") as f:
+    with textio.open_text(path, what="accuracy CSV file") as f:
         rows = csv.DictReader(f)
         for field in ("model", "top1_accuracy_pct"):
             if field not in (rows.fieldnames or []):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import _core, profiles
+from ... import _core, profiles, textio
 from ...profiles import Profile
 
 #: The hardware name of the artifact's (single) worker type.
@@ -84,7 +84,7 @@ def _derived(data: str | os.PathLike[str]) -> Path:
 def _read_table(derived: Path, folder: str, percentile: int) -> tuple[dict, dict]:
     latency: dict[str, dict[int, float]] = {}
     path = derived / "mdp_latency_table.csv"
-    with path.open(newline="") as f:
+    with textio.open_text(path, what="latency table CSV file") as f:
         for line, row in enumerate(csv.DictReader(f), start=2):
             if row["task"] != folder or int(row["percentile"]) != percentile:
                 continue
@@ -96,7 +96,7 @@ def _read_table(derived: Path, folder: str, percentile: int) -> tuple[dict, dict
     if not latency:
         raise ValueError(f"{path}: no rows for task {folder!r} at percentile {percentile}")
     accuracy: dict[str, float] = {}
-    with (derived / "accuracy.csv").open(newline="") as f:
+    with textio.open_text(derived / "accuracy.csv", what="accuracy CSV file") as f:
         for row in csv.DictReader(f):
             accuracy[row["model"]] = float(row["top1_accuracy_pct"]) / 100.0
     return latency, accuracy
