@@ -41,7 +41,7 @@ _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
 _WORKER_KEYS = {"hardware", "count", "models", "config"}
 _MAX_WORKERS_PER_GROUP = 1_000_000  # as a run accepts
-_LONGEST_TIME_MS = 9.2e12  # int64 nanoseconds hold about 292 years
+_LONGEST_TIME_MS = profiles.format.MAX_TIME_S * 1e3  # int64 nanoseconds hold about 292 years
 
 
 def _is_int(value: Any) -> bool:
