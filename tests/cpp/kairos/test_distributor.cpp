@@ -40,6 +40,25 @@ TEST(KairosCost, PaperPenalisesPairsMissingXiTimesQos) {
   EXPECT_DOUBLE_EQ(paper_cost({1.0, 0, 98, 0, 100}, 0.98, 10), 98.0);
 }
 
+TEST(KairosCost, PaperTailMakesAPairRiskyAndTheMeanMakesItMiss) {
+  // Mean 3 + 0 waited fits 0.98 x 5 = 4.9, its tail 6 does not: risky, T_qos + C x L.
+  EntryInputs e{0.2, 0, 3, 0, 5, 6};
+  EXPECT_FALSE(misses_qos(e, 0.98));
+  EXPECT_TRUE(risks_qos(e, 0.98));
+  EXPECT_DOUBLE_EQ(paper_cost(e, 0.98, 10), 5.0 + 0.2 * 3);
+  // Any fitting pair of a query is cheaper than any risky one.
+  e.tail_ms = 4.5;
+  EXPECT_FALSE(risks_qos(e, 0.98));
+  EXPECT_DOUBLE_EQ(paper_cost(e, 0.98, 10), 0.2 * 3);
+  // The mean misses: Eq. 8, whatever the tail.
+  e.latency_ms = 5;
+  EXPECT_TRUE(misses_qos(e, 0.98));
+  EXPECT_FALSE(risks_qos(e, 0.98));
+  EXPECT_DOUBLE_EQ(paper_cost(e, 0.98, 10), 0.2 * 10 * 5);
+  // No tail (0, or below the mean): the paper's Eq. 5 on the mean alone.
+  EXPECT_DOUBLE_EQ(paper_cost({0.5, 20, 100, 30, 200, 0}, 0.98, 10), 60.0);
+}
+
 TEST(KairosCost, ArtifactSlackPenalties) {
   // Meets QoS with the 2% safeguard: -slack = C x (t_left + lat).
   EXPECT_DOUBLE_EQ(artifact_cost({0.3, 10, 100, 0, 350}, 0.98), 0.3 * 110);
@@ -69,6 +88,10 @@ TEST(KairosOptionsTest, BadValuesAreValueErrorsAndUnknownBaseAKeyError) {
   EXPECT_THROW(registry().make("kairos(noise=-1)"), ValueError);
   EXPECT_THROW(registry().make("kairos(window=-2)"), ValueError);
   EXPECT_THROW(registry().make("kairos(predictor='psychic')"), ValueError);
+  EXPECT_THROW(registry().make("kairos(tail=100)"), ValueError);
+  EXPECT_THROW(registry().make("kairos(tail=-2)"), ValueError);
+  EXPECT_EQ(make("kairos")->options().tail, 99.0);
+  EXPECT_EQ(make("kairos(variant='artifact')")->options().tail, 0.0);
   EXPECT_THROW(testing::run(scripted_spec({0.0}, {10}, one_gpu_one_cpu()), "kairos(base='tpu')"), KeyError);
 }
 
@@ -190,6 +213,21 @@ TEST(Kairos, LargeQueryWaitsForTheBusyFastInstanceRatherThanMissQosOnTheSlowOne)
     EXPECT_DOUBLE_EQ(testing::ms(r.queries.start[1]), 120.0) << variant;
     EXPECT_DOUBLE_EQ(testing::ms(r.queries.finish[1]), 240.0) << variant;
   }
+}
+
+TEST(Kairos, PaperHoldsAQueryMatchedAgainstQosWhenWaitingMeetsIt) {
+  // QoS 400 ms (xi T = 392), three queries of 100 items at 0, 10 and 20 ms; the GPU takes 120 ms,
+  // the CPU 402 (misses). At 20 ms the second and third both fit on the busy GPU, but Eq. 7 matches
+  // one of them to the idle CPU, a certain violation. The paper variant keeps it waiting (oldest
+  // first on the GPU: all three meet QoS); the artifact starts it on the CPU.
+  const auto spec = scripted_spec({0.0, 0.010, 0.020}, {100, 100, 100}, one_gpu_one_cpu(), 400);
+  const auto r = testing::run(spec, "kairos(predictor='profile')");
+  EXPECT_EQ(r.queries.worker, (std::vector<std::int32_t>{0, 0, 0}));
+  EXPECT_DOUBLE_EQ(testing::ms(r.queries.finish[1]), 240.0);
+  EXPECT_DOUBLE_EQ(testing::ms(r.queries.finish[2]), 360.0);
+  const auto spec2 = scripted_spec({0.0, 0.010, 0.020}, {100, 100, 100}, one_gpu_one_cpu(), 400);
+  const auto a = testing::run(spec2, "kairos(variant='artifact')");
+  EXPECT_EQ(a.queries.worker[1] + a.queries.worker[2], 1);
 }
 
 TEST(Kairos, CoefficientsComeFromTheLargestQueryOnTheBaseType) {

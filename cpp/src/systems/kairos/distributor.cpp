@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <memory>
 
@@ -45,6 +46,8 @@ void KairosOptions::validate() const {
   if (window < 0) throw ValueError(str("window=", window, " must be >= 0 (0: every pending query)"));
   if (table_after < 1) throw ValueError(str("table_after=", table_after, " must be >= 1"));
   if (coef_batch < 0) throw ValueError(str("coef_batch=", coef_batch, " must be >= 0 (0: the largest query)"));
+  if (!(std::isfinite(tail) && tail >= 0 && tail < 100))
+    throw ValueError(str("tail=", tail, " must be in [0, 100) (0: the mean)"));
 }
 
 KairosOptions KairosOptions::defaults(Variant variant) {
@@ -53,13 +56,24 @@ KairosOptions KairosOptions::defaults(Variant variant) {
   if (variant == Variant::Artifact) {
     o.predictor = PredictorSource::Profile;
     o.window = 2;
+  } else {
+    o.tail = 99.0;
   }
   return o;
 }
 
+bool misses_qos(const EntryInputs& e, double xi) {
+  return !(e.remaining_ms + e.latency_ms + e.waited_ms <= xi * e.qos_ms);
+}
+
+bool risks_qos(const EntryInputs& e, double xi) {
+  return !misses_qos(e, xi) && !(e.remaining_ms + std::max(e.latency_ms, e.tail_ms) + e.waited_ms <= xi * e.qos_ms);
+}
+
 double paper_cost(const EntryInputs& e, double xi, double penalty) {
-  double completion = e.remaining_ms + e.latency_ms;                              // L_ij
-  if (completion + e.waited_ms > xi * e.qos_ms) completion = penalty * e.qos_ms;  // Eq. 8
+  const double completion = e.remaining_ms + e.latency_ms;             // L_ij
+  if (misses_qos(e, xi)) return e.coefficient * penalty * e.qos_ms;    // Eq. 8
+  if (risks_qos(e, xi)) return e.qos_ms + e.coefficient * completion;  // the tail misses
   return e.coefficient * completion;
 }
 
@@ -111,6 +125,8 @@ void KairosDistributor::refresh_workers(const ClusterView& view) {
     }
   }
   finish_.resize(known_workers_, -1);
+  dispatched_ms_.resize(known_workers_, 0.0);
+  dispatched_settled_.resize(known_workers_, 0);
   coefficients_fresh_ = false;
 }
 
@@ -170,8 +186,41 @@ void KairosDistributor::on_arrival(const sched::Query& query, const ClusterView&
 }
 
 void KairosDistributor::on_batch_done(const sched::BatchDone& done, const ClusterView& view, sched::Actions& actions) {
+  observe_ratio(done, view);
   predictor_.observe(view.hardware(done.worker), done.model, done.items, done.measured());
   step(view, actions);
+}
+
+void KairosDistributor::observe_ratio(const sched::BatchDone& done, const ClusterView& view) {
+  if (done.worker < 0 || static_cast<std::size_t>(done.worker) >= dispatched_ms_.size()) return;
+  const auto w = static_cast<std::size_t>(done.worker);
+  const double predicted = dispatched_ms_[w];
+  const bool settled = dispatched_settled_[w] != 0;
+  dispatched_ms_[w] = 0.0;
+  if (options_.tail <= 0 || !settled || !(predicted > 0) || done.measured() <= 0) return;
+  auto& t = tail_ratios_[{view.hardware(done.worker), done.model}];
+  const double ratio = nanos_to_millis(done.measured()) / predicted;
+  if (t.ring.size() < kTailWindow) {
+    t.ring.push_back(ratio);
+  } else {
+    t.ring[t.next] = ratio;
+    t.next = (t.next + 1) % kTailWindow;
+  }
+  // Nearest rank: the smallest ratio with at least tail% of the window at or below it (the
+  // largest one until the window holds 100 / (100 - tail) ratios).
+  std::vector<double> sorted(t.ring);
+  const auto n = sorted.size();
+  const auto rank = static_cast<std::size_t>(std::ceil(options_.tail / 100.0 * static_cast<double>(n)));
+  const std::size_t k = std::min(n - 1, rank == 0 ? 0 : rank - 1);
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(k), sorted.end());
+  const double margin = std::max(1.0, sorted[k]);
+  t.margin = margin;
+}
+
+double KairosDistributor::tail_margin(sched::HardwareId hardware, ModelId model) const {
+  if (options_.tail <= 0) return 1.0;
+  const auto it = tail_ratios_.find({hardware, model});
+  return it == tail_ratios_.end() ? 1.0 : it->second.margin;
 }
 
 void KairosDistributor::on_worker_ready(WorkerId, const ClusterView& view, sched::Actions& actions) {
@@ -201,16 +250,18 @@ void KairosDistributor::step(const ClusterView& view, sched::Actions& actions) {
 }
 
 double KairosDistributor::predict_row(const ClusterView& view, const sched::Query& q, double* latency_ms,
-                                      ModelId* model) {
+                                      double* tail_ms, ModelId* model) {
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t c = 0; c < class_rep_.size(); ++c) {
     const ModelId m = sched::pick_model(view, class_rep_[c], q);
     model[c] = m;
     latency_ms[c] = 0.0;
+    tail_ms[c] = 0.0;
     if (m < 0) continue;
     double ms = predictor_.predict_ms(view, class_rep_[c], m, q.size);
     if (options_.noise > 0) ms *= noise_factor(q.id, c);
     latency_ms[c] = ms;
+    tail_ms[c] = ms * tail_margin(view.hardware(class_rep_[c]), m);
     best = std::min(best, ms);
   }
   return best;
@@ -265,13 +316,15 @@ void KairosDistributor::select_rows(const ClusterView& view, std::int64_t n_cols
   if (live_.size() + hopeless_.size() != queue.size()) resync(queue);
   const Nanos now = view.now();
   row_latency_.resize(class_rep_.size());
+  row_tail_.resize(class_rep_.size());
   row_model_.resize(class_rep_.size());
+  const bool relearn = predictor_.learns();
   std::size_t kept = 0;
   for (LiveQuery live : live_) {
     const sched::Query q = view.query(live.id);
     // Fixed predictions (the profile, noise drawn once per query) need computing once.
-    if (std::isnan(live.fastest_ms) || predictor_.learns()) {
-      live.fastest_ms = predict_row(view, q, row_latency_.data(), row_model_.data());
+    if (std::isnan(live.fastest_ms) || relearn) {
+      live.fastest_ms = predict_row(view, q, row_latency_.data(), row_tail_.data(), row_model_.data());
     }
     if (std::isfinite(live.fastest_ms) &&
         live.fastest_ms + nanos_to_millis(now - q.arrival) > options_.xi * query_qos_ms(q)) {
@@ -329,22 +382,29 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
 
   const std::size_t n_classes = class_rep_.size();
   latency_ms_.assign(static_cast<std::size_t>(n_rows) * n_classes, 0.0);
+  tail_ms_.assign(static_cast<std::size_t>(n_rows) * n_classes, 0.0);
   model_.assign(static_cast<std::size_t>(n_rows) * n_classes, -1);
   cost_.resize(static_cast<std::size_t>(n_rows * n_cols));
   row_arrival_.resize(static_cast<std::size_t>(n_rows));
   row_qos_ms_.resize(static_cast<std::size_t>(n_rows));
+  row_hopeless_.resize(static_cast<std::size_t>(n_rows));
+  missing_.assign(static_cast<std::size_t>(n_rows * n_cols), 0);
 
   const bool paper = options_.variant == Variant::Paper;
   double max_cost = 0.0;
   for (std::int64_t i = 0; i < n_rows; ++i) {
     const sched::Query q = view.query(rows_[i]);
     const double waited = nanos_to_millis(now - q.arrival);
+    double fastest = 0.0;
     const double qos = query_qos_ms(q);
     row_arrival_[i] = q.arrival;
     row_qos_ms_[i] = qos;
     const auto at = static_cast<std::size_t>(i) * n_classes;
-    predict_row(view, q, &latency_ms_[at], &model_[at]);
+    fastest = predict_row(view, q, &latency_ms_[at], &tail_ms_[at], &model_[at]);
+    // Lost for QoS whatever happens (its fastest prediction, started now, is too late).
+    row_hopeless_[i] = !(fastest + waited <= options_.xi * qos) ? 1 : 0;
     const double* latency = &latency_ms_[at];
+    const double* tail = &tail_ms_[at];
     const ModelId* model = &model_[at];
     double* out = &cost_[static_cast<std::size_t>(i * n_cols)];
     // L_ij = remaining + latency is additive, so swapping two queries between an idle and a busy
@@ -356,8 +416,14 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
         out[j] = std::numeric_limits<double>::quiet_NaN();  // forbidden; priced below
         continue;
       }
-      const EntryInputs e{class_coef_[c], col_remaining_ms_[j], latency[c], waited, qos};
+      const EntryInputs e{class_coef_[c], col_remaining_ms_[j], latency[c], waited, qos, tail[c]};
       double entry = paper ? paper_cost(e, options_.xi, options_.penalty) : artifact_cost(e, options_.xi);
+      if (paper && misses_qos(e, options_.xi)) {
+        missing_[static_cast<std::size_t>(i * n_cols + j)] = 1;
+        // A query that can still meet QoS elsewhere: the older it is, the dearer leaving it on a
+        // penalised pair, so contenders for one fast instance take it oldest first.
+        if (!row_hopeless_[i]) entry += waited + fastest;
+      }
       if (!col_idle_[j]) entry += tie_break;
       out[j] = entry;
       max_cost = std::max(max_cost, entry);
@@ -375,11 +441,19 @@ std::int64_t KairosDistributor::decide_once(const ClusterView& view, sched::Acti
   for (std::int64_t i = 0; i < n_rows; ++i) {
     const std::int32_t j = plan.row_to_col[i];
     if (j < 0 || !col_idle_[j] || cost_[i * n_cols + j] >= forbidden) continue;  // waits (or cannot go)
+    // Paper: a pair predicted to miss QoS starts only when the query misses it everywhere anyway;
+    // otherwise the query waits for a later matching (an instance it fits on becomes free).
+    if (paper && missing_[static_cast<std::size_t>(i * n_cols + j)] && !row_hopeless_[i]) {
+      ++stats_.held;
+      continue;
+    }
     const WorkerId w = cols_[j];
     const auto at = static_cast<std::size_t>(i) * n_classes + static_cast<std::size_t>(col_class_[j]);
     const QueryId id = rows_[i];
     actions.dispatch(w, model_[at], {&id, 1});
     finish_[w] = now + static_cast<Nanos>(std::llround(latency_ms_[at] * 1e6));
+    dispatched_ms_[w] = latency_ms_[at];
+    dispatched_settled_[w] = predictor_.settled(view, w, model_[at], view.query(id).size) ? 1 : 0;
     noise_.erase(id);
     forget(view.query(id));
     ++dispatched;
@@ -417,8 +491,11 @@ Nanos KairosDistributor::next_penalty_change(Nanos now, std::int64_t n_rows, std
       if (model_[at + c] < 0) continue;
       const double lat_ns = latency_ms_[at + c] * 1e6;
       if (paper) {
-        if (col_remaining_ms_[j] + latency_ms_[at + c] + waited <= options_.xi * qos) {
-          consider(arrival + options_.xi * qos * 1e6 - lat_ns, col_free_[j]);
+        // The mean's threshold (Eq. 8) and the tail's (the risk surcharge).
+        for (const double ms : {latency_ms_[at + c], std::max(latency_ms_[at + c], tail_ms_[at + c])}) {
+          if (col_remaining_ms_[j] + ms + waited <= options_.xi * qos) {
+            consider(arrival + options_.xi * qos * 1e6 - ms * 1e6, col_free_[j]);
+          }
         }
       } else {
         const double deadline = arrival + qos * 1e6;
@@ -441,6 +518,7 @@ KairosOptions kairos_options_from(const Params& p) {
   if (p.get_int("window") >= 0) o.window = p.get_int("window");
   o.table_after = p.get_int("table_after");
   o.coef_batch = p.get_int("coef_batch");
+  if (p.get_float("tail") >= 0) o.tail = p.get_float("tail");
   o.description = p.describe();
   return o;
 }
@@ -499,6 +577,15 @@ void register_kairos(sched::SchedulerRegistry& registry) {
                      "query size at which C_j is measured (0: the largest size every instance covers)",
                      0.0,
                      {},
+                     false,
+                     {}},
+           ParamSpec{"tail",
+                     ParamType::Float,
+                     -1.0,
+                     "percentile of measured/predicted service time (learned per instance type) used in the QoS "
+                     "check (0: the mean; -1: paper 99, artifact 0)",
+                     -1.0,
+                     100.0,
                      false,
                      {}},
        },

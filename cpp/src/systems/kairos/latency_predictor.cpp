@@ -47,6 +47,13 @@ double LatencyPredictor::predict_ms(const sched::ClusterView& view, sched::Worke
   return round_ms_ ? std::nearbyint(ms) : ms;
 }
 
+bool LatencyPredictor::settled(const sched::ClusterView& view, sched::WorkerId worker, sched::ModelId model,
+                               std::int64_t items) const {
+  if (source_ != PredictorSource::Online) return true;  // profile, or table-or-profile
+  const auto* est = estimator(view.hardware(worker), model);
+  return est != nullptr && est->uses_table(items);
+}
+
 void LatencyPredictor::observe(sched::HardwareId hardware, sched::ModelId model, std::int64_t items, Nanos measured) {
   if (source_ == PredictorSource::Profile || measured <= 0) return;
   auto it = estimators_.find({hardware, model});

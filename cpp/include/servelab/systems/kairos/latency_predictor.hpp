@@ -41,6 +41,9 @@ class LatencyPredictor {
   // caller checks that the worker holds the model and that its profile covers `items`).
   double predict_ms(const sched::ClusterView& view, sched::WorkerId worker, sched::ModelId model,
                     std::int64_t items) const;
+  // Whether predict_ms comes from the profile or a lookup-table entry (not the warm-up line or
+  // the 0 ms of a pair never observed).
+  bool settled(const sched::ClusterView& view, sched::WorkerId worker, sched::ModelId model, std::int64_t items) const;
   // A measured batch (BatchDone). Ignored by the Profile source.
   void observe(sched::HardwareId hardware, sched::ModelId model, std::int64_t items, Nanos measured);
   // Whether predictions can change as batches complete.
