@@ -1,3 +1,5 @@
+// servelab._core bindings of the exec area: the Model interface, MLP weights and the reference MLP
+// (the optional backends have their own modules: _onednn, _torch, _cuda).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "long_call.hpp"
+#include "numpy_args.hpp"
 #include "numpy_matrix.hpp"
 #include "servelab/exec/mlp.hpp"
 
@@ -22,7 +25,7 @@ exec::MlpWeights weights_from_python(const std::vector<std::pair<FloatArray, Flo
     const auto& [weight, bias] = layers[i];
     const std::string name = str("layers[", i, "].weight");
     exec::LinearLayer layer{to_matrix(weight, name.c_str()), {}};
-    if (bias.ndim() != 1) throw ValueError(str("layers[", i, "].bias must be 1-D, got ", bias.ndim(), " dimensions"));
+    require_1d(bias, str("layers[", i, "].bias"));
     layer.bias.assign(bias.data(), bias.data() + bias.size());
     w.layers.push_back(std::move(layer));
   }

@@ -15,6 +15,7 @@
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
+#include "search_args.hpp"
 #include "seed.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/profile/profile.hpp"
@@ -23,8 +24,8 @@
 #include "servelab/systems/kairos/kairos_plus.hpp"
 #include "servelab/systems/kairos/selection.hpp"
 #include "servelab/systems/kairos/upper_bound.hpp"
-#include "servelab/workload/size_registry.hpp"
 #include "servelab/workload/sizes.hpp"
+#include "workload_args.hpp"
 
 namespace py = pybind11;
 
@@ -43,14 +44,6 @@ std::int64_t threshold_from_py(const py::handle& v, const char* field) {
   return to_int<std::int64_t>(v, field);
 }
 
-workload::SizePtr to_sizes(const py::handle& value) {
-  if (py::isinstance<py::str>(value)) return workload::size_registry().make(value.cast<std::string>());
-  if (py::isinstance<workload::SizeDistribution>(value))
-    return value.cast<std::shared_ptr<workload::SizeDistribution>>();
-  throw ValueError(str("sizes=", py::repr(value).cast<std::string>(),
-                       " is not a SizeDistribution or a spec string such as 'kairos_mix'"));
-}
-
 InstanceSpace make_space(std::vector<std::string> types, std::vector<double> prices, const py::object& max_count,
                          double budget, const IntArg& min_base) {
   InstanceSpace s{std::move(types), std::move(prices), to_int_list<std::int64_t>(max_count, "max_count"), budget,
@@ -59,14 +52,13 @@ InstanceSpace make_space(std::vector<std::string> types, std::vector<double> pri
   return s;
 }
 
+// The configurations' counts as an int64 array [configuration, type].
 py::array_t<std::int64_t> counts_array(const ConfigTable& t) {
-  std::vector<std::int64_t> counts = t.counts();
-  return to_numpy(std::move(counts), {static_cast<py::ssize_t>(t.size()), static_cast<py::ssize_t>(t.n_types())});
+  return to_numpy(std::vector<std::int64_t>(t.counts()),
+                  {static_cast<py::ssize_t>(t.size()), static_cast<py::ssize_t>(t.n_types())});
 }
 
-}  // namespace
-
-void init_kairos(py::module_& m) {
+void bind_instance_space(py::module_& m) {
   py::class_<InstanceSpace>(m, "InstanceSpace",
                             "Instance counts per type (types[0] is the base type) within max_count, costing at most "
                             "budget $/h, with at least min_base base instances.")
@@ -81,8 +73,7 @@ void init_kairos(py::module_& m) {
           "enumerate",
           [](const InstanceSpace& s) {
             const ConfigTable t = enumerate_configs(s);
-            std::vector<double> costs = t.costs();
-            return py::make_tuple(counts_array(t), to_numpy(std::move(costs)));
+            return py::make_tuple(counts_array(t), to_numpy_copy(t.costs()));
           },
           "(counts [n, types] int64, cost [n] $/h) of every configuration, the first type varying slowest.")
       .def("__repr__", [](const InstanceSpace& s) {
@@ -92,7 +83,9 @@ void init_kairos(py::module_& m) {
         }
         return str("InstanceSpace([", types, "], budget=", s.budget, ", min_base=", s.min_base, ")");
       });
+}
 
+void bind_auxiliary_profile(py::module_& m) {
   py::class_<AuxiliaryProfile>(m, "AuxiliaryProfile",
                                "One auxiliary type's entry of the bound inputs (allocator_profile.json).")
       .def(py::init([](std::string type, double qps, const py::object& vio_batch, double small_ratio, double time_ratio,
@@ -124,7 +117,10 @@ void init_kairos(py::module_& m) {
                    ", vio_batch=", a.vio_batch == kNoViolation ? std::string("None") : str(a.vio_batch),
                    ", small_ratio=", a.small_ratio, ", time_ratio=", a.time_ratio, ")");
       });
+}
 
+// The bound's inputs: BoundProfile, as read from the artifact or derived from a latency profile.
+void bind_bound_profile(py::module_& m) {
   py::class_<BoundProfile>(m, "BoundProfile",
                            "The inputs of Kairos's upper bound: the base type's qps and one AuxiliaryProfile per "
                            "auxiliary type (the artifact's allocator_profile.json for one model).")
@@ -155,7 +151,7 @@ void init_kairos(py::module_& m) {
         options.qos_statistic = profile::parse_statistic(qos_statistic, "qos_statistic");
         options.region = parse_region(region);
         options.max_tail = max_tail;
-        const workload::SizePtr dist = to_sizes(sizes);
+        const workload::SizePtr dist = to_sizes(sizes, "sizes", NoneSizes::Rejected, "'kairos_mix'");
         return run_long([&] { return derive_bound_profile(profile, types, model, qos_ms / 1e3, *dist, options); });
       },
       py::arg("profile"), py::arg("types"), py::arg("model"), py::arg("qos_ms"), py::arg("sizes") = "kairos_mix",
@@ -164,27 +160,18 @@ void init_kairos(py::module_& m) {
       "The bound inputs of `model` on `types` (types[0] the base) from a latency profile, a size distribution and a "
       "QoS target in ms. statistic sets the rates, qos_statistic is compared with QoS. region: 'artifact' (sizes <= "
       "vio_batch count as small) or 'paper' (sizes < vio_batch).");
+}
 
+// BoundTable and the functions that bound configurations: upper_bounds, table_from_bounds, upper_bound.
+void bind_bound_table(py::module_& m) {
   py::class_<BoundTable>(m, "BoundTable", "Kairos's upper bound of every configuration of a space, ranked.")
       .def_readonly("space", &BoundTable::space)
       .def_property_readonly("formula",
                              [](const BoundTable& t) { return std::string(aggregation_name(t.aggregation)); })
       .def_property_readonly("counts", [](const BoundTable& t) { return counts_array(t.configs); })
-      .def_property_readonly("cost",
-                             [](const BoundTable& t) {
-                               std::vector<double> c = t.configs.costs();
-                               return to_numpy(std::move(c));
-                             })
-      .def_property_readonly("bound",
-                             [](const BoundTable& t) {
-                               std::vector<double> b = t.bound;
-                               return to_numpy(std::move(b));
-                             })
-      .def_property_readonly("rank",
-                             [](const BoundTable& t) {
-                               std::vector<std::int64_t> r = t.rank;
-                               return to_numpy(std::move(r));
-                             })
+      .def_property_readonly("cost", [](const BoundTable& t) { return to_numpy_copy(t.configs.costs()); })
+      .def_property_readonly("bound", [](const BoundTable& t) { return to_numpy_copy(t.bound); })
+      .def_property_readonly("rank", [](const BoundTable& t) { return to_numpy_copy(t.rank); })
       .def_property_readonly("order",
                              [](const BoundTable& t) {
                                std::vector<std::int64_t> o(t.order.begin(), t.order.end());
@@ -232,7 +219,10 @@ void init_kairos(py::module_& m) {
       },
       py::arg("profile"), py::arg("types"), py::arg("counts"), py::arg("formula") = "artifact",
       "(bound, regime) of one configuration.");
+}
 
+// Choosing a configuration: select_config (one shot) and search (Kairos+ and the generic searches).
+void bind_selection(py::module_& m) {
   m.def(
       "select_config",
       [](const BoundTable& table, const IntArg& same_base_top, const IntArg& top_k) {
@@ -259,15 +249,7 @@ void init_kairos(py::module_& m) {
         const ParamArgs args = args_from_python(kwargs);
         // The objective is Python: it takes the GIL back for each call. Between calls the search
         // runs without it and stops on Ctrl-C.
-        solvers::search::Objective f = [&objective](const solvers::search::Config& c) {
-          py::gil_scoped_acquire gil;
-          const py::object v = objective(py::tuple(py::cast(c)));
-          if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v) && !py::hasattr(v, "__float__")) {
-            throw ValueError(str("objective", solvers::search::SearchSpace::format(c), " returned ",
-                                 py::repr(v).cast<std::string>(), ", not a number"));
-          }
-          return py::float_(v).cast<double>();
-        };
+        const solvers::search::Objective f = python_function(objective, "objective");
         return run_long([&] { return search_configs(table, f, method, options, args, bound_pruning); });
       },
       py::arg("table"), py::arg("objective"), py::arg("method") = "kairos_plus", py::arg("seed") = 0,
@@ -275,6 +257,16 @@ void init_kairos(py::module_& m) {
       "Searches the table's space with a registered method; objective(counts tuple) -> value. Returns the solvers' "
       "SearchResult (configs as counts tuples in the space's type order). Kairos+ always prunes by bound; "
       "bound_pruning gives the other methods the same. Extra keywords are the method's parameters.");
+}
+
+}  // namespace
+
+void init_kairos(py::module_& m) {
+  bind_instance_space(m);
+  bind_auxiliary_profile(m);
+  bind_bound_profile(m);
+  bind_bound_table(m);
+  bind_selection(m);
 }
 
 }  // namespace servelab::bindings

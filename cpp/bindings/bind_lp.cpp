@@ -10,6 +10,7 @@
 
 #include "converters.hpp"
 #include "long_call.hpp"
+#include "numpy_args.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/solvers/lp/lp.hpp"
@@ -21,11 +22,11 @@ namespace {
 
 using namespace servelab::solvers::lp;
 
-using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using IndexArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 
+// A 1-D array of `size` entries (size < 0: any).
 void check_1d(const py::array& a, const char* name, py::ssize_t size) {
-  if (a.ndim() != 1) throw ValueError(str(name, " must be 1-D, got ", a.ndim(), " dimensions"));
+  require_1d(a, name);
   if (size >= 0 && a.shape(0) != size) throw ValueError(str(name, " has ", a.shape(0), " entries, expected ", size));
 }
 
@@ -76,12 +77,12 @@ py::dict to_dict(Solution&& s, bool pure_lp) {
   return out;
 }
 
-}  // namespace
+using LpClass = py::class_<Model>;
 
-void init_lp(py::module_& solvers) {  // servelab._lp
-  py::class_<Model>(solvers, "LpModel", "A linear or mixed-integer program under construction.")
-      .def(py::init([](bool maximize) { return Model(maximize ? Sense::Maximize : Sense::Minimize); }),
-           py::arg("maximize") = false)
+// The sense, the variables, their bounds, types and objective coefficients.
+void def_lp_variables(LpClass& lp) {
+  lp.def(py::init([](bool maximize) { return Model(maximize ? Sense::Maximize : Sense::Minimize); }),
+         py::arg("maximize") = false)
       .def_property(
           "maximize", [](const Model& m) { return m.sense() == Sense::Maximize; },
           [](Model& m, bool maximize) { m.set_sense(maximize ? Sense::Maximize : Sense::Minimize); })
@@ -112,23 +113,36 @@ void init_lp(py::module_& solvers) {  // servelab._lp
           },
           py::arg("lower"), py::arg("upper"), py::arg("objective"), py::arg("integer"),
           py::arg("names") = std::vector<std::string>{}, "Adds len(lower) variables; returns the first index.")
+      .def("set_objective", &Model::set_objective, py::arg("var"), py::arg("coef"))
+      .def("set_objective_offset", &Model::set_objective_offset, py::arg("offset"))
+      .def("set_bounds", &Model::set_bounds, py::arg("var"), py::arg("lower"), py::arg("upper"))
       .def(
-          "add_constraint",
-          [](Model& m, const IndexArray& vars, const DoubleArray& coefs, double lower, double upper,
-             const std::string& name) {
-            check_1d(vars, "vars", -1);
-            check_1d(coefs, "coefs", vars.shape(0));
-            std::vector<Term> terms;
-            for (py::ssize_t k = 0; k < vars.shape(0); ++k) {
-              const auto var = vars.data()[k];
-              if (var < 0 || var >= m.num_variables())
-                throw ValueError(str("constraint '", name, "': variable index ", var,
-                                     " is out of range (the model has ", m.num_variables(), " variables)"));
-              terms.push_back({static_cast<std::int32_t>(var), coefs.data()[k]});
-            }
-            return m.add_constraint(name, terms, lower, upper);
+          "set_integer",
+          [](Model& m, std::int32_t var, bool integer) {
+            m.set_type(var, integer ? VarType::Integer : VarType::Continuous);
           },
-          py::arg("vars"), py::arg("coefs"), py::arg("lower"), py::arg("upper"), py::arg("name") = "")
+          py::arg("var"), py::arg("integer") = true);
+}
+
+// The constraints: one from index and coefficient arrays, or many from CSR arrays.
+void def_lp_constraints(LpClass& lp) {
+  lp.def(
+        "add_constraint",
+        [](Model& m, const IndexArray& vars, const DoubleArray& coefs, double lower, double upper,
+           const std::string& name) {
+          check_1d(vars, "vars", -1);
+          check_1d(coefs, "coefs", vars.shape(0));
+          std::vector<Term> terms;
+          for (py::ssize_t k = 0; k < vars.shape(0); ++k) {
+            const auto var = vars.data()[k];
+            if (var < 0 || var >= m.num_variables())
+              throw ValueError(str("constraint '", name, "': variable index ", var, " is out of range (the model has ",
+                                   m.num_variables(), " variables)"));
+            terms.push_back({static_cast<std::int32_t>(var), coefs.data()[k]});
+          }
+          return m.add_constraint(name, terms, lower, upper);
+        },
+        py::arg("vars"), py::arg("coefs"), py::arg("lower"), py::arg("upper"), py::arg("name") = "")
       .def(
           "add_constraints_csr",
           [](Model& m, const IndexArray& indptr, const IndexArray& indices, const DoubleArray& data,
@@ -138,17 +152,12 @@ void init_lp(py::module_& solvers) {  // servelab._lp
             return first;
           },
           py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("lower"), py::arg("upper"),
-          py::arg("names") = std::vector<std::string>{}, "Adds one constraint per CSR row; returns the first index.")
-      .def("set_objective", &Model::set_objective, py::arg("var"), py::arg("coef"))
-      .def("set_objective_offset", &Model::set_objective_offset, py::arg("offset"))
-      .def("set_bounds", &Model::set_bounds, py::arg("var"), py::arg("lower"), py::arg("upper"))
-      .def(
-          "set_integer",
-          [](Model& m, std::int32_t var, bool integer) {
-            m.set_type(var, integer ? VarType::Integer : VarType::Continuous);
-          },
-          py::arg("var"), py::arg("integer") = true)
-      .def("variable", &Model::variable, py::arg("name"), "The index of a variable by name (KeyError if unknown).")
+          py::arg("names") = std::vector<std::string>{}, "Adds one constraint per CSR row; returns the first index.");
+}
+
+// Names, indices and sizes.
+void def_lp_lookups(LpClass& lp) {
+  lp.def("variable", &Model::variable, py::arg("name"), "The index of a variable by name (KeyError if unknown).")
       .def("constraint", &Model::constraint, py::arg("name"))
       .def("variable_name", &Model::variable_name, py::arg("var"))
       .def("constraint_name", &Model::constraint_name, py::arg("row"))
@@ -156,7 +165,9 @@ void init_lp(py::module_& solvers) {  // servelab._lp
       .def_property_readonly("num_constraints", &Model::num_constraints)
       .def_property_readonly("num_nonzeros", &Model::num_nonzeros)
       .def_property_readonly("has_integers", &Model::has_integers);
+}
 
+void bind_solve(py::module_& solvers) {
   solvers.def(
       "solve_lp_model",
       [](const Model& model, double time_limit_s, const IntArg& iteration_limit, double mip_relative_gap,
@@ -171,6 +182,16 @@ void init_lp(py::module_& solvers) {  // servelab._lp
       "Solves an LpModel with CLP (LP) or CBC (MILP); returns a dict (servelab.solvers.lp wraps it).");
   solvers.def("lp_available", &available, "Whether servelab was built with an LP/MILP solver.");
   solvers.def("lp_backend_version", &backend_version, "The LP/MILP solver libraries, e.g. 'cbc 2.10.8, clp 1.17.6'.");
+}
+
+}  // namespace
+
+void init_lp(py::module_& solvers) {  // servelab._lp
+  LpClass lp(solvers, "LpModel", "A linear or mixed-integer program under construction.");
+  def_lp_variables(lp);
+  def_lp_constraints(lp);
+  def_lp_lookups(lp);
+  bind_solve(solvers);
 }
 
 }  // namespace servelab::bindings

@@ -14,6 +14,7 @@
 
 #include "converters.hpp"
 #include "long_call.hpp"
+#include "numpy_args.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/solvers/mdp/mdp.hpp"
@@ -26,14 +27,6 @@ namespace servelab::bindings {
 namespace {
 
 using namespace servelab::solvers::mdp;
-
-using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-std::string shape_of(const py::array& a) {
-  std::string shape;
-  for (py::ssize_t d = 0; d < a.ndim(); ++d) shape += str(d ? ", " : "", a.shape(d));
-  return "(" + shape + (a.ndim() == 1 ? ",)" : ")");
-}
 
 std::vector<double> doubles(const py::handle& object, const char* name) {
   const auto a = DoubleArray::ensure(object);
@@ -118,35 +111,28 @@ const char* const kMdpDoc =
     "Validated on construction (ValueError naming the state/pair and value). "
     "The array properties are read-only views, not copies.";
 
-}  // namespace
+// The Mdp from Python's arrays (each converted in argument order, so the first bad one is named).
+Mdp mdp_from_python(const py::object& state_begin, const py::object& pair_begin, const py::object& next_state,
+                    const py::object& probability, const py::object& reward, const py::object& transition_reward,
+                    double tolerance) {
+  auto states = integers<std::int64_t>(state_begin, "state_begin");
+  auto pairs = integers<std::int64_t>(pair_begin, "pair_begin");
+  auto next = integers<std::int32_t>(next_state, "next_state");
+  auto p = doubles(probability, "probability");
+  std::optional<std::vector<double>> r;
+  if (!reward.is_none()) r = doubles(reward, "reward");
+  Mdp mdp = make_mdp(std::move(states), std::move(pairs), std::move(next), std::move(p), std::move(r), tolerance);
+  if (!transition_reward.is_none()) {
+    add_transition_rewards(mdp, doubles(transition_reward, "transition_reward"), tolerance);
+  }
+  return mdp;
+}
 
-void init_mdp(py::module_& solvers) {
-  auto m = solvers.def_submodule("mdp", "Finite MDPs (CSR) and their solvers; use servelab.solvers.mdp.");
-
+void bind_mdp_class(py::module_& m) {
   py::class_<Mdp>(m, "Mdp", kMdpDoc)
-      .def(py::init([](const py::object& state_begin, const py::object& pair_begin, const py::object& next_state,
-                       const py::object& probability, const py::object& reward, const py::object& transition_reward,
-                       double tolerance) {
-             Mdp mdp;
-             mdp.state_begin = integers<std::int64_t>(state_begin, "state_begin");
-             mdp.pair_begin = integers<std::int64_t>(pair_begin, "pair_begin");
-             mdp.next_state = integers<std::int32_t>(next_state, "next_state");
-             mdp.probability = doubles(probability, "probability");
-             if (reward.is_none()) {
-               mdp.reward.assign(mdp.pair_begin.empty() ? 0 : mdp.pair_begin.size() - 1, 0.0);
-             } else {
-               mdp.reward = doubles(reward, "reward");
-             }
-             mdp.validate(tolerance);
-             if (!transition_reward.is_none()) {
-               const auto extra = expected_rewards(mdp, doubles(transition_reward, "transition_reward"));
-               for (std::size_t a = 0; a < extra.size(); ++a) mdp.reward[a] += extra[a];
-               mdp.validate(tolerance);  // the sums could overflow
-             }
-             return mdp;
-           }),
-           py::arg("state_begin"), py::arg("pair_begin"), py::arg("next_state"), py::arg("probability"),
-           py::arg("reward") = py::none(), py::arg("transition_reward") = py::none(), py::arg("tolerance") = 1e-9)
+      .def(py::init(&mdp_from_python), py::arg("state_begin"), py::arg("pair_begin"), py::arg("next_state"),
+           py::arg("probability"), py::arg("reward") = py::none(), py::arg("transition_reward") = py::none(),
+           py::arg("tolerance") = 1e-9)
       .def_property_readonly("num_states", &Mdp::num_states)
       .def_property_readonly("num_pairs", &Mdp::num_pairs)
       .def_property_readonly("num_transitions", &Mdp::num_transitions)
@@ -161,7 +147,10 @@ void init_mdp(py::module_& solvers) {
       .def_property_readonly("reward", [](py::object self) { return view(self.cast<const Mdp&>().reward, self); })
       .def("validate", &Mdp::validate, py::arg("tolerance") = 1e-9,
            "Checks the MDP again (it was checked on construction); ValueError naming the state/pair.");
+}
 
+// The solvers: value and policy iteration, policy evaluation, average reward.
+void bind_solve_functions(py::module_& m) {
   m.def(
       "value_iteration",
       [](const Mdp& mdp, double discount, double tolerance, const IntArg& max_iterations, const IntArg& min_iterations,
@@ -204,7 +193,10 @@ void init_mdp(py::module_& solvers) {
         return py::make_tuple(gb.gain, to_numpy(std::move(gb.bias)));
       },
       py::arg("mdp"), py::arg("policy"), py::arg("reference_state") = 0, "(gain, bias) of a unichain policy.");
+}
 
+// A policy's chain: its stationary distribution and expectations under it.
+void bind_policy_functions(py::module_& m) {
   m.def(
       "stationary_distribution",
       [](const Mdp& mdp, const py::object& policy, double tolerance, const IntArg& max_iterations,
@@ -236,7 +228,10 @@ void init_mdp(py::module_& solvers) {
                            doubles(per_pair, "per_pair"));
       },
       py::arg("mdp"), py::arg("policy"), py::arg("distribution"), py::arg("per_pair"));
+}
 
+// What follows from values or rewards: Q-values, greedy policies, expected rewards, chosen pairs.
+void bind_value_functions(py::module_& m) {
   m.def(
       "q_values",
       [](const Mdp& mdp, const py::object& values, double discount) {
@@ -266,6 +261,16 @@ void init_mdp(py::module_& solvers) {
         return to_numpy(policy_pairs(mdp, integers<std::int32_t>(policy, "policy")));
       },
       py::arg("mdp"), py::arg("policy"));
+}
+
+}  // namespace
+
+void init_mdp(py::module_& solvers) {
+  auto m = solvers.def_submodule("mdp", "Finite MDPs (CSR) and their solvers; use servelab.solvers.mdp.");
+  bind_mdp_class(m);
+  bind_solve_functions(m);
+  bind_policy_functions(m);
+  bind_value_functions(m);
 }
 
 }  // namespace servelab::bindings

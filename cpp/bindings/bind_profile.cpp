@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "converters.hpp"
+#include "numpy_args.hpp"
 #include "numpy_owner.hpp"
 #include "seed.hpp"
 #include "servelab/core/errors.hpp"
-#include "servelab/core/rng.hpp"
 #include "servelab/profile/estimator.hpp"
 #include "servelab/profile/profile.hpp"
 
@@ -26,11 +26,6 @@ namespace servelab::bindings {
 namespace {
 
 using namespace servelab::profile;
-
-using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-// Random draws of Profile.sample() come from this stream of the given seed.
-constexpr const char* kSampleStream = "profile/sample";
 
 // A hardware type or model given by name (str) or index (int).
 std::int32_t resolve(const Profile& profile, const py::handle& key, bool hardware) {
@@ -59,7 +54,7 @@ LatencyDistribution to_distribution(const std::optional<DoubleArray>& samples_s,
     throw ValueError("give exactly one of samples_s (seconds) and percentiles ({percentile: seconds})");
   }
   if (samples_s) {
-    if (samples_s->ndim() != 1) throw ValueError(str("samples_s must be 1-D, got ", samples_s->ndim(), " dimensions"));
+    require_1d(*samples_s, "samples_s");
     return LatencyDistribution::from_samples(
         std::vector<double>(samples_s->data(), samples_s->data() + samples_s->size()));
   }
@@ -80,16 +75,11 @@ py::object optional_float(std::optional<double> value) {
 // Profile.to_dict / from_dict are written in Python (servelab.profiles.format); pickling uses them.
 py::object format_module() { return py::module_::import("servelab.profiles.format"); }
 
-}  // namespace
+using ProfileClass = py::class_<Profile>;
 
-void init_profile(py::module_& m) {
-  py::class_<Profile>(m, "Profile",
-                      "Latency, accuracy, price, memory and load time of models on hardware types.\n\n"
-                      "latency(hardware, model, batch) is a distribution per measured batch size (raw samples or\n"
-                      "percentiles), interpolated linearly across batch sizes; decisions use one statistic ('mean',\n"
-                      "'p50', 'p95', 'p99', 'mean_without_max'), simulated service times are sampled. Hardware and\n"
-                      "models are given by name or by index (order of first mention). Times are seconds.\n"
-                      "Picklable (through to_dict()); servelab.profiles.load/save read and write the JSON format.")
+// Building a profile: hardware, models, prices, accuracies, latencies, memory and load times.
+void def_profile_building(ProfileClass& profile) {
+  profile
       .def(py::init([](std::string source) {
              Profile p;
              p.set_source(std::move(source));
@@ -125,8 +115,7 @@ void init_profile(py::module_& m) {
           [](Profile& p, const std::string& hardware, const std::string& model, const IntArg& batch_arg,
              std::optional<DoubleArray> samples_s, std::optional<py::dict> percentiles) {
             const auto batch = to_int<std::int64_t>(batch_arg, "batch");
-            if (batch < 1) throw ValueError(str("batch=", batch, " must be >= 1"));
-            p.set_latency(hardware, model, batch, to_distribution(samples_s, percentiles));
+            p.set_latency(hardware, model, batch, to_distribution(samples_s, percentiles));  // checks batch >= 1
           },
           py::arg("hardware"), py::arg("model"), py::arg("batch"), py::arg("samples_s") = py::none(),
           py::arg("percentiles") = py::none(),
@@ -135,7 +124,12 @@ void init_profile(py::module_& m) {
       .def("set_memory_mb", &Profile::set_memory_mb, py::arg("hardware"), py::arg("model"), py::arg("mb"),
            "Memory the model takes on the hardware, MB (>= 0).")
       .def("set_load_time", &Profile::set_load_time, py::arg("hardware"), py::arg("model"), py::arg("seconds"),
-           "Time to load the model onto the hardware, seconds (>= 0).")
+           "Time to load the model onto the hardware, seconds (>= 0).");
+}
+
+// Looking up names, indices, prices, accuracies, memory, load times and measured batch sizes.
+void def_profile_lookups(ProfileClass& profile) {
+  profile
       .def_property_readonly(
           "hardware", [](const Profile& p) { return p.hardware(); }, "Hardware type names, in index order.")
       .def_property_readonly(
@@ -184,7 +178,12 @@ void init_profile(py::module_& m) {
           [](const Profile& p, const py::object& h, const py::object& model) {
             return p.max_batch(hw(p, h), md(p, model));
           },
-          py::arg("hardware"), py::arg("model"), "The largest measured batch size (0 when none).")
+          py::arg("hardware"), py::arg("model"), "The largest measured batch size (0 when none).");
+}
+
+// Latencies: decision statistics, the simulator's table and draws, the measured distributions.
+void def_profile_latency(ProfileClass& profile) {
+  profile
       .def(
           "latency",
           [](const Profile& p, const py::object& h, const py::object& model, const py::object& batch,
@@ -218,13 +217,9 @@ void init_profile(py::module_& m) {
              const py::object& seed, const IntArg& count_arg) {
             const auto batch = to_int<std::int64_t>(batch_arg, "batch");
             const auto count = to_int<std::int64_t>(count_arg, "count");
-            if (count < 0) throw ValueError(str("count=", count, " must be >= 0"));
             const auto hi = hw(p, h);
             const auto mi = md(p, model);
-            Rng rng(to_seed(seed), kSampleStream);
-            std::vector<double> out(static_cast<std::size_t>(count));
-            for (auto& x : out) x = nanos_to_seconds(p.sample_ns(hi, mi, batch, rng));
-            return to_numpy(std::move(out));
+            return to_numpy_seconds(sample_service_times(p, hi, mi, batch, to_seed(seed), count));
           },
           py::arg("hardware"), py::arg("model"), py::arg("batch"), py::kw_only(), py::arg("seed"), py::arg("count") = 1,
           "count service times in seconds (float64 numpy), drawn as the simulator draws them: a uniform\n"
@@ -236,7 +231,7 @@ void init_profile(py::module_& m) {
             const auto& d = p.latency_at(hw(p, h), md(p, model), to_int<std::int64_t>(batch, "batch"));
             py::dict out;
             if (d.has_samples()) {
-              out["samples_s"] = to_numpy(std::vector<double>(d.sorted_values()));
+              out["samples_s"] = to_numpy_copy(d.sorted_values());
             } else {
               py::dict points;
               for (const auto& [pct, s] : d.percentile_points()) points[py::float_(pct)] = s;
@@ -246,7 +241,12 @@ void init_profile(py::module_& m) {
           },
           py::arg("hardware"), py::arg("model"), py::arg("batch"),
           "The measured distribution at one batch size: {'samples_s': sorted float64 array} or\n"
-          "{'percentiles': {percentile: seconds}}; ValueError for a batch size that was not measured.")
+          "{'percentiles': {percentile: seconds}}; ValueError for a batch size that was not measured.");
+}
+
+// What the profile holds as a whole: warnings(), pairs(), repr and pickling.
+void def_profile_summary(ProfileClass& profile) {
+  profile
       .def(
           "warnings",
           [](const Profile& p, const std::string& statistic) { return p.warnings(parse_statistic(statistic)); },
@@ -270,7 +270,23 @@ void init_profile(py::module_& m) {
       .def(
           py::pickle([](const Profile& p) { return format_module().attr("to_dict")(p); },
                      [](const py::object& state) { return format_module().attr("from_dict")(state).cast<Profile>(); }));
+}
 
+void bind_profile(py::module_& m) {
+  ProfileClass profile(m, "Profile",
+                       "Latency, accuracy, price, memory and load time of models on hardware types.\n\n"
+                       "latency(hardware, model, batch) is a distribution per measured batch size (raw samples or\n"
+                       "percentiles), interpolated linearly across batch sizes; decisions use one statistic ('mean',\n"
+                       "'p50', 'p95', 'p99', 'mean_without_max'), simulated service times are sampled. Hardware and\n"
+                       "models are given by name or by index (order of first mention). Times are seconds.\n"
+                       "Picklable (through to_dict()); servelab.profiles.load/save read and write the JSON format.");
+  def_profile_building(profile);
+  def_profile_lookups(profile);
+  def_profile_latency(profile);
+  def_profile_summary(profile);
+}
+
+void bind_latency_estimator(py::module_& m) {
   py::class_<LatencyEstimator>(
       m, "LatencyEstimator",
       "Online latency estimate for one (hardware, model), as Kairos learns it (HPDC'23, Sec. 5.1): a\n"
@@ -304,6 +320,13 @@ void init_profile(py::module_& m) {
       .def_property_readonly("slope", &LatencyEstimator::slope, "Seconds per item (NaN before 2 batch sizes).")
       .def_property_readonly("count", &LatencyEstimator::count, "Observations so far.")
       .def_property_readonly("min_observations", &LatencyEstimator::min_observations);
+}
+
+}  // namespace
+
+void init_profile(py::module_& m) {
+  bind_profile(m);
+  bind_latency_estimator(m);
 }
 
 }  // namespace servelab::bindings

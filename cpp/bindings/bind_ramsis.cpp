@@ -12,6 +12,7 @@
 
 #include "converters.hpp"
 #include "long_call.hpp"
+#include "numpy_args.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/profile/profile.hpp"
@@ -34,6 +35,7 @@ Nanos slo_from_ms(double slo_ms) {
   return millis_to_nanos(slo_ms, "slo_ms");
 }
 
+// The MDP's options from Python (build_mdp checks them: MdpOptions::validate).
 MdpOptions mdp_options(double slo_ms, double load_qps, const IntArg& workers, const IntArg& max_queue,
                        const std::string& discretisation, const IntArg& intervals, const std::string& batching,
                        const std::string& balancer, const std::string& arrivals, double shape, bool pareto,
@@ -50,7 +52,6 @@ MdpOptions mdp_options(double slo_ms, double load_qps, const IntArg& workers, co
   o.arrivals = {arrivals, shape};
   o.pareto = pareto;
   o.prune = prune;
-  o.validate();
   return o;
 }
 
@@ -59,13 +60,11 @@ MdpOptions mdp_options(double slo_ms, double load_qps, const IntArg& workers, co
   py::arg("batching") = "maximal", py::arg("balancer") = "round_robin", py::arg("arrivals") = "poisson", \
   py::arg("shape") = 1.0, py::arg("pareto") = true, py::arg("prune") = 1e-12
 
-solvers::mdp::StationaryOptions stationary_options(double tolerance, const IntArg& max_iterations_arg) {
+// The power iteration's options (evaluate and generate_policy check them).
+solvers::mdp::StationaryOptions stationary_options(double tolerance, const IntArg& max_iterations) {
   solvers::mdp::StationaryOptions s;
-  if (!(tolerance >= 0)) throw ValueError(str("tolerance=", tolerance, " must be >= 0"));
-  const auto max_iterations = to_int<std::int32_t>(max_iterations_arg, "max_iterations");
-  if (max_iterations < 1) throw ValueError(str("max_iterations=", max_iterations, " must be >= 1"));
   s.tolerance = tolerance;
-  s.max_iterations = max_iterations;
+  s.max_iterations = to_int<std::int32_t>(max_iterations, "max_iterations");
   return s;
 }
 
@@ -86,46 +85,27 @@ py::dict guarantees_dict(Guarantees&& g) {
   return d;
 }
 
-std::vector<double> seconds(const std::vector<Nanos>& ns) {
-  std::vector<double> out;
-  for (const Nanos t : ns) out.push_back(nanos_to_seconds(t));
-  return out;
+// generate_policy's result: the guarantees, the policy, the MDP's size and the time of each step.
+py::dict generated_dict(Generated&& g) {
+  py::dict d = guarantees_dict(std::move(g.guarantees));
+  d["policy"] = std::move(g.policy);
+  d["num_states"] = g.num_states;
+  d["num_pairs"] = g.num_pairs;
+  d["num_transitions"] = g.num_transitions;
+  d["build_s"] = g.build_seconds;
+  d["solve_s"] = g.solve_seconds;
+  d["evaluate_s"] = g.evaluate_seconds;
+  return d;
 }
 
-template <typename T>
-py::array_t<T> copy_array(const std::vector<T>& v) {
-  return to_numpy(std::vector<T>(v));
-}
-
-}  // namespace
-
-void init_ramsis(py::module_& m) {
-  // ---- latency tables ----
+void bind_latency_table(py::module_& m) {
   py::class_<LatencyTable>(m, "LatencyTable",
                            "RAMSIS's latency input: one latency per (model, batch 1..max_batch), plus accuracies.")
-      .def(py::init([](std::vector<std::string> models, std::vector<double> accuracy,
-                       const py::array_t<double, py::array::c_style | py::array::forcecast>& latency_s) {
+      .def(py::init([](std::vector<std::string> models, std::vector<double> accuracy, const DoubleArray& latency_s) {
              if (latency_s.ndim() != 2) throw ValueError("latency_s must be a 2-D array [model, batch - 1]");
-             if (static_cast<std::size_t>(latency_s.shape(0)) != models.size()) {
-               throw ValueError(str("latency_s has ", latency_s.shape(0), " rows for ", models.size(), " models"));
-             }
-             LatencyTable t;
-             t.models = std::move(models);
-             t.accuracy = std::move(accuracy);
-             for (py::ssize_t i = 0; i < latency_s.shape(0); ++i) {
-               std::vector<Nanos> row;
-               for (py::ssize_t b = 0; b < latency_s.shape(1); ++b) {
-                 const double s = latency_s.at(i, b);
-                 if (!std::isfinite(s) || s <= 0) {
-                   throw ValueError(str("latency_s[", i, ", ", b, "]=", s, ": latencies must be finite and > 0 (",
-                                        "a gap in the profile?)"));
-                 }
-                 row.push_back(seconds_to_nanos(s, "latency_s"));
-               }
-               t.latency.push_back(std::move(row));
-             }
-             t.validate();
-             return t;
+             return LatencyTable::from_seconds(
+                 std::move(models), std::move(accuracy), {latency_s.data(), static_cast<std::size_t>(latency_s.size())},
+                 static_cast<std::size_t>(latency_s.shape(0)), static_cast<std::size_t>(latency_s.shape(1)));
            }),
            py::arg("models"), py::arg("accuracy"), py::arg("latency_s"))
       .def_static("from_rows", &LatencyTable::from_rows, py::arg("models"), py::arg("accuracy"), py::arg("row_model"),
@@ -176,8 +156,9 @@ void init_ramsis(py::module_& m) {
       .def("__repr__", [](const LatencyTable& t) {
         return str("LatencyTable(", t.num_models(), " models, batches 1..", t.max_batch(), ")");
       });
+}
 
-  // ---- policies ----
+void bind_worker_policy(py::module_& m) {
   py::class_<WorkerPolicy>(m, "WorkerPolicy",
                            "A per-worker RAMSIS policy: an action (model, batch) per state (queue length, slack "
                            "level), plus its guarantees.")
@@ -193,11 +174,11 @@ void init_ramsis(py::module_& m) {
       .def_readonly("intervals", &WorkerPolicy::intervals)
       .def_property_readonly("batching", [](const WorkerPolicy& p) { return batching_name(p.batching); })
       .def_readonly("max_queue", &WorkerPolicy::max_queue)
-      .def_property_readonly("slack_levels_s", [](const WorkerPolicy& p) { return to_numpy(seconds(p.slack_levels)); })
+      .def_property_readonly("slack_levels_s", [](const WorkerPolicy& p) { return to_numpy_seconds(p.slack_levels); })
       .def_property_readonly("num_states", &WorkerPolicy::num_states)
       .def_property_readonly("num_levels", &WorkerPolicy::num_levels)
-      .def_property_readonly("action_model", [](const WorkerPolicy& p) { return copy_array(p.action_model); })
-      .def_property_readonly("action_batch", [](const WorkerPolicy& p) { return copy_array(p.action_batch); })
+      .def_property_readonly("action_model", [](const WorkerPolicy& p) { return to_numpy_copy(p.action_model); })
+      .def_property_readonly("action_batch", [](const WorkerPolicy& p) { return to_numpy_copy(p.action_batch); })
       .def_readonly("expected_accuracy", &WorkerPolicy::expected_accuracy)
       .def_readonly("expected_violation", &WorkerPolicy::expected_violation)
       .def_readonly("feasible", &WorkerPolicy::feasible)
@@ -224,7 +205,9 @@ void init_ramsis(py::module_& m) {
                    " states, expected_accuracy=", p.expected_accuracy, ", expected_violation=", p.expected_violation,
                    p.feasible ? "" : ", INFEASIBLE", ")");
       });
+}
 
+void bind_policy_set(py::module_& m) {
   py::class_<PolicySet>(m, "PolicySet", "RAMSIS policies for one task across loads (ascending).")
       .def_readonly("models", &PolicySet::models)
       .def_readonly("accuracy", &PolicySet::accuracy)
@@ -249,10 +232,13 @@ void init_ramsis(py::module_& m) {
         return str("PolicySet(", s.policies.size(), " policies, ", s.models.size(), " models, workers=", s.workers,
                    ", slo_ms=", nanos_to_millis(s.slo), ")");
       });
+}
 
-  // ---- the MDP ----
-  py::class_<RamsisMdp>(m, "RamsisMdp", "A RAMSIS per-worker MDP: the generic Mdp plus what its states and pairs mean.")
-      .def_property_readonly("mdp", [](const RamsisMdp& r) { return r.mdp; })
+using MdpClass = py::class_<RamsisMdp>;
+
+// The generic Mdp and its arrays (copies), the latency table and the slack levels.
+void def_mdp_arrays(MdpClass& mdp) {
+  mdp.def_property_readonly("mdp", [](const RamsisMdp& r) { return r.mdp; })
       .def_property_readonly("num_states", [](const RamsisMdp& r) { return r.mdp.num_states(); })
       .def_property_readonly("num_pairs", [](const RamsisMdp& r) { return r.mdp.num_pairs(); })
       .def_property_readonly("num_transitions", [](const RamsisMdp& r) { return r.mdp.next_state.size(); })
@@ -260,18 +246,22 @@ void init_ramsis(py::module_& m) {
       .def_property_readonly("max_queue", [](const RamsisMdp& r) { return r.options.max_queue; })
       .def_property_readonly("overflow_state", &RamsisMdp::overflow_state)
       .def_property_readonly("table", [](const RamsisMdp& r) { return r.table; })
-      .def_property_readonly("slack_levels_s", [](const RamsisMdp& r) { return to_numpy(seconds(r.slack_levels)); })
-      .def_property_readonly("state_begin", [](const RamsisMdp& r) { return copy_array(r.mdp.state_begin); })
-      .def_property_readonly("pair_begin", [](const RamsisMdp& r) { return copy_array(r.mdp.pair_begin); })
-      .def_property_readonly("next_state", [](const RamsisMdp& r) { return copy_array(r.mdp.next_state); })
-      .def_property_readonly("probability", [](const RamsisMdp& r) { return copy_array(r.mdp.probability); })
-      .def_property_readonly("reward", [](const RamsisMdp& r) { return copy_array(r.mdp.reward); })
-      .def_property_readonly("pair_model",
-                             [](const RamsisMdp& r) {
-                               std::vector<std::int32_t> v;
-                               for (const auto& p : r.pairs) v.push_back(p.model);
-                               return to_numpy(std::move(v));
-                             })
+      .def_property_readonly("slack_levels_s", [](const RamsisMdp& r) { return to_numpy_seconds(r.slack_levels); })
+      .def_property_readonly("state_begin", [](const RamsisMdp& r) { return to_numpy_copy(r.mdp.state_begin); })
+      .def_property_readonly("pair_begin", [](const RamsisMdp& r) { return to_numpy_copy(r.mdp.pair_begin); })
+      .def_property_readonly("next_state", [](const RamsisMdp& r) { return to_numpy_copy(r.mdp.next_state); })
+      .def_property_readonly("probability", [](const RamsisMdp& r) { return to_numpy_copy(r.mdp.probability); })
+      .def_property_readonly("reward", [](const RamsisMdp& r) { return to_numpy_copy(r.mdp.reward); });
+}
+
+// What the states and pairs mean: (queue length, level), (model, batch, violates), policies.
+void def_mdp_meaning(MdpClass& mdp) {
+  mdp.def_property_readonly("pair_model",
+                            [](const RamsisMdp& r) {
+                              std::vector<std::int32_t> v;
+                              for (const auto& p : r.pairs) v.push_back(p.model);
+                              return to_numpy(std::move(v));
+                            })
       .def_property_readonly("pair_batch",
                              [](const RamsisMdp& r) {
                                std::vector<std::int32_t> v;
@@ -303,7 +293,16 @@ void init_ramsis(py::module_& m) {
         return str("RamsisMdp(", r.mdp.num_states(), " states, ", r.mdp.num_pairs(), " pairs, ",
                    r.mdp.next_state.size(), " transitions, ", r.table.num_models(), " models)");
       });
+}
 
+void bind_ramsis_mdp(py::module_& m) {
+  MdpClass mdp(m, "RamsisMdp", "A RAMSIS per-worker MDP: the generic Mdp plus what its states and pairs mean.");
+  def_mdp_arrays(mdp);
+  def_mdp_meaning(mdp);
+}
+
+// One load: build_mdp, generate_policy (build, solve, evaluate) and evaluate.
+void bind_policy_functions(py::module_& m) {
   m.def(
       "build_mdp",
       [](const LatencyTable& table, double slo_ms, double load_qps, const IntArg& workers, const IntArg& max_queue,
@@ -329,16 +328,7 @@ void init_ramsis(py::module_& m) {
         o.max_violation = max_violation;
         o.stationary = stationary_options(tolerance, max_iterations);
         o.threads = to_int<std::int32_t>(threads, "threads");
-        Generated g = run_long([&] { return generate_policy(table, o); });
-        py::dict d = guarantees_dict(std::move(g.guarantees));
-        d["policy"] = std::move(g.policy);
-        d["num_states"] = g.num_states;
-        d["num_pairs"] = g.num_pairs;
-        d["num_transitions"] = g.num_transitions;
-        d["build_s"] = g.build_seconds;
-        d["solve_s"] = g.solve_seconds;
-        d["evaluate_s"] = g.evaluate_seconds;
-        return d;
+        return generated_dict(run_long([&] { return generate_policy(table, o); }));
       },
       py::arg("table"), py::kw_only(), py::arg("slo_ms"), py::arg("load_qps"), py::arg("workers"), MDP_ARGS,
       py::arg("sweeps") = 100, py::arg("max_violation") = 0.01, py::arg("tolerance") = 1e-12,
@@ -359,7 +349,10 @@ void init_ramsis(py::module_& m) {
       py::arg("mdp"), py::arg("policy"), py::kw_only(), py::arg("tolerance") = 1e-12,
       py::arg("max_iterations") = 100000,
       "Guarantees (Sec. 5.1) of a policy (a WorkerPolicy or solver action indices) on an MDP.");
+}
 
+// Across loads: generate_policy_set.
+void bind_policy_set_functions(py::module_& m) {
   m.def(
       "generate_policy_set",
       [](const LatencyTable& table, std::vector<double> loads, double slo_ms, const IntArg& workers,
@@ -368,9 +361,9 @@ void init_ramsis(py::module_& m) {
          bool pareto, double prune, const IntArg& sweeps, double max_violation, double max_accuracy_gap,
          double min_load_step_qps, const IntArg& max_policies, const IntArg& threads) {
         PolicySetOptions o;
-        const double first = loads.empty() ? 1.0 : loads.front();
-        o.generate.mdp = mdp_options(slo_ms, first > 0 ? first : 1.0, workers, max_queue, discretisation, intervals,
-                                     batching, balancer, arrivals, shape, pareto, prune);
+        // Every policy of the set takes its own load from the grid.
+        o.generate.mdp = mdp_options(slo_ms, 0.0, workers, max_queue, discretisation, intervals, batching, balancer,
+                                     arrivals, shape, pareto, prune);
         o.generate.sweeps = to_int<std::int32_t>(sweeps, "sweeps");
         o.generate.max_violation = max_violation;
         o.loads_qps = std::move(loads);
@@ -383,6 +376,17 @@ void init_ramsis(py::module_& m) {
       py::arg("table"), py::arg("loads"), py::kw_only(), py::arg("slo_ms"), py::arg("workers"), MDP_ARGS,
       py::arg("sweeps") = 100, py::arg("max_violation") = 0.01, py::arg("max_accuracy_gap") = 0.01,
       py::arg("min_load_step_qps") = 10.0, py::arg("max_policies") = 256, py::arg("threads") = 1);
+}
+
+}  // namespace
+
+void init_ramsis(py::module_& m) {
+  bind_latency_table(m);
+  bind_worker_policy(m);
+  bind_policy_set(m);
+  bind_ramsis_mdp(m);
+  bind_policy_functions(m);
+  bind_policy_set_functions(m);
 }
 
 }  // namespace servelab::bindings

@@ -55,9 +55,27 @@ std::pair<std::shared_ptr<const PolicySet>, std::string> to_policy_set(const py:
                        " is neither a PolicySet, a WorkerPolicy nor a path to a policy set JSON file"));
 }
 
-}  // namespace
+// ModelSwitching's table search as a dict; violation and simulated are [load, candidate].
+py::dict model_switching_dict(const ModelSwitchingResult& r) {
+  const auto n_loads = static_cast<py::ssize_t>(r.violation.size());
+  const auto n_models = static_cast<py::ssize_t>(r.candidates.size());
+  std::vector<double> violation;
+  std::vector<std::uint8_t> simulated;
+  for (std::size_t i = 0; i < r.violation.size(); ++i) {
+    violation.insert(violation.end(), r.violation[i].begin(), r.violation[i].end());
+    simulated.insert(simulated.end(), r.simulated[i].begin(), r.simulated[i].end());
+  }
+  py::dict out;
+  out["loads"] = r.table.loads_qps;
+  out["models"] = r.table.models;
+  out["candidates"] = r.candidates;
+  out["violation"] = to_numpy(std::move(violation), {n_loads, n_models});
+  out["simulated"] = to_numpy(std::move(simulated), {n_loads, n_models});
+  return out;
+}
 
-void init_ramsis_sim(py::module_& m) {
+// The schedulers: RAMSIS for a policy set, and the Jellyfish+ and ModelSwitching baselines.
+void bind_schedulers(py::module_& m) {
   m.def(
       "ramsis_scheduler",
       [](const py::object& policies, double load_qps, double window_ms) {
@@ -99,7 +117,10 @@ void init_ramsis_sim(py::module_& m) {
       py::arg("window_ms") = 500.0,
       "ModelSwitching: the model of the table entry (loads[i] -> models[i]) the load selects, adaptive\n"
       "batches from an in-order central queue.");
+}
 
+// What the baselines decide offline: Jellyfish's batching rule and ModelSwitching's choice table.
+void bind_baseline_functions(py::module_& m) {
   m.def(
       "adaptive_batch_rule",
       [](const profile::Profile& profile, const std::string& hardware, const std::vector<std::string>& models,
@@ -107,12 +128,7 @@ void init_ramsis_sim(py::module_& m) {
         const auto stat = profile::parse_statistic(statistic, "statistic");
         const auto hw = profile.hardware_index(hardware);
         std::vector<ModelCurve> curves;
-        for (const auto& name : models) {
-          const auto m = profile.model_index(name);
-          ModelCurve c{m, profile.accuracy(m), profile.decision_table(hw, m, stat)};
-          c.latency.erase(c.latency.begin());
-          curves.push_back(std::move(c));
-        }
+        for (const auto& name : models) curves.push_back(profile_curve(profile, hw, profile.model_index(name), stat));
         const BatchRule r =
             adaptive_batch_rule(curves, millis_to_nanos(slo_ms, "slo_ms"), rate_per_worker_qps, headroom);
         return py::make_tuple(profile.models()[r.model], r.max_batch);
@@ -139,22 +155,7 @@ void init_ramsis_sim(py::module_& m) {
         s.replications = to_int<std::int32_t>(replications, "replications");
         s.statistic = profile::parse_statistic(statistic, "statistic");
         s.threads = to_int<std::int32_t>(threads, "threads");
-        ModelSwitchingResult r = run_long([&] { return generate_model_switching_table(s); });
-        const auto n_loads = static_cast<py::ssize_t>(r.violation.size());
-        const auto n_models = static_cast<py::ssize_t>(r.candidates.size());
-        std::vector<double> violation;
-        std::vector<std::uint8_t> simulated;
-        for (std::size_t i = 0; i < r.violation.size(); ++i) {
-          violation.insert(violation.end(), r.violation[i].begin(), r.violation[i].end());
-          simulated.insert(simulated.end(), r.simulated[i].begin(), r.simulated[i].end());
-        }
-        py::dict out;
-        out["loads"] = r.table.loads_qps;
-        out["models"] = r.table.models;
-        out["candidates"] = r.candidates;
-        out["violation"] = to_numpy(std::move(violation), {n_loads, n_models});
-        out["simulated"] = to_numpy(std::move(simulated), {n_loads, n_models});
-        return out;
+        return model_switching_dict(run_long([&] { return generate_model_switching_table(s); }));
       },
       py::arg("profile"), py::arg("hardware"), py::kw_only(), py::arg("workers"), py::arg("slo_ms"), py::arg("loads"),
       py::arg("models") = std::vector<std::string>{}, py::arg("duration_s") = 300.0, py::arg("target_violation") = 0.01,
@@ -163,6 +164,13 @@ void init_ramsis_sim(py::module_& m) {
       "rate (constant Poisson load, fixed service times; pooled over `replications` seeds) is below\n"
       "target_violation. Returns {loads,\n"
       "models, candidates, violation [load x candidate] (NaN: not needed), simulated}.");
+}
+
+}  // namespace
+
+void init_ramsis_sim(py::module_& m) {
+  bind_schedulers(m);
+  bind_baseline_functions(m);
 }
 
 }  // namespace servelab::bindings

@@ -1,9 +1,12 @@
-// servelab._core bindings of the scheduler interface: Query, ClusterView, Actions, Scheduler (with
-// a trampoline so Python classes can be policies). The registry is in bind_catalogue.cpp.
+// servelab._core bindings of the scheduler interface: BatchDone, ClusterView, Actions, Scheduler (with
+// a trampoline so Python classes can be policies). Query, which the interface takes from the
+// workload area, is bound in bind_workload.cpp; the registry is in bind_catalogue.cpp.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,21 +38,7 @@ std::vector<QueryId> to_ids(const py::object& queries) {
   return to_int_list<QueryId>(queries, "queries");
 }
 
-void bind_query(py::module_& m) {
-  py::class_<Query>(m, "Query", "One request: read-only fields; times in seconds (or _ns).")
-      .def_readonly("id", &Query::id, "Dense id: the i-th query of the run has id i.")
-      .def_readonly("app", &Query::app, "Index of its application.")
-      .def_readonly("size", &Query::size, "Items in the request.")
-      .def_readonly("arrival_ns", &Query::arrival)
-      .def_readonly("deadline_ns", &Query::deadline)
-      .def_property_readonly("arrival_s", [](const Query& q) { return nanos_to_seconds(q.arrival); })
-      .def_property_readonly("deadline_s", [](const Query& q) { return nanos_to_seconds(q.deadline); })
-      .def_readonly("accuracy_floor", &Query::accuracy_floor, "Lowest model accuracy its application accepts.")
-      .def("__repr__", [](const Query& q) {
-        return str("Query(id=", q.id, ", app=", q.app, ", size=", q.size, ", arrival_s=", nanos_to_seconds(q.arrival),
-                   ", deadline_s=", nanos_to_seconds(q.deadline), ")");
-      });
-
+void bind_batch_done(py::module_& m) {
   py::class_<BatchDone>(m, "BatchDone", "What on_batch_done reports: the worker is idle again.")
       .def_readonly("worker", &BatchDone::worker)
       .def_readonly("model", &BatchDone::model)
@@ -60,11 +49,12 @@ void bind_query(py::module_& m) {
       .def_property_readonly("measured_s", [](const BatchDone& d) { return nanos_to_seconds(d.measured()); });
 }
 
-void bind_view(py::module_& m) {
-  py::class_<ClusterView, std::shared_ptr<ClusterView>>(
-      m, "ClusterView",
-      "The read-only cluster a policy sees. Workers are ids 0..num_workers-1; times are seconds (or _ns).")
-      .def_property_readonly("now", [](const ClusterView& v) { return nanos_to_seconds(v.now()); })
+using ViewClass = py::class_<ClusterView, std::shared_ptr<ClusterView>>;
+using ActionsClass = py::class_<PolicyActions, std::shared_ptr<PolicyActions>>;
+
+// The clock and the workers' state.
+void def_view_workers(ViewClass& view) {
+  view.def_property_readonly("now", [](const ClusterView& v) { return nanos_to_seconds(v.now()); })
       .def_property_readonly("now_ns", &ClusterView::now)
       .def_property_readonly("seed", &ClusterView::seed)
       .def_property_readonly("num_workers", &ClusterView::num_workers)
@@ -95,6 +85,24 @@ void bind_view(py::module_& m) {
           [](const ClusterView& v, const IntArg& w) { return nanos_to_seconds(v.busy_until(to_worker(w))); },
           py::arg("worker"), "When its current batch or load is predicted to end (now if idle), seconds.")
       .def(
+          "config",
+          [](const ClusterView& v, const IntArg& w, const std::string& key, const IntArg& fallback) {
+            return v.config(to_worker(w), key, to_int<std::int64_t>(fallback, "fallback"));
+          },
+          py::arg("worker"), py::arg("key"), py::arg("fallback") = 0)
+      .def(
+          "last_latency",
+          [](const ClusterView& v, const IntArg& w) -> std::optional<double> {
+            const Nanos l = v.last_latency(to_worker(w));
+            if (l < 0) return std::nullopt;
+            return nanos_to_seconds(l);
+          },
+          py::arg("worker"), "The last batch's measured latency in seconds (None before the first).");
+}
+
+// The models: what is loaded where, names, accuracies and predicted latencies.
+void def_view_models(ViewClass& view) {
+  view.def(
           "models", [](const ClusterView& v, const IntArg& w) { return v.models(to_worker(w)); }, py::arg("worker"),
           "Indices of the models loaded on the worker.")
       .def(
@@ -118,34 +126,6 @@ void bind_view(py::module_& m) {
           [](const ClusterView& v, const py::object& model) { return v.profile().accuracy(to_model(v, model)); },
           py::arg("model"))
       .def(
-          "config",
-          [](const ClusterView& v, const IntArg& w, const std::string& key, const IntArg& fallback) {
-            return v.config(to_worker(w), key, to_int<std::int64_t>(fallback, "fallback"));
-          },
-          py::arg("worker"), py::arg("key"), py::arg("fallback") = 0)
-      .def(
-          "last_latency",
-          [](const ClusterView& v, const IntArg& w) -> std::optional<double> {
-            const Nanos l = v.last_latency(to_worker(w));
-            if (l < 0) return std::nullopt;
-            return nanos_to_seconds(l);
-          },
-          py::arg("worker"), "The last batch's measured latency in seconds (None before the first).")
-      .def(
-          "central_queue",
-          [](const ClusterView& v) { return std::vector<QueryId>(v.central_queue().begin(), v.central_queue().end()); },
-          "Ids waiting in the central queue, oldest first (a copy).")
-      .def(
-          "worker_queue",
-          [](const ClusterView& v, const IntArg& worker) {
-            const auto& queue = v.worker_queue(to_worker(worker));
-            return std::vector<QueryId>(queue.begin(), queue.end());
-          },
-          py::arg("worker"), "Ids waiting in the worker's own queue, oldest first (a copy).")
-      .def(
-          "query", [](const ClusterView& v, const IntArg& id) { return v.query(to_int<QueryId>(id, "id")); },
-          py::arg("id"))
-      .def(
           "pick_model",
           [](const ClusterView& v, const IntArg& w, const Query& query) { return pick_model(v, to_worker(w), query); },
           py::arg("worker"), py::arg("query"),
@@ -164,11 +144,37 @@ void bind_view(py::module_& m) {
             return v.max_batch(to_worker(w), to_model(v, model));
           },
           py::arg("worker"), py::arg("model"));
+}
 
-  py::class_<PolicyActions, std::shared_ptr<PolicyActions>>(
-      m, "Actions",
-      "What a policy can do, only inside the hook that received it. Invalid actions raise ValueError; an action\n"
-      "after the hook (or its run) has ended raises RuntimeError.")
+// The queues and the queries in them.
+void def_view_queues(ViewClass& view) {
+  view.def(
+          "central_queue",
+          [](const ClusterView& v) { return std::vector<QueryId>(v.central_queue().begin(), v.central_queue().end()); },
+          "Ids waiting in the central queue, oldest first (a copy).")
+      .def(
+          "worker_queue",
+          [](const ClusterView& v, const IntArg& worker) {
+            const auto& queue = v.worker_queue(to_worker(worker));
+            return std::vector<QueryId>(queue.begin(), queue.end());
+          },
+          py::arg("worker"), "Ids waiting in the worker's own queue, oldest first (a copy).")
+      .def(
+          "query", [](const ClusterView& v, const IntArg& id) { return v.query(to_int<QueryId>(id, "id")); },
+          py::arg("id"));
+}
+
+void bind_view(py::module_& m) {
+  ViewClass view(m, "ClusterView",
+                 "The read-only cluster a policy sees. Workers are ids 0..num_workers-1; times are seconds (or _ns).");
+  def_view_workers(view);
+  def_view_models(view);
+  def_view_queues(view);
+}
+
+// What happens to queries: dispatch, enqueue, drop, timers.
+void def_query_actions(ActionsClass& actions) {
+  actions
       .def(
           "dispatch",
           [](const PolicyActions& a, const IntArg& worker, const py::object& model, const py::object& queries) {
@@ -199,7 +205,12 @@ void bind_view(py::module_& m) {
             auto& act = a.use("set_timer");
             act.set_timer(seconds_to_nanos(at_s, "at_s"), to_int<std::int64_t>(tag, "tag"));
           },
-          py::arg("at_s"), py::arg("tag") = 0, "Asks for on_timer(tag, ...) at time at_s (seconds, >= now).")
+          py::arg("at_s"), py::arg("tag") = 0, "Asks for on_timer(tag, ...) at time at_s (seconds, >= now).");
+}
+
+// What happens to the cluster: workers, loaded models, knobs.
+void def_cluster_actions(ActionsClass& actions) {
+  actions
       .def(
           "add_worker",
           [](const PolicyActions& a, const std::string& hardware, const std::vector<py::object>& models,
@@ -234,11 +245,16 @@ void bind_view(py::module_& m) {
           py::arg("worker"), py::arg("key"), py::arg("value"));
 }
 
-}  // namespace
+void bind_actions(py::module_& m) {
+  ActionsClass actions(
+      m, "Actions",
+      "What a policy can do, only inside the hook that received it. Invalid actions raise ValueError; an action\n"
+      "after the hook (or its run) has ended raises RuntimeError.");
+  def_query_actions(actions);
+  def_cluster_actions(actions);
+}
 
-void init_sched(py::module_& m) {
-  bind_query(m);
-  bind_view(m);
+void bind_scheduler(py::module_& m) {
   py::class_<Scheduler, PyScheduler, std::shared_ptr<Scheduler>>(
       m, "Scheduler",
       "Base class of every policy. Subclass it in Python and override on_arrival (required) and any of\n"
@@ -247,6 +263,15 @@ void init_sched(py::module_& m) {
       .def(py::init<>())
       .def("describe", &Scheduler::describe)
       .def("__repr__", &Scheduler::describe);
+}
+
+}  // namespace
+
+void init_sched(py::module_& m) {
+  bind_batch_done(m);
+  bind_view(m);
+  bind_actions(m);
+  bind_scheduler(m);
 }
 
 }  // namespace servelab::bindings

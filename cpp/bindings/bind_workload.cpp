@@ -1,4 +1,6 @@
-// servelab._core bindings of the workload area: arrival processes and trace readers.
+// servelab._core bindings of the workload area: arrival processes, trace readers, queries,
+// applications and workloads (arrival process x application mix). Size distributions are in
+// bind_sizes.cpp.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,20 +11,24 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "converters.hpp"
 #include "limits.hpp"
 #include "long_call.hpp"
+#include "numpy_args.hpp"
 #include "numpy_owner.hpp"
 #include "registry_binding.hpp"
 #include "seed.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/workload/arrival_registry.hpp"
 #include "servelab/workload/arrivals.hpp"
+#include "servelab/workload/query.hpp"
 #include "servelab/workload/trace_readers.hpp"
+#include "servelab/workload/workload.hpp"
+#include "workload_args.hpp"
 
 namespace py = pybind11;
 
@@ -32,17 +38,7 @@ namespace {
 
 using namespace servelab::workload;
 
-// Any 1-D sequence of numbers as C-contiguous float64 (numpy converts other dtypes first).
-using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-std::span<const double> as_span(const DoubleArray& array, const char* name) {
-  if (array.ndim() != 1) {
-    std::string shape;
-    for (py::ssize_t d = 0; d < array.ndim(); ++d) shape += str(d ? ", " : "", array.shape(d));
-    throw ValueError(str(name, " must be 1-D, got shape (", shape, ")"));
-  }
-  return {array.data(), static_cast<std::size_t>(array.size())};
-}
+std::string py_repr(const py::handle& value) { return py::repr(value).cast<std::string>(); }
 
 // Raises FileNotFoundError (with the path) rather than a generic error for a missing file.
 void require_file(const std::filesystem::path& path) {
@@ -58,9 +54,52 @@ const char* const kGenerateArgs =
     "horizon_s: stop at the first arrival at or after this time (not included). Either may be None\n"
     "(no limit) but not both; a finite trace may also end first. Releases the GIL; Ctrl-C stops it.";
 
-}  // namespace
+// An application from Python: slo_s in seconds (errors name the application and show the value as
+// Python writes it), sizes a SizeDistribution, a spec or None.
+Application make_application(const std::string& name, double slo_s, double share, const py::object& sizes,
+                             double accuracy_floor) {
+  if (!(slo_s > 0) || !std::isfinite(slo_s)) {
+    throw ValueError(
+        str("application '", name, "': slo_s=", py_repr(py::float_(slo_s)), " must be positive and finite"));
+  }
+  Nanos slo = 0;
+  try {
+    slo = seconds_to_nanos(slo_s, "slo_s");
+  } catch (const ValueError& e) {  // beyond int64 nanoseconds
+    throw ValueError(str("application '", name, "': ", e.what()));
+  }
+  Application app{name, share, slo, to_sizes(sizes, "sizes", NoneSizes::SizeOne), accuracy_floor};
+  if (app.slo <= 0) throw ValueError(str("application '", name, "': slo_s=", slo_s, " is below one nanosecond"));
+  validate_application(app);
+  return app;
+}
 
-void init_workload(py::module_& m) {
+std::string describe_application(const Application& a) {
+  return str("Application(name=", py_repr(py::str(a.name)), ", slo_s=", py_repr(py::float_(nanos_to_seconds(a.slo))),
+             ", share=", py_repr(py::float_(a.share)),
+             ", sizes=", a.sizes ? py_repr(py::str(a.sizes->describe())) : "None",
+             ", accuracy_floor=", py_repr(py::float_(a.accuracy_floor)), ")");
+}
+
+std::shared_ptr<Workload> make_workload(const py::object& arrivals, const std::vector<Application>& apps,
+                                        const std::optional<IntArg>& count, std::optional<double> horizon_s) {
+  const auto limits = to_limits(count, horizon_s);
+  return std::make_shared<Workload>(to_arrivals(arrivals), apps, limits.count, limits.horizon);
+}
+
+py::dict columns_to_dict(QueryColumns&& c) {
+  py::dict d;
+  d["id"] = to_numpy(std::move(c.id));
+  d["app"] = to_numpy(std::move(c.app));
+  d["size"] = to_numpy(std::move(c.size));
+  d["arrival_s"] = to_numpy(std::move(c.arrival_s));
+  d["deadline_s"] = to_numpy(std::move(c.deadline_s));
+  d["accuracy_floor"] = to_numpy(std::move(c.accuracy_floor));
+  return d;
+}
+
+// ArrivalCursor and the ArrivalProcess base class.
+void bind_arrival_process(py::module_& m) {
   py::class_<ArrivalCursor>(m, "ArrivalCursor",
                             "One run of an arrival process: iterate it for arrival times in seconds (floats), or "
                             "call next_ns() for int nanoseconds. Infinite unless the process is a finite trace.")
@@ -115,7 +154,10 @@ void init_workload(py::module_& m) {
                              "Long-run mean rate in queries/s (the average over one pass of a finite trace); "
                              "NaN when unknown.")
       .def("__repr__", &ArrivalProcess::describe);
+}
 
+// Poisson, PoissonIntegerMs, Gamma, MMPP: stochastic processes with fixed parameters.
+void bind_stochastic_arrivals(py::module_& m) {
   py::class_<Poisson, ArrivalProcess, std::shared_ptr<Poisson>>(m, "Poisson",
                                                                 "Poisson arrivals: exponential gaps with mean 1/rate.")
       .def(py::init<double>(), py::arg("rate"), "rate: queries/s, positive and finite.")
@@ -149,7 +191,9 @@ void init_workload(py::module_& m) {
       .def_property_readonly("rate_off", &Mmpp::rate_off, "Queries/s while off.")
       .def_property_readonly("mean_on_s", &Mmpp::mean_on_s, "Mean length of an on period, seconds.")
       .def_property_readonly("mean_off_s", &Mmpp::mean_off_s, "Mean length of an off period, seconds.");
+}
 
+void bind_piecewise_rate(py::module_& m) {
   py::class_<PiecewiseRate, ArrivalProcess, std::shared_ptr<PiecewiseRate>>(
       m, "PiecewiseRate",
       "Poisson arrivals at rates[i] queries/s during interval i (each interval_s * time_scale seconds long). "
@@ -164,14 +208,16 @@ void init_workload(py::module_& m) {
            "interval_s: seconds per interval; rates: queries/s per interval (>= 0); time_scale: > 0.")
       .def_property_readonly("interval_s", &PiecewiseRate::interval_s, "Seconds per interval before time_scale.")
       .def_property_readonly(
-          "rates", [](const PiecewiseRate& p) { return to_numpy(std::vector<double>(p.rates())); },
+          "rates", [](const PiecewiseRate& p) { return to_numpy_copy(p.rates()); },
           "A copy of the per-interval rates, queries/s.")
       .def_property_readonly("time_scale", &PiecewiseRate::time_scale, "Multiplies every interval's length.")
       .def_property_readonly("repeat", &PiecewiseRate::repeat, "Whether the trace starts over after its end.")
       .def_property_readonly(
           "duration_s", [](const PiecewiseRate& p) { return nanos_to_seconds(p.duration_ns()); },
           "Length of one pass over all intervals, seconds (after time_scale).");
+}
 
+void bind_replay(py::module_& m) {
   py::class_<Replay, ArrivalProcess, std::shared_ptr<Replay>>(
       m, "Replay", "Replays explicit arrival times; with a period, the trace repeats (pass k adds k * period).")
       .def(py::init([](const DoubleArray& timestamps_s, std::optional<double> period_s) {
@@ -189,15 +235,10 @@ void init_workload(py::module_& m) {
           "Arrivals at the cumulative sums of gaps_s (seconds, non-negative; the first arrival is at gaps_s[0]). "
           "With repeat, the gaps are replayed cyclically.")
       .def_property_readonly(
-          "timestamps_s",
-          [](const Replay& r) {
-            std::vector<double> out(r.times().size());
-            for (std::size_t i = 0; i < out.size(); ++i) out[i] = nanos_to_seconds(r.times()[i]);
-            return to_numpy(std::move(out));
-          },
+          "timestamps_s", [](const Replay& r) { return to_numpy_seconds(r.times()); },
           "The times of one pass, seconds (float64 copy).")
       .def_property_readonly(
-          "timestamps_ns", [](const Replay& r) { return to_numpy(std::vector<Nanos>(r.times())); },
+          "timestamps_ns", [](const Replay& r) { return to_numpy_copy(r.times()); },
           "The times of one pass, int64 nanoseconds (copy).")
       .def_property_readonly(
           "period_s",
@@ -208,7 +249,10 @@ void init_workload(py::module_& m) {
           "The repeat period in seconds, or None for a trace that ends.")
       .def(
           "__len__", [](const Replay& r) { return r.times().size(); }, "Arrivals in one pass.");
+}
 
+// The trace readers and the arrival registry (list_arrival_processes, make_arrival_process).
+void bind_arrival_functions(py::module_& m) {
   m.def(
       "read_timestamps_csv",
       [](const std::filesystem::path& path, const std::string& unit) {
@@ -249,6 +293,144 @@ void init_workload(py::module_& m) {
       "invocations_per_function_md.anon.d*.csv file: the sum of all rows, or of the rows whose HashFunction is\n"
       "`function` (KeyError if none). Errors name the file and line.");
   bind_registry<ArrivalProcess>(m, "arrival_process", "arrival_processes", &arrival_registry);
+}
+
+// Query (what a workload generates and a policy receives) and the lazy QueryStream of them.
+void bind_query(py::module_& m) {
+  py::class_<Query>(m, "Query", "One request: read-only fields; times in seconds (or _ns).")
+      .def_readonly("id", &Query::id, "Dense id: the i-th query of the run has id i.")
+      .def_readonly("app", &Query::app, "Index of its application.")
+      .def_readonly("size", &Query::size, "Items in the request.")
+      .def_readonly("arrival_ns", &Query::arrival)
+      .def_readonly("deadline_ns", &Query::deadline)
+      .def_property_readonly("arrival_s", [](const Query& q) { return nanos_to_seconds(q.arrival); })
+      .def_property_readonly("deadline_s", [](const Query& q) { return nanos_to_seconds(q.deadline); })
+      .def_readonly("accuracy_floor", &Query::accuracy_floor, "Lowest model accuracy its application accepts.")
+      .def("__repr__", [](const Query& q) {
+        return str("Query(id=", q.id, ", app=", q.app, ", size=", q.size, ", arrival_s=", nanos_to_seconds(q.arrival),
+                   ", deadline_s=", nanos_to_seconds(q.deadline), ")");
+      });
+
+  py::class_<QueryStream>(m, "QueryStream", "The lazy queries of one run: iterate it for Query objects.")
+      .def(
+          "__iter__", [](py::object self) { return self; }, "The stream itself (an iterator).")
+      .def(
+          "__next__",
+          [](QueryStream& s) {
+            auto q = s.next();
+            if (!q) throw py::stop_iteration();
+            return *q;
+          },
+          "The next Query; StopIteration once the workload ends.");
+}
+
+// Application and zipf_shares (the popularity of a mix of applications).
+void bind_application(py::module_& m) {
+  py::class_<Application>(m, "Application",
+                          "One application of a workload: its name, latency SLO, share of the queries, request "
+                          "sizes and the lowest model accuracy it accepts. Immutable.")
+      .def(py::init(&make_application), py::arg("name"), py::arg("slo_s"), py::arg("share") = 1.0,
+           py::arg("sizes") = py::none(), py::arg("accuracy_floor") = 0.0,
+           "name: unique within a workload; slo_s: deadline = arrival + slo_s (seconds, > 0); share: relative rate\n"
+           "share (> 0, normalised over the applications); sizes: a SizeDistribution, a spec string such as\n"
+           "'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1].")
+      .def_property_readonly(
+          "name", [](const Application& a) { return a.name; }, "The application's name.")
+      .def_property_readonly(
+          "slo_s", [](const Application& a) { return nanos_to_seconds(a.slo); }, "Latency SLO, seconds.")
+      .def_property_readonly(
+          "share", [](const Application& a) { return a.share; }, "Relative rate share (as given).")
+      .def_property_readonly(
+          "sizes",
+          [](const Application& a) -> py::object {
+            if (!a.sizes) return py::none();
+            return py::cast(std::const_pointer_cast<SizeDistribution>(a.sizes));
+          },
+          "The size distribution, or None (size 1).")
+      .def_property_readonly(
+          "accuracy_floor", [](const Application& a) { return a.accuracy_floor; },
+          "The lowest model accuracy the application accepts (0: any).")
+      .def("__repr__", &describe_application);
+
+  m.def(
+      "zipf_shares",
+      [](const IntArg& n, double exponent) { return to_numpy(zipf_shares(to_int<std::int64_t>(n, "n"), exponent)); },
+      py::arg("n"), py::arg("exponent") = 1.0,
+      "Zipf popularity of n applications: share[i] proportional to 1 / (i + 1)**exponent, normalised to sum to 1\n"
+      "(float64 array). exponent 0 gives equal shares.");
+}
+
+void bind_workload_class(py::module_& m) {
+  py::class_<Workload, std::shared_ptr<Workload>>(
+      m, "Workload",
+      "Arrival process x application mix. Each query picks its application by share (stream \"apps\"), its size\n"
+      "from that application's distribution (stream \"sizes/<index>\") and gets deadline = arrival + slo. A run\n"
+      "stops after `count` queries, at the first arrival at or after `horizon_s` (not included), or when a\n"
+      "finite arrival trace ends.")
+      .def(py::init(&make_workload), py::arg("arrivals"), py::arg("apps"), py::arg("count") = py::none(),
+           py::arg("horizon_s") = py::none(),
+           "arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)'; apps: a list of Application\n"
+           "with unique names; count and horizon_s: limits, either may be None but not both.")
+      .def(
+          "generate",
+          [](const Workload& w, const py::object& seed) {
+            const auto s = to_seed(seed);
+            return columns_to_dict(run_long([&] { return w.generate_columns(s); }));
+          },
+          py::kw_only(), py::arg("seed"),
+          "Every query of the run as a dict of numpy columns (no copies): id (int64), app (int32 index into apps),\n"
+          "size (int32), arrival_s and deadline_s (float64 seconds), accuracy_floor (float32). The same seed gives\n"
+          "the same queries bit for bit. Releases the GIL; Ctrl-C stops it.")
+      .def(
+          "start", [](const Workload& w, const py::object& seed) { return w.start(to_seed(seed)); }, py::kw_only(),
+          py::arg("seed"), "A lazy QueryStream over the same queries generate(seed=seed) returns.")
+      .def("describe", &Workload::describe, "The arrival process, every application and the limits.")
+      .def("__repr__", &Workload::describe)
+      .def_property_readonly(
+          "arrivals", [](const Workload& w) { return std::const_pointer_cast<ArrivalProcess>(w.arrivals_ptr()); },
+          "The arrival process.")
+      .def_property_readonly(
+          "apps", [](const Workload& w) { return w.apps(); }, "The applications (copies), in index order.")
+      .def_property_readonly(
+          "app_names",
+          [](const Workload& w) {
+            std::vector<std::string> names;
+            for (const auto& a : w.apps()) names.push_back(a.name);
+            return names;
+          },
+          "The applications' names, in index order (the `app` column indexes this).")
+      .def_property_readonly(
+          "shares", [](const Workload& w) { return to_numpy_copy(w.shares()); },
+          "Each application's share of the queries, normalised to sum to 1.")
+      .def_property_readonly(
+          "count",
+          [](const Workload& w) -> std::optional<std::int64_t> {
+            if (w.max_count() == kUnlimitedCount) return std::nullopt;
+            return w.max_count();
+          },
+          "The query limit, or None.")
+      .def_property_readonly(
+          "horizon_s",
+          [](const Workload& w) -> std::optional<double> {
+            if (w.horizon() == kUnlimitedHorizon) return std::nullopt;
+            return nanos_to_seconds(w.horizon());
+          },
+          "The time limit in seconds, or None.");
+}
+
+}  // namespace
+
+// Each type before the signatures that name it: ArrivalProcess before Workload.arrivals, Query
+// before QueryStream, Application and QueryStream before Workload.
+void init_workload(py::module_& m) {
+  bind_arrival_process(m);
+  bind_stochastic_arrivals(m);
+  bind_piecewise_rate(m);
+  bind_replay(m);
+  bind_arrival_functions(m);
+  bind_query(m);
+  bind_application(m);
+  bind_workload_class(m);
 }
 
 }  // namespace servelab::bindings

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "servelab/core/errors.hpp"
@@ -149,6 +150,22 @@ std::map<std::string, Int> to_int_map(pybind11::handle values, std::string_view 
     }
     const auto name = pair[0].cast<std::string>();
     out[name] = to_int<Int>(pair[1], str(field, "['", name, "']"), lo, hi);
+  }
+  return out;
+}
+
+// (key, integer) pairs as given (order and repeats kept), e.g. {type: count} passed as a list of
+// items; errors name field[key], a string key quoted: config['gpu'], at_least[2].
+template <typename Int, typename Key>
+std::vector<std::pair<Key, Int>> to_int_pairs(const std::vector<std::pair<Key, IntArg>>& pairs, std::string_view field,
+                                              Int lo = std::numeric_limits<Int>::min(),
+                                              Int hi = std::numeric_limits<Int>::max()) {
+  std::vector<std::pair<Key, Int>> out;
+  out.reserve(pairs.size());
+  for (const auto& [key, value] : pairs) {
+    const std::string name =
+        std::is_convertible_v<const Key&, std::string_view> ? str(field, "['", key, "']") : str(field, "[", key, "]");
+    out.emplace_back(key, to_int<Int>(value, name, lo, hi));
   }
   return out;
 }

@@ -1,4 +1,12 @@
 // servelab._core: the one private extension module. Each area's bindings live in bind_<area>.cpp.
+//
+// The init functions run in this order because pybind11 writes a signature when a function is
+// bound, naming each argument and return type by its Python name only if that type is registered
+// already (a default argument must be registered too): a type comes before every signature that
+// names it. So: size distributions, then workloads (Query before QueryStream; ArrivalProcess and
+// Application before Workload), profiles, the scheduler interface (its hooks and ClusterView.query
+// take Query), the catalogue (make_scheduler returns Scheduler), the cluster's WorkerGroup, and the
+// two worlds, whose runs take Profile, WorkerGroup, Workload and Scheduler.
 #include <pybind11/pybind11.h>
 
 #include "errors.hpp"
@@ -6,18 +14,20 @@
 namespace servelab::bindings {
 void init_core(pybind11::module_& m);
 void init_exec(pybind11::module_& m);
-void init_workload(pybind11::module_& m);
 void init_sizes(pybind11::module_& m);
+void init_workload(pybind11::module_& m);
 void init_profile(pybind11::module_& m);
 void init_sched(pybind11::module_& m);
 void init_catalogue(pybind11::module_& m);
+void init_cluster(pybind11::module_& m);
 void init_sim(pybind11::module_& m);
 void init_serve(pybind11::module_& m);
 // Generic solvers, in _core.solvers.
 void init_lap(pybind11::module_& solvers);
 void init_mdp(pybind11::module_& solvers);
 void init_search(pybind11::module_& solvers);
-// The systems, each in its own submodule (_core.kairos, _core.ramsis).
+// The systems, each in its own submodule (_core.kairos, _core.ramsis); they come last, as they
+// take the core types (Profile, SizeDistribution, Scheduler).
 void init_kairos(pybind11::module_& kairos);
 void init_ramsis(pybind11::module_& ramsis);
 void init_ramsis_sim(pybind11::module_& ramsis);
@@ -28,11 +38,12 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::register_error_translators();
   servelab::bindings::init_core(m);
   servelab::bindings::init_exec(m);
+  servelab::bindings::init_sizes(m);
   servelab::bindings::init_workload(m);
   servelab::bindings::init_profile(m);
   servelab::bindings::init_sched(m);
-  servelab::bindings::init_catalogue(m);  // before sizes: Query must be known when QueryStream is bound
-  servelab::bindings::init_sizes(m);
+  servelab::bindings::init_catalogue(m);
+  servelab::bindings::init_cluster(m);
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);
 

@@ -5,8 +5,11 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
+
+#include "servelab/core/time.hpp"
 
 namespace servelab::bindings {
 
@@ -18,6 +21,19 @@ pybind11::array_t<T> to_numpy(std::vector<T>&& values, std::vector<pybind11::ssi
   pybind11::capsule free_when_done(owner.get(), [](void* p) { delete static_cast<std::vector<T>*>(p); });
   owner.release();  // the capsule owns it now
   return pybind11::array_t<T>(std::move(shape), data, free_when_done);
+}
+
+// A copy of values a C++ object keeps (its array properties), as an array of its own.
+template <typename T>
+pybind11::array_t<T> to_numpy_copy(const std::vector<T>& values) {
+  return to_numpy(std::vector<T>(values));
+}
+
+// int64 nanoseconds as a new float64 array of seconds.
+inline pybind11::array_t<double> to_numpy_seconds(std::span<const Nanos> times) {
+  std::vector<double> out(times.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = nanos_to_seconds(times[i]);
+  return to_numpy(std::move(out));
 }
 
 }  // namespace servelab::bindings

@@ -5,8 +5,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <string>
+#include <string_view>
 
+#include "servelab/core/errors.hpp"
 #include "servelab/core/registry.hpp"
 
 namespace servelab::bindings {
@@ -42,6 +45,19 @@ inline ParamArgs args_from_python(const pybind11::kwargs& kwargs) {
     }
   }
   return args;
+}
+
+// `value` as a product of `registry`: a bound Product, or a spec string ('name(a=1)') the registry
+// builds. Anything else (None included) is a ValueError naming `field` and the value:
+// "<field>=<repr> is not <product> or a spec string such as <example>".
+template <typename Product>
+std::shared_ptr<const Product> product_or_spec(pybind11::handle value, std::string_view field,
+                                               const Registry<Product>& registry, std::string_view product,
+                                               std::string_view example) {
+  if (pybind11::isinstance<pybind11::str>(value)) return registry.make(value.cast<std::string>());
+  if (pybind11::isinstance<Product>(value)) return value.cast<std::shared_ptr<Product>>();
+  throw ValueError(str(field, "=", pybind11::repr(value).cast<std::string>(), " is not ", product,
+                       " or a spec string such as ", example));
 }
 
 // `get_registry` returns the (lazily filled) registry; products must already be bound.

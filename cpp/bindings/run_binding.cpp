@@ -23,8 +23,7 @@ cluster::RunSpec make_run_spec(const profile::Profile& profile, std::vector<clus
   spec.seed = to_seed(seed);
   spec.decision_statistic = profile::parse_statistic(decision_statistic, "decision_statistic");
   if (service != "sample") spec.service_statistic = profile::parse_statistic(service, "service");
-  if (!(drain_s >= 0)) throw ValueError(str("drain_s=", drain_s, " must be a non-negative number of seconds"));
-  spec.drain_limit = drain_s >= 9e9 ? std::numeric_limits<Nanos>::max() / 4 : seconds_to_nanos(drain_s, "drain_s");
+  spec.drain_limit = cluster::drain_limit_from_seconds(drain_s);
   spec.validate();
   return spec;
 }

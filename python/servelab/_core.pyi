@@ -7,11 +7,10 @@ import numpy
 import numpy.typing
 import os
 import typing
-testing: typing.Any  # private helpers for the test suite
 solvers: typing.Any  # a submodule; use servelab.solvers
 kairos: typing.Any  # a submodule; use servelab.kairos
 ramsis: typing.Any  # a submodule; use servelab.ramsis
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'OneDnnMlp', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_scheduler', 'make_size_distribution', 'onednn_runtime_version', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'ribbon_sizes', 'serve_run', 'simulate_run', 'solvers', 'testing', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'extend_schedulers', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'retract_scheduler', 'ribbon_sizes', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -62,12 +61,178 @@ class ReferenceMlp(Model):
     """
     def __init__(self, weights: MlpWeights) -> None:
         ...
-class OneDnnMlp(Model):
+class SizeDistribution:
     """
-    The MLP on oneDNN's CPU inner-product primitives.
+    An immutable request-size distribution: how many items each query carries. Sizes are integers >= 1.
+    A real draw x becomes a size in one step: with round_to == 1 the nearest integer (halves up, as Ribbon's
+    round()), with round_to == k > 1 the next multiple of k above x (ceil(x / k) * k, as Kairos); then at least
+    round_to, saturating at 2**31 - 1. generate() draws in bulk.
     """
-    def __init__(self, weights: MlpWeights) -> None:
+    def __repr__(self) -> str:
         ...
+    def describe(self) -> str:
+        """
+        The distribution and its parameters, e.g. 'lognormal(mu=5.1, sigma=0.2)' (a registry spec).
+        """
+    def generate(self, *, seed: typing.Any, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        `count` sizes as an int32 numpy array (no copy), from the stream "sizes" of `seed`: the same seed
+        gives the same sizes bit for bit. Releases the GIL; Ctrl-C stops it.
+        """
+    @property
+    def mean(self) -> float:
+        """
+        Expected size after clipping and rounding: exact for discrete distributions, a fine quadrature (relative error below 1e-3) for continuous ones.
+        """
+    @property
+    def round_to(self) -> int:
+        """
+        Sizes are multiples of this.
+        """
+class ConstantSize(SizeDistribution):
+    """
+    Every query has `value` items.
+    """
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        value: items per query, 1 .. 2**31 - 1. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def value(self) -> int:
+        """
+        Items per query.
+        """
+class UniformSize(SizeDistribution):
+    """
+    Integers uniform on low..high, both included.
+    """
+    def __init__(self, low: typing.SupportsInt | typing.SupportsIndex, high: typing.SupportsInt | typing.SupportsIndex, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        1 <= low <= high <= 2**31 - 1. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def high(self) -> int:
+        """
+        Largest size.
+        """
+    @property
+    def low(self) -> int:
+        """
+        Smallest size.
+        """
+class LognormalSize(SizeDistribution):
+    """
+    Lognormal sizes exp(N(mu, sigma**2)): mu and sigma are those of the underlying normal, as numpy.random.lognormal.
+    """
+    def __init__(self, mu: typing.SupportsFloat | typing.SupportsIndex, sigma: typing.SupportsFloat | typing.SupportsIndex, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        mu finite, sigma > 0. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def mu(self) -> float:
+        """
+        Mean of the underlying normal.
+        """
+    @property
+    def sigma(self) -> float:
+        """
+        Standard deviation of the underlying normal.
+        """
+class ClippedGaussianSize(SizeDistribution):
+    """
+    A normal N(mean, std**2) clipped to [low, high]: draws outside move to the nearer bound (not redrawn).
+    """
+    def __init__(self, mean: typing.SupportsFloat | typing.SupportsIndex, std: typing.SupportsFloat | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = 1.0, high: typing.SupportsFloat | typing.SupportsIndex = ..., *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        mean finite, std > 0, low finite, high may be inf, low <= high. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def gaussian_mean(self) -> float:
+        """
+        Mean of the normal before clipping (`mean` is the size's expectation).
+        """
+    @property
+    def high(self) -> float:
+        """
+        Upper clip.
+        """
+    @property
+    def low(self) -> float:
+        """
+        Lower clip.
+        """
+    @property
+    def std(self) -> float:
+        """
+        Standard deviation of the normal.
+        """
+class EmpiricalSize(SizeDistribution):
+    """
+    One of `values`: chosen uniformly (weights=None: the values are samples, e.g. a trace's sizes) or with
+    probability proportional to `weights` (a histogram).
+    """
+    def __init__(self, values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] | None = None, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        values: positive sizes (floats are rounded); weights: one non-negative weight per value, not all zero, or None. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def values(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        A copy of the values.
+        """
+    @property
+    def weights(self) -> typing.Any:
+        """
+        A copy of the weights, or None for a uniform choice.
+        """
+class SizeMixture(SizeDistribution):
+    """
+    Draws from component i with probability weights[i] / sum(weights). The components' draws stay real
+    until this mixture rounds them (so Kairos's ceil-to-10 sees the raw lognormal).
+    """
+    def __init__(self, components: collections.abc.Sequence, weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        components: SizeDistributions or spec strings; weights: one non-negative weight each, not all zero. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def components(self) -> list:
+        """
+        The components.
+        """
+    @property
+    def weights(self) -> list[float]:
+        """
+        The weights, as given.
+        """
+class FallbackSize(SizeDistribution):
+    """
+    Draws from `base`; a draw outside [low, high] is replaced by one draw from `fallback` (not checked again).
+    Kairos keeps its lognormal sizes in [100, 200] this way, else U{190..199}.
+    """
+    def __init__(self, base: typing.Any, low: typing.SupportsFloat | typing.SupportsIndex, high: typing.SupportsFloat | typing.SupportsIndex, fallback: typing.Any, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        base, fallback: SizeDistributions or spec strings; low <= high (high may be inf). round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
+        """
+    @property
+    def base(self) -> SizeDistribution:
+        """
+        The distribution drawn first.
+        """
+    @property
+    def fallback(self) -> SizeDistribution:
+        """
+        The distribution used when base's draw is outside [low, high].
+        """
+    @property
+    def high(self) -> float:
+        """
+        Largest kept value of base.
+        """
+    @property
+    def low(self) -> float:
+        """
+        Smallest kept value of base.
+        """
 class ArrivalCursor:
     """
     One run of an arrival process: iterate it for arrival times in seconds (floats), or call next_ns() for int nanoseconds. Infinite unless the process is a finite trace.
@@ -260,6 +425,151 @@ class Replay(ArrivalProcess):
         """
         The times of one pass, seconds (float64 copy).
         """
+class Query:
+    """
+    One request: read-only fields; times in seconds (or _ns).
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def accuracy_floor(self) -> float:
+        """
+        Lowest model accuracy its application accepts.
+        """
+    @property
+    def app(self) -> int:
+        """
+        Index of its application.
+        """
+    @property
+    def arrival_ns(self) -> int:
+        ...
+    @property
+    def arrival_s(self) -> float:
+        ...
+    @property
+    def deadline_ns(self) -> int:
+        ...
+    @property
+    def deadline_s(self) -> float:
+        ...
+    @property
+    def id(self) -> int:
+        """
+        Dense id: the i-th query of the run has id i.
+        """
+    @property
+    def size(self) -> int:
+        """
+        Items in the request.
+        """
+class QueryStream:
+    """
+    The lazy queries of one run: iterate it for Query objects.
+    """
+    def __iter__(self) -> typing.Any:
+        """
+        The stream itself (an iterator).
+        """
+    def __next__(self) -> Query:
+        """
+        The next Query; StopIteration once the workload ends.
+        """
+class Application:
+    """
+    One application of a workload: its name, latency SLO, share of the queries, request sizes and the lowest model accuracy it accepts. Immutable.
+    """
+    def __init__(self, name: str, slo_s: typing.SupportsFloat | typing.SupportsIndex, share: typing.SupportsFloat | typing.SupportsIndex = 1.0, sizes: typing.Any = None, accuracy_floor: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        name: unique within a workload; slo_s: deadline = arrival + slo_s (seconds, > 0); share: relative rate
+        share (> 0, normalised over the applications); sizes: a SizeDistribution, a spec string such as
+        'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1].
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def accuracy_floor(self) -> float:
+        """
+        The lowest model accuracy the application accepts (0: any).
+        """
+    @property
+    def name(self) -> str:
+        """
+        The application's name.
+        """
+    @property
+    def share(self) -> float:
+        """
+        Relative rate share (as given).
+        """
+    @property
+    def sizes(self) -> typing.Any:
+        """
+        The size distribution, or None (size 1).
+        """
+    @property
+    def slo_s(self) -> float:
+        """
+        Latency SLO, seconds.
+        """
+class Workload:
+    """
+    Arrival process x application mix. Each query picks its application by share (stream "apps"), its size
+    from that application's distribution (stream "sizes/<index>") and gets deadline = arrival + slo. A run
+    stops after `count` queries, at the first arrival at or after `horizon_s` (not included), or when a
+    finite arrival trace ends.
+    """
+    def __init__(self, arrivals: typing.Any, apps: collections.abc.Sequence[Application], count: typing.SupportsInt | typing.SupportsIndex | None = None, horizon_s: typing.SupportsFloat | typing.SupportsIndex | None = None) -> None:
+        """
+        arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)'; apps: a list of Application
+        with unique names; count and horizon_s: limits, either may be None but not both.
+        """
+    def __repr__(self) -> str:
+        ...
+    def describe(self) -> str:
+        """
+        The arrival process, every application and the limits.
+        """
+    def generate(self, *, seed: typing.Any) -> dict:
+        """
+        Every query of the run as a dict of numpy columns (no copies): id (int64), app (int32 index into apps),
+        size (int32), arrival_s and deadline_s (float64 seconds), accuracy_floor (float32). The same seed gives
+        the same queries bit for bit. Releases the GIL; Ctrl-C stops it.
+        """
+    def start(self, *, seed: typing.Any) -> QueryStream:
+        """
+        A lazy QueryStream over the same queries generate(seed=seed) returns.
+        """
+    @property
+    def app_names(self) -> list[str]:
+        """
+        The applications' names, in index order (the `app` column indexes this).
+        """
+    @property
+    def apps(self) -> list[Application]:
+        """
+        The applications (copies), in index order.
+        """
+    @property
+    def arrivals(self) -> ArrivalProcess:
+        """
+        The arrival process.
+        """
+    @property
+    def count(self) -> int | None:
+        """
+        The query limit, or None.
+        """
+    @property
+    def horizon_s(self) -> float | None:
+        """
+        The time limit in seconds, or None.
+        """
+    @property
+    def shares(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Each application's share of the queries, normalised to sum to 1.
+        """
 class Profile:
     """
     Latency, accuracy, price, memory and load time of models on hardware types.
@@ -333,16 +643,11 @@ class Profile:
         ...
     def has_price(self, hardware: typing.Any) -> bool:
         ...
-    @typing.overload
-    def latency(self, hardware: typing.Any, model: typing.Any, batch: typing.SupportsInt | typing.SupportsIndex, statistic: str = 'mean') -> float:
+    def latency(self, hardware: typing.Any, model: typing.Any, batch: typing.Any, statistic: str = 'mean') -> typing.Any:
         """
         Decision latency in seconds: the statistic at batch, linear between the measured batch sizes
-        around it, the smallest measured batch's value below it; ValueError beyond max_batch.
-        """
-    @typing.overload
-    def latency(self, hardware: typing.Any, model: typing.Any, batch: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], statistic: str = 'mean') -> numpy.typing.NDArray[numpy.float64]:
-        """
-        The same for a sequence of batch sizes: a float64 numpy array of seconds.
+        around it, the smallest measured batch's value below it; ValueError beyond max_batch. For a
+        sequence of batch sizes, a float64 numpy array of seconds.
         """
     def load_time_s(self, hardware: typing.Any, model: typing.Any) -> typing.Any:
         """
@@ -470,44 +775,6 @@ class LatencyEstimator:
         """
         Seconds per item (NaN before 2 batch sizes).
         """
-class Query:
-    """
-    One request: read-only fields; times in seconds (or _ns).
-    """
-    def __repr__(self) -> str:
-        ...
-    @property
-    def accuracy_floor(self) -> float:
-        """
-        Lowest model accuracy its application accepts.
-        """
-    @property
-    def app(self) -> int:
-        """
-        Index of its application.
-        """
-    @property
-    def arrival_ns(self) -> int:
-        ...
-    @property
-    def arrival_s(self) -> float:
-        ...
-    @property
-    def deadline_ns(self) -> int:
-        ...
-    @property
-    def deadline_s(self) -> float:
-        ...
-    @property
-    def id(self) -> int:
-        """
-        Dense id: the i-th query of the run has id i.
-        """
-    @property
-    def size(self) -> int:
-        """
-        Items in the request.
-        """
 class BatchDone:
     """
     What on_batch_done reports: the worker is idle again.
@@ -609,7 +876,8 @@ class ClusterView:
         ...
 class Actions:
     """
-    What a policy can do. Invalid actions raise ValueError.
+    What a policy can do, only inside the hook that received it. Invalid actions raise ValueError; an action
+    after the hook (or its run) has ended raises RuntimeError.
     """
     def add_worker(self, hardware: str, models: collections.abc.Sequence[typing.Any], startup_s: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> int:
         ...
@@ -649,290 +917,11 @@ class Scheduler:
         ...
     def describe(self) -> str:
         ...
-class SizeDistribution:
-    """
-    An immutable request-size distribution: how many items each query carries. Sizes are integers >= 1.
-    A real draw x becomes a size in one step: with round_to == 1 the nearest integer (halves up, as Ribbon's
-    round()), with round_to == k > 1 the next multiple of k above x (ceil(x / k) * k, as Kairos); then at least
-    round_to, saturating at 2**31 - 1. generate() draws in bulk.
-    """
-    def __repr__(self) -> str:
-        ...
-    def describe(self) -> str:
-        """
-        The distribution and its parameters, e.g. 'lognormal(mu=5.1, sigma=0.2)' (a registry spec).
-        """
-    def generate(self, *, seed: typing.Any, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int32]:
-        """
-        `count` sizes as an int32 numpy array (no copy), from the stream "sizes" of `seed`: the same seed
-        gives the same sizes bit for bit. Releases the GIL; Ctrl-C stops it.
-        """
-    @property
-    def mean(self) -> float:
-        """
-        Expected size after clipping and rounding: exact for discrete distributions, a fine quadrature (relative error below 1e-3) for continuous ones.
-        """
-    @property
-    def round_to(self) -> int:
-        """
-        Sizes are multiples of this.
-        """
-class ConstantSize(SizeDistribution):
-    """
-    Every query has `value` items.
-    """
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        value: items per query, 1 .. 2**31 - 1. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def value(self) -> int:
-        """
-        Items per query.
-        """
-class UniformSize(SizeDistribution):
-    """
-    Integers uniform on low..high, both included.
-    """
-    def __init__(self, low: typing.SupportsInt | typing.SupportsIndex, high: typing.SupportsInt | typing.SupportsIndex, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        1 <= low <= high <= 2**31 - 1. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def high(self) -> int:
-        """
-        Largest size.
-        """
-    @property
-    def low(self) -> int:
-        """
-        Smallest size.
-        """
-class LognormalSize(SizeDistribution):
-    """
-    Lognormal sizes exp(N(mu, sigma**2)): mu and sigma are those of the underlying normal, as numpy.random.lognormal.
-    """
-    def __init__(self, mu: typing.SupportsFloat | typing.SupportsIndex, sigma: typing.SupportsFloat | typing.SupportsIndex, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        mu finite, sigma > 0. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def mu(self) -> float:
-        """
-        Mean of the underlying normal.
-        """
-    @property
-    def sigma(self) -> float:
-        """
-        Standard deviation of the underlying normal.
-        """
-class ClippedGaussianSize(SizeDistribution):
-    """
-    A normal N(mean, std**2) clipped to [low, high]: draws outside move to the nearer bound (not redrawn).
-    """
-    def __init__(self, mean: typing.SupportsFloat | typing.SupportsIndex, std: typing.SupportsFloat | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = 1.0, high: typing.SupportsFloat | typing.SupportsIndex = ..., *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        mean finite, std > 0, low finite, high may be inf, low <= high. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def gaussian_mean(self) -> float:
-        """
-        Mean of the normal before clipping (`mean` is the size's expectation).
-        """
-    @property
-    def high(self) -> float:
-        """
-        Upper clip.
-        """
-    @property
-    def low(self) -> float:
-        """
-        Lower clip.
-        """
-    @property
-    def std(self) -> float:
-        """
-        Standard deviation of the normal.
-        """
-class EmpiricalSize(SizeDistribution):
-    """
-    One of `values`: chosen uniformly (weights=None: the values are samples, e.g. a trace's sizes) or with
-    probability proportional to `weights` (a histogram).
-    """
-    def __init__(self, values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] | None = None, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        values: positive sizes (floats are rounded); weights: one non-negative weight per value, not all zero, or None. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def values(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        A copy of the values.
-        """
-    @property
-    def weights(self) -> typing.Any:
-        """
-        A copy of the weights, or None for a uniform choice.
-        """
-class SizeMixture(SizeDistribution):
-    """
-    Draws from component i with probability weights[i] / sum(weights). The components' draws stay real
-    until this mixture rounds them (so Kairos's ceil-to-10 sees the raw lognormal).
-    """
-    def __init__(self, components: collections.abc.Sequence, weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        components: SizeDistributions or spec strings; weights: one non-negative weight each, not all zero. round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def components(self) -> list:
-        """
-        The components.
-        """
-    @property
-    def weights(self) -> list[float]:
-        """
-        The weights, as given.
-        """
-class FallbackSize(SizeDistribution):
-    """
-    Draws from `base`; a draw outside [low, high] is replaced by one draw from `fallback` (not checked again).
-    Kairos keeps its lognormal sizes in [100, 200] this way, else U{190..199}.
-    """
-    def __init__(self, base: typing.Any, low: typing.SupportsFloat | typing.SupportsIndex, high: typing.SupportsFloat | typing.SupportsIndex, fallback: typing.Any, *, round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        """
-        base, fallback: SizeDistributions or spec strings; low <= high (high may be inf). round_to: round sizes up to a multiple of this (Kairos uses 10); 1 rounds to the nearest integer.
-        """
-    @property
-    def base(self) -> SizeDistribution:
-        """
-        The distribution drawn first.
-        """
-    @property
-    def fallback(self) -> SizeDistribution:
-        """
-        The distribution used when base's draw is outside [low, high].
-        """
-    @property
-    def high(self) -> float:
-        """
-        Largest kept value of base.
-        """
-    @property
-    def low(self) -> float:
-        """
-        Smallest kept value of base.
-        """
-class Application:
-    """
-    One application of a workload: its name, latency SLO, share of the queries, request sizes and the lowest model accuracy it accepts. Immutable.
-    """
-    def __init__(self, name: str, slo_s: typing.SupportsFloat | typing.SupportsIndex, share: typing.SupportsFloat | typing.SupportsIndex = 1.0, sizes: typing.Any = None, accuracy_floor: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
-        """
-        name: unique within a workload; slo_s: deadline = arrival + slo_s (seconds, > 0); share: relative rate
-        share (> 0, normalised over the applications); sizes: a SizeDistribution, a spec string such as
-        'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1].
-        """
-    def __repr__(self) -> str:
-        ...
-    @property
-    def accuracy_floor(self) -> float:
-        """
-        The lowest model accuracy the application accepts (0: any).
-        """
-    @property
-    def name(self) -> str:
-        """
-        The application's name.
-        """
-    @property
-    def share(self) -> float:
-        """
-        Relative rate share (as given).
-        """
-    @property
-    def sizes(self) -> typing.Any:
-        """
-        The size distribution, or None (size 1).
-        """
-    @property
-    def slo_s(self) -> float:
-        """
-        Latency SLO, seconds.
-        """
-class QueryStream:
-    """
-    The lazy queries of one run: iterate it for Query objects.
-    """
-    def __iter__(self) -> typing.Any:
-        """
-        The stream itself (an iterator).
-        """
-    def __next__(self) -> Query:
-        """
-        The next Query; StopIteration once the workload ends.
-        """
-class Workload:
-    """
-    Arrival process x application mix. Each query picks its application by share (stream "apps"), its size
-    from that application's distribution (stream "sizes/<index>") and gets deadline = arrival + slo. A run
-    stops after `count` queries, at the first arrival at or after `horizon_s` (not included), or when a
-    finite arrival trace ends.
-    """
-    def __init__(self, arrivals: typing.Any, apps: collections.abc.Sequence[Application], count: typing.SupportsInt | typing.SupportsIndex | None = None, horizon_s: typing.SupportsFloat | typing.SupportsIndex | None = None) -> None:
-        """
-        arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)'; apps: a list of Application
-        with unique names; count and horizon_s: limits, either may be None but not both.
-        """
-    def __repr__(self) -> str:
-        ...
-    def describe(self) -> str:
-        """
-        The arrival process, every application and the limits.
-        """
-    def generate(self, *, seed: typing.Any) -> dict:
-        """
-        Every query of the run as a dict of numpy columns (no copies): id (int64), app (int32 index into apps),
-        size (int32), arrival_s and deadline_s (float64 seconds), accuracy_floor (float32). The same seed gives
-        the same queries bit for bit. Releases the GIL; Ctrl-C stops it.
-        """
-    def start(self, *, seed: typing.Any) -> QueryStream:
-        """
-        A lazy QueryStream over the same queries generate(seed=seed) returns.
-        """
-    @property
-    def app_names(self) -> list[str]:
-        """
-        The applications' names, in index order (the `app` column indexes this).
-        """
-    @property
-    def apps(self) -> list[Application]:
-        """
-        The applications (copies), in index order.
-        """
-    @property
-    def arrivals(self) -> ArrivalProcess:
-        """
-        The arrival process.
-        """
-    @property
-    def count(self) -> int | None:
-        """
-        The query limit, or None.
-        """
-    @property
-    def horizon_s(self) -> float | None:
-        """
-        The time limit in seconds, or None.
-        """
-    @property
-    def shares(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        Each application's share of the queries, normalised to sum to 1.
-        """
 class WorkerGroup:
     """
     `count` identical workers of one hardware type.
     """
-    def __init__(self, hardware: str, count: typing.SupportsInt | typing.SupportsIndex = 1, models: collections.abc.Sequence[str] = [], config: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex] = {}) -> None:
+    def __init__(self, hardware: str, count: typing.SupportsInt | typing.SupportsIndex = 1, models: collections.abc.Sequence[str] = [], config: typing.Any = {}) -> None:
         """
         models: names loaded on each worker (empty: every model the profile has on this hardware);
         config: initial integer knobs (e.g. {'intra_op_threads': 4}).
@@ -954,6 +943,10 @@ class WorkerGroup:
 def build_info() -> dict:
     """
     What this build was compiled with (servelab.build_info() adds what is usable now).
+    """
+def extend_schedulers(name: str, factory: typing.Any, params: collections.abc.Sequence[dict], doc: str) -> None:
+    """
+    Adds a Python policy to the scheduler registry: factory(**params) returns a fresh Scheduler.
     """
 def kairos_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 10) -> SizeMixture:
     """
@@ -985,10 +978,6 @@ def make_size_distribution(spec: str, **kwargs) -> SizeDistribution:
     """
     Builds a size_distribution from 'name(a=1, ...)' or a name plus keyword arguments.
     """
-def onednn_runtime_version() -> str:
-    """
-    The oneDNN version loaded at run time.
-    """
 def read_azure_functions_counts(path: os.PathLike | str | bytes, function: str | None = None, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, repeat: bool = False) -> PiecewiseRate:
     """
     A per-minute PiecewiseRate (interval 60 s, rate = count/60) from an Azure Functions 2019
@@ -1009,6 +998,10 @@ def read_timestamps_csv(path: os.PathLike | str | bytes, unit: str = 's') -> num
     """
     Arrival timestamps, one per line (optional header line, '#' comments), in unit 's', 'ms', 'us' or 'ns'.
     Returns float64 seconds; they must be non-negative and non-decreasing. Errors name the file and line.
+    """
+def retract_scheduler(name: str) -> None:
+    """
+    Removes a policy added with extend_schedulers (KeyError for a built-in or unknown name).
     """
 def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> SizeMixture:
     """

@@ -1,9 +1,17 @@
 #include "servelab/cluster/cluster_spec.hpp"
 
+#include <limits>
+
 #include "servelab/cluster/records.hpp"
 #include "servelab/core/errors.hpp"
 
 namespace servelab::cluster {
+
+Nanos drain_limit_from_seconds(double drain_s) {
+  if (!(drain_s >= 0)) throw ValueError(str("drain_s=", drain_s, " must be a non-negative number of seconds"));
+  // A quarter of the range: the worlds add the limit to times without overflowing.
+  return drain_s >= kUnlimitedDrainS ? std::numeric_limits<Nanos>::max() / 4 : seconds_to_nanos(drain_s, "drain_s");
+}
 
 void RunSpec::validate() const {
   if (!profile) throw ValueError("profile=None: a run needs a profile");

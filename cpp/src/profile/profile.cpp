@@ -217,6 +217,15 @@ Nanos Profile::sample_ns(std::int32_t hardware, std::int32_t model, std::int64_t
       "sampled latency");
 }
 
+std::vector<Nanos> sample_service_times(const Profile& profile, std::int32_t hardware, std::int32_t model,
+                                        std::int64_t batch, std::uint64_t seed, std::int64_t count) {
+  if (count < 0) throw ValueError(str("count=", count, " must be >= 0"));
+  Rng rng(seed, kSampleStream);
+  std::vector<Nanos> out(static_cast<std::size_t>(count));
+  for (auto& t : out) t = profile.sample_ns(hardware, model, batch, rng);
+  return out;
+}
+
 std::vector<Nanos> Profile::decision_table(std::int32_t hardware, std::int32_t model, Statistic statistic) const {
   const auto& c = curve(hardware, model, 1);
   const auto max = c.rbegin()->first;

@@ -46,6 +46,11 @@ struct RunSpec {
   void validate() const;
 };
 
+// A drain limit given in seconds (drain_s): ValueError unless it is a non-negative number; from
+// kUnlimitedDrainS on, no limit (a drain that never cuts a run short).
+inline constexpr double kUnlimitedDrainS = 9e9;
+Nanos drain_limit_from_seconds(double drain_s);
+
 // MemoryError naming count or horizon_s when the run's per-query records (and the bookkeeping of
 // where each query is) would not fit the memory available; both worlds check before they start.
 void check_run_memory(const RunSpec& spec);

@@ -129,4 +129,13 @@ class Profile {
   std::map<std::pair<std::int32_t, std::int32_t>, PairData> pairs_;  // by (hardware, model)
 };
 
+// The random stream sample_service_times draws from, under the seed it is given.
+inline constexpr std::string_view kSampleStream = "profile/sample";
+
+// `count` service times of (hardware, model, batch), drawn as the simulator draws them (sample_ns)
+// from the stream kSampleStream of `seed`: the same seed gives the same times. ValueError for
+// count < 0.
+std::vector<Nanos> sample_service_times(const Profile& profile, std::int32_t hardware, std::int32_t model,
+                                        std::int64_t batch, std::uint64_t seed, std::int64_t count);
+
 }  // namespace servelab::profile

@@ -163,6 +163,29 @@ std::vector<std::int64_t> policy_pairs(const Mdp& mdp, const Policy& policy) {
   return pairs;
 }
 
+Mdp make_mdp(std::vector<std::int64_t> state_begin, std::vector<std::int64_t> pair_begin,
+             std::vector<std::int32_t> next_state, std::vector<double> probability,
+             std::optional<std::vector<double>> reward, double tolerance) {
+  Mdp mdp;
+  mdp.state_begin = std::move(state_begin);
+  mdp.pair_begin = std::move(pair_begin);
+  mdp.next_state = std::move(next_state);
+  mdp.probability = std::move(probability);
+  if (reward) {
+    mdp.reward = std::move(*reward);
+  } else {
+    mdp.reward.assign(mdp.pair_begin.empty() ? 0 : mdp.pair_begin.size() - 1, 0.0);
+  }
+  mdp.validate(tolerance);
+  return mdp;
+}
+
+void add_transition_rewards(Mdp& mdp, std::span<const double> transition_reward, double tolerance) {
+  const auto extra = expected_rewards(mdp, transition_reward);
+  for (std::size_t a = 0; a < extra.size(); ++a) mdp.reward[a] += extra[a];
+  mdp.validate(tolerance);
+}
+
 std::vector<double> expected_rewards(const Mdp& mdp, std::span<const double> transition_reward) {
   if (transition_reward.size() != static_cast<std::size_t>(mdp.num_transitions())) {
     throw ValueError(str("transition_reward has ", transition_reward.size(), " entries, expected one per transition (",

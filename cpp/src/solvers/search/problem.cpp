@@ -7,6 +7,14 @@
 
 namespace servelab::solvers::search {
 
+Goal parse_goal(std::string_view name) {
+  if (name == "maximize") return Goal::MaximizeValue;
+  if (name == "minimize_cost") return Goal::MinimizeCost;
+  throw ValueError(str("goal='", name, "' is not 'maximize' or 'minimize_cost'"));
+}
+
+std::string_view goal_name(Goal goal) { return goal == Goal::MaximizeValue ? "maximize" : "minimize_cost"; }
+
 Problem maximize_problem(SearchSpace space, Objective objective, UpperBound upper_bound) {
   return Problem{
       std::move(space), std::move(objective), Goal::MaximizeValue, true, std::move(upper_bound), true, 0.0, {}};

@@ -15,6 +15,21 @@ bool within_budget(double cost, double budget) { return cost <= budget + 1e-9 * 
 
 }  // namespace
 
+std::vector<Dimension> dimensions_from_columns(const std::vector<std::string>& names,
+                                               const std::vector<std::int64_t>& lower,
+                                               const std::vector<std::int64_t>& upper,
+                                               const std::vector<double>& unit_cost) {
+  const std::size_t n = names.size();
+  if (lower.size() != n || upper.size() != n || unit_cost.size() != n) {
+    throw ValueError(str("names, lower, upper and unit_cost must have the same length; got ", n, ", ", lower.size(),
+                         ", ", upper.size(), ", ", unit_cost.size()));
+  }
+  std::vector<Dimension> dims;
+  dims.reserve(n);
+  for (std::size_t d = 0; d < n; ++d) dims.push_back({names[d], lower[d], upper[d], unit_cost[d]});
+  return dims;
+}
+
 SearchSpace::SearchSpace(std::vector<Dimension> dimensions, std::optional<double> budget, std::vector<AtLeast> at_least,
                          std::int64_t min_total)
     : dimensions_(std::move(dimensions)), budget_(budget), at_least_(std::move(at_least)), min_total_(min_total) {

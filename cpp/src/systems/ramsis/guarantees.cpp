@@ -12,10 +12,17 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// The guarantees need a distribution: at least one power iteration, to a tolerance >= 0.
+void check_stationary(const solvers::mdp::StationaryOptions& s) {
+  if (!(s.tolerance >= 0)) throw ValueError(str("tolerance=", s.tolerance, " must be >= 0"));
+  if (s.max_iterations < 1) throw ValueError(str("max_iterations=", s.max_iterations, " must be >= 1"));
+}
 }  // namespace
 
 Guarantees evaluate(const RamsisMdp& r, const solvers::mdp::Policy& choice,
                     const solvers::mdp::StationaryOptions& options) {
+  check_stationary(options);
   const auto& mdp = r.mdp;
   if (static_cast<std::int32_t>(choice.size()) != mdp.num_states()) {
     throw ValueError(str("policy has ", choice.size(), " entries for ", mdp.num_states(), " states"));
@@ -50,6 +57,7 @@ Guarantees evaluate(const RamsisMdp& r, const solvers::mdp::Policy& choice,
 }
 
 Generated generate_policy(const LatencyTable& table, const GenerateOptions& o) {
+  check_stationary(o.stationary);
   if (o.sweeps < 1) throw ValueError(str("sweeps=", o.sweeps, " must be >= 1"));
   if (!(o.max_violation >= 0 && o.max_violation <= 1)) {
     throw ValueError(str("max_violation=", o.max_violation, " must be in [0, 1]"));

@@ -91,6 +91,13 @@ std::vector<ModelCurve> model_curves(const ClusterView& view, WorkerId worker) {
   return out;
 }
 
+ModelCurve profile_curve(const profile::Profile& profile, sched::HardwareId hardware, ModelId model,
+                         profile::Statistic statistic) {
+  ModelCurve c{model, profile.accuracy(model), profile.decision_table(hardware, model, statistic)};
+  c.latency.erase(c.latency.begin());  // entry 0 repeats batch 1's
+  return c;
+}
+
 LoadGranularScheduler::LoadGranularScheduler(LoadGranularOptions options)
     : options_(std::move(options)), monitor_(options_.window) {
   if (!options_.loads_qps.empty()) validate_load_grid(options_.loads_qps, "loads");

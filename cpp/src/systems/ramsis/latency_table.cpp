@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <utility>
 
 #include "servelab/core/errors.hpp"
 
@@ -168,6 +169,28 @@ LatencyTable LatencyTable::interpolated(double step) const {
     out.latency.push_back(std::move(row));
   }
   return out;
+}
+
+LatencyTable LatencyTable::from_seconds(std::vector<std::string> models, std::vector<double> accuracy,
+                                        std::span<const double> latency_s, std::size_t rows, std::size_t batches) {
+  if (rows != models.size()) throw ValueError(str("latency_s has ", rows, " rows for ", models.size(), " models"));
+  LatencyTable t;
+  t.models = std::move(models);
+  t.accuracy = std::move(accuracy);
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::vector<Nanos> row;
+    for (std::size_t b = 0; b < batches; ++b) {
+      const double s = latency_s[i * batches + b];
+      if (!std::isfinite(s) || s <= 0) {
+        throw ValueError(
+            str("latency_s[", i, ", ", b, "]=", s, ": latencies must be finite and > 0 (a gap in the profile?)"));
+      }
+      row.push_back(seconds_to_nanos(s, "latency_s"));
+    }
+    t.latency.push_back(std::move(row));
+  }
+  t.validate();
+  return t;
 }
 
 LatencyTable LatencyTable::from_rows(const std::vector<std::string>& models, const std::vector<double>& accuracy,

@@ -129,10 +129,7 @@ ModelSwitchingResult generate_model_switching_table(const ModelSwitchingSearch& 
     if (!profile.has_latency(hw, m)) {
       throw ValueError(str("model '", name, "' has no latency profile on hardware '", s.hardware, "'"));
     }
-    ModelCurve c{m, profile.accuracy(m), {}};
-    for (const Nanos t : profile.decision_table(hw, m, s.statistic)) c.latency.push_back(t);
-    c.latency.erase(c.latency.begin());  // entry 0 repeats batch 1's
-    curves.push_back(std::move(c));
+    curves.push_back(profile_curve(profile, hw, m, s.statistic));
   }
   // Most accurate first (unknown accuracy last; ties keep the candidate order).
   std::vector<std::size_t> order(curves.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -61,6 +62,15 @@ void validate_policy(const Mdp& mdp, const Policy& policy);
 
 // The global pair index chosen by `policy` in each state (validates the policy).
 std::vector<std::int64_t> policy_pairs(const Mdp& mdp, const Policy& policy);
+
+// An MDP from its arrays, validated (Mdp::validate): `reward` per pair, or nullopt for 0 everywhere.
+Mdp make_mdp(std::vector<std::int64_t> state_begin, std::vector<std::int64_t> pair_begin,
+             std::vector<std::int32_t> next_state, std::vector<double> probability,
+             std::optional<std::vector<double>> reward, double tolerance = 1e-9);
+
+// Adds the expectation of rewards given per transition (expected_rewards) to every pair's reward,
+// then validates the MDP again (the sums could overflow).
+void add_transition_rewards(Mdp& mdp, std::span<const double> transition_reward, double tolerance = 1e-9);
 
 // Expected immediate reward of every pair for rewards given per transition:
 // sum over the pair's transitions t of probability[t] * transition_reward[t], summed in order.

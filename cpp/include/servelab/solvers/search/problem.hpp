@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "servelab/solvers/search/space.hpp"
@@ -25,6 +26,10 @@ using Objective = std::function<double(const Config&)>;
 using UpperBound = std::function<double(const Config&)>;
 
 enum class Goal { MaximizeValue, MinimizeCost };
+
+// "maximize" / "minimize_cost", as Python names the goals; ValueError naming any other.
+Goal parse_goal(std::string_view name);
+std::string_view goal_name(Goal goal);
 
 struct Problem {
   SearchSpace space;

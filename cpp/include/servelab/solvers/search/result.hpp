@@ -43,6 +43,11 @@ struct SearchResult {
   std::string stop_reason;
 
   std::int64_t evaluations() const { return static_cast<std::int64_t>(trace.size()); }
+  // Evaluations as a share of the feasible points of the space (NaN for an empty space).
+  double share() const {
+    return space_points > 0 ? static_cast<double>(evaluations()) / static_cast<double>(space_points)
+                            : std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 // The number of evaluations after which a config at least as good as `target` had been evaluated:

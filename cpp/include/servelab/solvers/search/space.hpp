@@ -25,6 +25,13 @@ struct AtLeast {
   std::int64_t count = 0;
 };
 
+// The dimensions of columns given side by side: {names[d], lower[d], upper[d], unit_cost[d]}.
+// ValueError unless the four have the same length (the SearchSpace checks the values).
+std::vector<Dimension> dimensions_from_columns(const std::vector<std::string>& names,
+                                               const std::vector<std::int64_t>& lower,
+                                               const std::vector<std::int64_t>& upper,
+                                               const std::vector<double>& unit_cost);
+
 // Enumeration refuses boxes larger than this many points (they would not fit in memory anyway).
 inline constexpr std::int64_t kMaxEnumeratedPoints = 2'000'000;
 

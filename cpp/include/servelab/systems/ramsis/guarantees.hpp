@@ -28,6 +28,8 @@ struct Guarantees {
   bool converged = false;
 };
 
+// ValueError for a policy of the wrong length, or options with tolerance < 0 (or NaN) or
+// max_iterations < 1.
 Guarantees evaluate(const RamsisMdp& mdp, const solvers::mdp::Policy& choice,
                     const solvers::mdp::StationaryOptions& options = {});
 
@@ -47,7 +49,8 @@ struct Generated {
   double build_seconds = 0, solve_seconds = 0, evaluate_seconds = 0;
 };
 
-// Builds the MDP, runs value iteration and evaluates the guarantees.
+// Builds the MDP, runs value iteration and evaluates the guarantees. ValueError for bad options
+// (stationary as evaluate() checks them, sweeps < 1, max_violation outside [0, 1], the MDP's).
 Generated generate_policy(const LatencyTable& table, const GenerateOptions& options);
 
 // The solver's action indices of a WorkerPolicy on `mdp` (ValueError when an action of the policy

@@ -45,6 +45,10 @@ BatchRule adaptive_batch_rule(std::span<const ModelCurve> models, Nanos slo, dou
 
 // The curves of every model loaded on `worker` that its hardware has a latency profile for.
 std::vector<ModelCurve> model_curves(const sched::ClusterView& view, WorkerId worker);
+// The curve of `model` on `hardware` from a profile: its accuracy and the `statistic` latency of
+// every batch 1..max_batch (ValueError when the pair has no latency).
+ModelCurve profile_curve(const profile::Profile& profile, sched::HardwareId hardware, ModelId model,
+                         profile::Statistic statistic);
 
 struct LoadGranularOptions {
   // The loads (queries/s, ascending) that rules are computed for: an estimate selects the smallest

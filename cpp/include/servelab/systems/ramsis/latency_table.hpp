@@ -6,7 +6,9 @@
 // is validated: finite, positive, every batch 1..max_batch present.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,11 @@ struct LatencyTable {
   static LatencyTable from_rows(const std::vector<std::string>& models, const std::vector<double>& accuracy,
                                 const std::vector<std::string>& row_model, const std::vector<std::int64_t>& row_batch,
                                 const std::vector<double>& row_seconds);
+  // From a dense [model, batch - 1] matrix of seconds, row-major with `batches` columns: one row per
+  // model. ValueError for a row count other than models.size(), or a latency that is not finite
+  // and > 0 (naming latency_s[model, batch - 1]: a gap in the profile?).
+  static LatencyTable from_seconds(std::vector<std::string> models, std::vector<double> accuracy,
+                                   std::span<const double> latency_s, std::size_t rows, std::size_t batches);
   // From a Profile: `statistic` of (hardware, model, batch) for batch 1..max_batch. Accuracy from
   // the profile (ValueError when missing). What a batch the profile did not measure gets:
   //  - Fill::None: nothing - a gap is a ValueError naming it (max_batch 0: the smallest largest
