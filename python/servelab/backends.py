@@ -61,14 +61,6 @@ def _load_onednn() -> tuple[ModuleType | None, str, dict[str, Any]]:
     return module, "", {"runtime_version": module.runtime_version()}
 
 
-def _onednn_status() -> BackendStatus:
-    info = _compiled("onednn")
-    module, reason, details = _load_onednn()
-    return BackendStatus(
-        "onednn", info["compiled"], info["version"], module is not None, reason, details
-    )
-
-
 @functools.cache
 def _load_lp() -> tuple[ModuleType | None, str, dict[str, Any]]:
     module, reason = _import_extension("_lp")
@@ -99,14 +91,6 @@ def _load_torch() -> tuple[ModuleType | None, str, dict[str, Any]]:
     return module, "", details
 
 
-def _torch_status() -> BackendStatus:
-    info = _compiled("torch")
-    module, reason, details = _load_torch()
-    return BackendStatus(
-        "torch", info["compiled"], info["version"], module is not None, reason, details
-    )
-
-
 @functools.cache
 def _load_cuda() -> tuple[ModuleType | None, str, dict[str, Any]]:
     info = _compiled("cuda")
@@ -126,29 +110,28 @@ def _load_cuda() -> tuple[ModuleType | None, str, dict[str, Any]]:
     return None, reason, status
 
 
-def _cuda_status() -> BackendStatus:
-    info = _compiled("cuda")
-    module, reason, details = _load_cuda()
-    details = {"architectures": info.get("architectures"), **details}
-    return BackendStatus(
-        "cuda", info["compiled"], info["version"], module is not None, reason, details
-    )
+# The executor backends build_info() reports, and every module loader require() knows.
+_EXECUTOR_BACKENDS = ("onednn", "torch", "cuda")
+_LOADERS = {"onednn": _load_onednn, "lp": _load_lp, "torch": _load_torch, "cuda": _load_cuda}
 
 
 def status(name: str) -> BackendStatus:
     """The status of one backend: ``"onednn"``, ``"torch"`` or ``"cuda"``."""
-    checks = {"onednn": _onednn_status, "torch": _torch_status, "cuda": _cuda_status}
-    if name not in checks:
-        raise KeyError(f"backend={name!r} is unknown; choose one of {sorted(checks)}")
-    return checks[name]()
+    if name not in _EXECUTOR_BACKENDS:
+        raise KeyError(f"backend={name!r} is unknown; choose one of {sorted(_EXECUTOR_BACKENDS)}")
+    info = _compiled(name)
+    module, reason, details = _LOADERS[name]()
+    if name == "cuda":
+        details = {"architectures": info.get("architectures"), **details}
+    usable = module is not None
+    return BackendStatus(name, info["compiled"], info["version"], usable, reason, details)
 
 
 def require(name: str) -> ModuleType:
     """The extension module of a usable backend, or BackendUnavailable saying why not."""
-    loaders = {"onednn": _load_onednn, "lp": _load_lp, "torch": _load_torch, "cuda": _load_cuda}
-    if name not in loaders:
-        raise KeyError(f"backend={name!r} has no separate module; choose one of {sorted(loaders)}")
-    module, reason, _ = loaders[name]()
+    if name not in _LOADERS:
+        raise KeyError(f"backend={name!r} has no separate module; choose one of {sorted(_LOADERS)}")
+    module, reason, _ = _LOADERS[name]()
     if module is None:
         raise BackendUnavailable(f"the {name} backend is not usable: {reason}")
     return module
@@ -164,7 +147,7 @@ def build_info() -> dict[str, Any]:
     servelab.solvers.lp ("" when servelab was built without one).
     """
     info = _core.build_info()
-    info["backends"] = {name: _as_dict(status(name)) for name in ("onednn", "torch", "cuda")}
+    info["backends"] = {name: _as_dict(status(name)) for name in _EXECUTOR_BACKENDS}
     info["lp_solver"] = _lp_solver()
     return info
 
