@@ -1448,3 +1448,32 @@ def test_actions_kept_from_on_start_still_work_inside_later_hooks():
 
     res = servelab.simulate(scenario(), scheduler=FromStart())
     assert res.summary()["completed"] == 5
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (
+            lambda: servelab.profiles.example("hetero_cpu_gpu").sample(
+                "g4dn.xlarge", "rm2", 1, seed=0, count=10**13
+            ),
+            r"count=10000000000000: the service times would need about .* lower count$",
+        ),
+        (
+            lambda: servelab.workload.make_size_distribution("constant(value=3)").generate(
+                seed=0, count=10**13
+            ),
+            r"count=10000000000000: the sizes would need about .* lower count$",
+        ),
+        (
+            lambda: servelab.workload.make_arrival_process("poisson(rate=1000)").generate(
+                seed=0, horizon_s=1e9
+            ),
+            r"horizon_s=1000000000 \(about .* arrivals at 1000/s\): the arrival times .* horizon_s$",
+        ),
+    ],
+    ids=["profile-sample", "sizes-generate", "arrivals-generate"],
+)
+def test_bulk_draws_check_their_memory_before_allocating(call, match):
+    with pytest.raises(MemoryError, match=match):
+        call()

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "servelab/core/errors.hpp"
+
 namespace servelab::core {
 
 namespace {
@@ -49,6 +51,16 @@ std::string format_bytes(double bytes) {
   char text[48];
   std::snprintf(text, sizeof text, "%.3g %s", bytes, kUnits[unit]);
   return text;
+}
+
+void check_fits_memory(double items, double bytes_per_item, std::string_view given, std::string_view field,
+                       std::string_view what) {
+  const double need = items * bytes_per_item;
+  const auto available = available_memory_bytes();
+  if (!available || !(need > static_cast<double>(*available))) return;
+  throw MemoryError(str(given, ": ", what, " would need about ", format_bytes(need), " (", bytes_per_item,
+                        " bytes each), more than the ", format_bytes(static_cast<double>(*available)),
+                        " of memory available: lower ", field));
 }
 
 }  // namespace servelab::core

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "servelab/core/memory.hpp"
+
 namespace servelab::profile {
 
 namespace {
@@ -220,6 +222,8 @@ Nanos Profile::sample_ns(std::int32_t hardware, std::int32_t model, std::int64_t
 std::vector<Nanos> sample_service_times(const Profile& profile, std::int32_t hardware, std::int32_t model,
                                         std::int64_t batch, std::uint64_t seed, std::int64_t count) {
   if (count < 0) throw ValueError(str("count=", count, " must be >= 0"));
+  // int64 ns here, float64 seconds in the caller's array.
+  core::check_fits_memory(static_cast<double>(count), 16, str("count=", count), "count", "the service times");
   Rng rng(seed, kSampleStream);
   std::vector<Nanos> out(static_cast<std::size_t>(count));
   for (auto& t : out) t = profile.sample_ns(hardware, model, batch, rng);

@@ -10,6 +10,7 @@
 #include "format.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
+#include "servelab/core/memory.hpp"
 
 namespace servelab::workload {
 
@@ -196,6 +197,13 @@ std::vector<Time> generate(const ArrivalProcess& process, std::uint64_t seed, st
   if (horizon != kUnlimitedHorizon && std::isfinite(rate)) {
     const double mean = rate * nanos_to_seconds(horizon);
     expected = std::min(expected, mean + 6 * std::sqrt(mean) + 16);
+  }
+  if (std::isfinite(expected)) {
+    const bool by_count = expected == static_cast<double>(max_count);
+    const std::string given = by_count ? str("count=", max_count)
+                                       : str("horizon_s=", num(nanos_to_seconds(horizon)), " (about ", num(expected),
+                                             " arrivals at ", num(rate), "/s)");
+    core::check_fits_memory(expected, sizeof(Time), given, by_count ? "count" : "horizon_s", "the arrival times");
   }
   std::vector<Time> out;
   out.reserve(static_cast<std::size_t>(std::min(expected, double{1 << 26})));

@@ -9,6 +9,7 @@
 #include "format.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
+#include "servelab/core/memory.hpp"
 
 namespace servelab::workload {
 
@@ -333,6 +334,7 @@ std::shared_ptr<SizeMixture> ribbon_sizes(std::int64_t round_to) {
 
 std::vector<std::int32_t> generate_sizes(const SizeDistribution& sizes, std::uint64_t seed, std::int64_t count) {
   if (count < 0) throw ValueError(str("count=", count, " must be >= 0"));
+  core::check_fits_memory(static_cast<double>(count), sizeof(std::int32_t), str("count=", count), "count", "the sizes");
   std::vector<std::int32_t> out;
   out.reserve(static_cast<std::size_t>(std::min<std::int64_t>(count, std::int64_t{1} << 26)));
   Rng rng(seed, kSizeStream);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace servelab::core {
 
@@ -14,5 +15,11 @@ std::optional<std::uint64_t> available_memory_bytes();
 
 // "1.5 GB", "740 MB", "12 kB": three significant digits at most, decimal units.
 std::string format_bytes(double bytes);
+
+// MemoryError "<given>: <what> would need about X (B bytes each), more than the Y available: lower
+// <field>" when `items` x `bytes_per_item` does not fit the memory available (no check when unknown).
+// `given` shows the value ("count=1e12"), `field` names what to change ("count").
+void check_fits_memory(double items, double bytes_per_item, std::string_view given, std::string_view field,
+                       std::string_view what);
 
 }  // namespace servelab::core
