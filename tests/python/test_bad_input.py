@@ -1469,7 +1469,7 @@ def test_actions_kept_from_on_start_still_work_inside_later_hooks():
             lambda: servelab.workload.make_arrival_process("poisson(rate=1000)").generate(
                 seed=0, horizon_s=1e9
             ),
-            r"horizon_s=1000000000 \(about .* arrivals at 1000/s\): the arrival times .* horizon_s$",
+            r"horizon_s=1000000000 \(about .* arrivals at 1000/s\): the arrival times .*horizon_s$",
         ),
     ],
     ids=["profile-sample", "sizes-generate", "arrivals-generate"],
