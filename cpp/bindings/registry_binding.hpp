@@ -37,6 +37,15 @@ inline ParamArgs args_from_python(const pybind11::kwargs& kwargs) {
   ParamArgs args;
   for (const auto& [key, value] : kwargs) {
     const auto name = pybind11::cast<std::string>(key);
+    // An int beyond int64 would otherwise become a float silently (the variant's next type).
+    if (pybind11::isinstance<pybind11::int_>(value) && !pybind11::isinstance<pybind11::bool_>(value)) {
+      int overflow = 0;
+      PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+      if (overflow != 0) {
+        throw ValueError(str(name, "=", pybind11::cast<std::string>(pybind11::repr(value)),
+                             " is out of range: integer parameters must fit in 64 bits"));
+      }
+    }
     try {
       args[name] = pybind11::cast<ParamValue>(value);
     } catch (const pybind11::cast_error&) {

@@ -1477,3 +1477,8 @@ def test_actions_kept_from_on_start_still_work_inside_later_hooks():
 def test_bulk_draws_check_their_memory_before_allocating(call, match):
     with pytest.raises(MemoryError, match=match):
         call()
+
+
+def test_registry_keyword_integers_beyond_int64_are_refused_not_made_floats():
+    with pytest.raises(ValueError, match=r"rate=1180591620717411303424 is out of range: .*64 bits"):
+        servelab.workload.make_arrival_process("poisson", rate=2**70)
