@@ -156,3 +156,49 @@ def test_the_distributors_latency_estimate_is_the_artifacts(folder):
         np.testing.assert_allclose(
             ours, rows["distributor_mean_ms"], atol=5e-5, err_msg=f"{hw} {model}"
         )
+
+
+def test_fig10_kairos_plus_finds_each_schemes_own_optimum_at_an_online_cost(folder):
+    # Fig. 10: every scheme explores with Kairos+. Its optimum is the exhaustive one; Ribbon and
+    # DRS prune little (their throughputs lie far below the bounds), the paper's 5-30% of the space.
+    schemes = {"ribbon": "ribbon", "drs": "drs", "clockwork": "clockwork"}
+    table = kairos.exploration_overhead(folder, "ncf", size=SIZE, distributors=schemes)
+    print("\n" + table.to_string())
+    space = table.attrs["space_points"]
+    assert space == len(kairos.upper_bounds(folder, "ncf")) and list(table.index) == list(schemes)
+    for scheme, row in table.iterrows():
+        again = kairos.evaluate_config(
+            folder, row["config"], row["distributor"], model="ncf", queries=2000, rel_tol=0.02
+        )
+        assert again.rate == pytest.approx(row["rate"]), scheme  # the optimum is a measured value
+        assert row["kairos_plus_rate"] <= row["rate"] * (1 + 1e-9), scheme
+        if not np.isnan(row["evaluations_to_optimum"]):
+            assert row["kairos_plus_rate"] == pytest.approx(row["rate"]), scheme
+            assert 1 <= row["evaluations_to_optimum"] <= row["evaluations"], scheme
+            assert row["share_to_optimum"] == row["evaluations_to_optimum"] / space
+    for scheme in ("ribbon", "drs"):
+        assert table.loc[scheme, "evaluations"] >= 0.05 * space, table.to_string()
+
+
+def test_fig10_uses_known_values_instead_of_simulating(folder):
+    frame = kairos.upper_bounds(folder, "rm2")
+    types = frame.attrs["types"]
+    # A scheme serving 90% of every bound: its optimum is the first bound's configuration, and
+    # Kairos+ stops before any configuration whose bound is below 90% of the first.
+    known = {
+        tuple(int(n) for n in row): 0.9 * b
+        for row, b in zip(frame[types].to_numpy(), frame["bound"], strict=True)
+    }
+    table = kairos.exploration_overhead(
+        folder, "rm2", distributors={"tight": "no-such-scheduler"}, known={"tight": known}
+    )
+    row = table.loc["tight"]
+    assert row["evaluations_to_optimum"] == 1
+    assert 1 <= row["evaluations"] <= (frame["bound"] > 0.9 * frame["bound"].iloc[0]).sum()
+    assert row["rate"] == pytest.approx(0.9 * frame["bound"].iloc[0])
+    with pytest.raises(ValueError, match=r"size=\{'queries': 10\}"):
+        kairos.exploration_overhead(folder, "rm2", size={"queries": 10})
+    with pytest.raises(ValueError, match=r"size\['seeds'\]"):
+        kairos.exploration_overhead(
+            folder, "rm2", size={"queries": 10, "seeds": (), "rel_tol": 0.1}
+        )

@@ -14,7 +14,7 @@ The package follows the systems' template (docs/architecture.md), one module per
 - offline algorithms: ``bounds`` (upper bounds, one-shot selection), ``kairos_plus`` (Kairos+ and
   the searches it is compared with), ``oracle`` (ORCL), ``fluid`` (an LP bound, beyond the paper);
 - ``schedulers``: the registered distributors (kairos, ribbon, drs, clockwork, oracle);
-- ``experiments``: evaluation of a configuration by simulation, DRS tuning, Fig. 8 and Fig. 9;
+- ``experiments``: evaluation of a configuration by simulation, DRS tuning, Fig. 8, 9 and 10;
 - ``paper``: the paper's settings (QoS targets) and claims, our numbers beside them;
 - ``data``: the artifact's files and the profiles; ``cli``: ``servelab kairos ...``.
 
@@ -57,6 +57,7 @@ _PUBLIC = {
         "compare_with_homogeneous",
         "evaluate_config",
         "evaluation_scenario",
+        "exploration_overhead",
         "fidelity_report",
         "tune_drs_threshold",
     ),

@@ -1,6 +1,6 @@
 """The experiment harness of the Kairos evaluation: the allowable throughput of a configuration
 under a distributor (Kairos's metric), DRS's threshold tuning, and the comparisons of the paper's
-Fig. 8 and Fig. 9.
+Fig. 8, 9 and 10.
 
 "The maximum throughput the allocated instances can serve without causing QoS violation"
 (Kairos, HPDC'23, Sec. 3): the largest Poisson arrival rate at which the p99 latency of the
@@ -16,6 +16,7 @@ can be replayed with :func:`servelab.serve`)::
     drs = kairos.tune_drs_threshold(folder, config, model="rm2")
     table = kairos.compare_distributors(folder, "rm2", size="full")      # Fig. 9, one model
     table = kairos.compare_with_homogeneous(folder, "rm2", size="full")  # Fig. 8, one model
+    table = kairos.exploration_overhead(folder, "rm2", size="full")     # Fig. 10, one model
 
 The workload is the artifact's: inter-arrival gaps of whole milliseconds drawn from a Poisson
 distribution (``poisson_integer_ms``), query sizes from its mix rounded up to multiples of 10
@@ -25,7 +26,8 @@ statistic "mean" is the artifact's estimate (the mean without the largest sample
 times are drawn uniformly from the remaining samples, as its emulated servers do.
 
 ``size="small"`` runs the comparisons on reduced workloads (2,000 queries, one seed) for tests;
-``size="full"`` the artifact's 20,000 queries on three seeds.
+``size="full"`` the artifact's 20,000 queries on three seeds; a mapping
+(``{"queries": 1000, "seeds": (0,), "rel_tol": 0.05}``) sets a study's own size.
 """
 
 from __future__ import annotations
@@ -56,9 +58,35 @@ SIZES: dict[str, dict[str, Any]] = {
 }
 
 
-def _size(size: str) -> dict[str, Any]:
-    if size not in SIZES:
-        raise ValueError(f"size={size!r} is not one of {', '.join(map(repr, SIZES))}")
+#: What a comparison's ``size`` may be: a name of SIZES, or a mapping with these keys.
+Size = str | Mapping[str, Any]
+
+
+def _size(size: Size) -> dict[str, Any]:
+    """A run size: a name of SIZES, or a mapping of queries, seeds and rel_tol (oracle_queries
+    defaults to queries), so that a study can compare its own measurements at its own size."""
+    if isinstance(size, Mapping):
+        required = {"queries", "seeds", "rel_tol"}
+        unknown = set(size) - required - {"oracle_queries"}
+        if unknown or not required <= set(size):
+            raise ValueError(
+                f"size={dict(size)!r} must map exactly queries, seeds, rel_tol "
+                "(and optionally oracle_queries)"
+            )
+        seeds = size["seeds"]
+        if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
+            raise ValueError(f"size['seeds']={seeds!r} must be a non-empty sequence of seeds")
+        return {
+            "queries": size["queries"],
+            "seeds": tuple(seeds),
+            "rel_tol": size["rel_tol"],
+            "oracle_queries": size.get("oracle_queries", size["queries"]),
+        }
+    if not isinstance(size, str) or size not in SIZES:
+        raise ValueError(
+            f"size={size!r} is not one of {', '.join(map(repr, SIZES))} or a mapping of "
+            "queries, seeds and rel_tol"
+        )
     return SIZES[size]
 
 
@@ -280,7 +308,7 @@ def tune_drs_threshold(
 
 
 def _comparison(
-    source: Any, model: str, size: str, qos_ms: float | None
+    source: Any, model: str, size: Size, qos_ms: float | None
 ) -> tuple[Path, dict[str, Any], float]:
     """A comparison's artifact folder, run size and QoS target (ms), checked in that order."""
     return artifact_folder(source), _size(size), qos_target(model, qos_ms)
@@ -301,7 +329,7 @@ def compare_distributors(
     source: Any,
     model: str = "rm2",
     *,
-    size: str = "small",
+    size: Size = "small",
     config: Mapping[str, int] | None = None,
     qos_ms: float | None = None,
     kairos: str = "kairos",
@@ -341,11 +369,77 @@ def compare_distributors(
     return frame
 
 
+def exploration_overhead(
+    source: Any,
+    model: str = "rm2",
+    *,
+    size: Size = "small",
+    qos_ms: float | None = None,
+    distributors: Mapping[str, str] | None = None,
+    known: Mapping[str, Mapping[tuple[int, ...], float]] | None = None,
+    formula: str = "artifact",
+) -> pd.DataFrame:
+    """Fig. 10 for one model: the online evaluations each distributor needs to reach its *own*
+    optimum configuration when it explores with Kairos+ (Algorithm 1: bound order, bound and
+    sub-configuration pruning), the same search for every scheme, as in the paper.
+
+    Every configuration is measured under every scheme (its optimum is the exhaustive one), then
+    Kairos+ runs over those values. distributors: scheme -> scheduler spec (default Kairos,
+    Ribbon, DRS with its default threshold per configuration, since tuning it by hill climbing
+    for each configuration would multiply the runs, and CLKWRK). known: scheme -> {counts tuple
+    (the frame's type order): allowable throughput} already measured, used instead of simulating.
+
+    One row per scheme: the optimum ``config`` and its ``rate``; ``evaluations`` until Kairos+
+    stops; ``evaluations_to_optimum`` and ``share_to_optimum`` (of the space), NaN when Kairos+
+    stops without it (its sub-configuration pruning assumes that removing instances never helps,
+    which FCFS-like distributors break); ``kairos_plus_rate``, the best Kairos+ found.
+    """
+    from .bounds import upper_bounds
+    from .kairos_plus import search
+
+    folder, run, qos = _comparison(source, model, size, qos_ms)
+    schemes = dict(
+        distributors
+        if distributors is not None
+        else {"kairos": "kairos", "ribbon": "ribbon", "drs": "drs", "clockwork": "clockwork"}
+    )
+    frame = upper_bounds(folder, model, formula=formula)
+    types = list(frame.attrs["types"])
+    space = [tuple(int(n) for n in row) for row in frame[types].to_numpy()]
+    kw = _evaluate_kw(model, qos, run)
+    rows = []
+    for scheme, spec in schemes.items():
+        measured = dict((known or {}).get(scheme, {}))
+        for key in space:
+            if key not in measured:
+                present = {t: n for t, n in zip(types, key, strict=True) if n}
+                measured[key] = evaluate_config(folder, present, spec, **kw).rate
+        optimum = max(space, key=lambda key: (measured[key], [-n for n in key]))
+        found = search(frame, objective=measured, method="kairos+")
+        best = measured[optimum]
+        to_opt = found.evaluations_to_reach(best, tolerance=1e-9 * max(1.0, abs(best)))
+        rows.append(
+            {
+                "scheme": scheme,
+                "distributor": spec,
+                "config": {t: n for t, n in zip(types, optimum, strict=True) if n},
+                "rate": best,
+                "evaluations": found.evaluations,
+                "evaluations_to_optimum": to_opt if to_opt else math.nan,
+                "share_to_optimum": to_opt / len(space) if to_opt else math.nan,
+                "kairos_plus_rate": found.best_value,
+            }
+        )
+    out = pd.DataFrame(rows).set_index("scheme")
+    out.attrs.update({"model": model, "size": size, "qos_ms": qos, "space_points": len(space)})
+    return out
+
+
 def best_homogeneous(
     source: Any,
     model: str = "rm2",
     *,
-    size: str = "small",
+    size: Size = "small",
     qos_ms: float | None = None,
     distributor: str = "ribbon",
     budget: float | None = None,
@@ -389,7 +483,7 @@ def compare_with_homogeneous(
     source: Any,
     model: str = "rm2",
     *,
-    size: str = "small",
+    size: Size = "small",
     qos_ms: float | None = None,
     kairos: str = "kairos",
     formula: str = "artifact",
@@ -419,7 +513,7 @@ def fidelity_report(
     source: Any,
     models: Sequence[str] = MODELS,
     *,
-    size: str = "full",
+    size: Size = "full",
 ) -> pd.DataFrame:
     """Both comparisons for every model, ours beside the paper's claims: one row per model
     (:func:`~servelab.kairos.paper.fidelity_table`)."""
