@@ -1,0 +1,80 @@
+"""Hera (Choi, Kim, Rhu, 2022): co-locating recommendation models on CPU servers by worker
+scalability and co-location affinity.
+
+::
+
+    from servelab import hera
+
+    off = hera.build()                        # Table I's models on Table II's node
+    off.summary()                             # class (high/low scalability), QPS, max workers
+    off.affinity                              # Algorithm 1's lookup table (Fig. 10a)
+    off.pearson()                             # vs the contention model's co-located QPS
+    hera.emu_summary(off)                     # Fig. 11: EMU of each selection policy's pairs
+    plan = hera.schedule(off, hera.targets_for(off, 4), "hera")   # Algorithm 2
+    plan.num_servers, plan.emu
+    run = hera.run_node(off, "dlrm_d", "ncf", hera.fig14_loads())  # Algorithm 3 (Fig. 14)
+    print(hera.format_comparison(hera.comparison(off)))           # ours beside the paper
+
+Modules: ``specs`` (node presets, Table I model profiles), ``offline`` (profiling tables,
+scalability, affinity, pair allocations), ``selection`` (Fig. 11's policies and EMU),
+``cluster`` (Algorithm 2 and the baselines, servers needed), ``rmu`` (Algorithm 3's node
+resource manager against PARTIES over a load trace, Fig. 12-14), ``experiments`` (the same
+managers as the registered schedulers ``hera_rmu`` and ``parties`` in a servelab Scenario),
+``paper`` (the paper's numbers and
+comparisons), ``calibration`` (fitting a profile to measured points), ``node_control`` (core
+pinning and resctrl LLC partitioning), ``cli`` and ``plotting``. The contention model and the
+algorithms run in C++ (``servelab._core.hera``). Every name below loads its module on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> the module (of this package) that defines it
+_EXPORTS = {
+    **dict.fromkeys(
+        (
+            "LABELS", "ModelProfile", "NODE_PRESETS", "NodeSpec", "baseline_node", "label",
+            "model", "models", "node", "table1_models",
+        ),
+        "specs",
+    ),
+    **dict.fromkeys(("HeraOffline", "build"), "offline"),
+    **dict.fromkeys(
+        ("SELECTIONS", "emu_distribution", "emu_summary", "selection_pairs"), "selection"
+    ),
+    **dict.fromkeys(("ClusterPlan", "schedule", "servers_needed", "targets_for"), "cluster"),
+    **dict.fromkeys(("FIG15_LEVELS", "PAPER", "comparison", "format_comparison"), "paper"),
+    **dict.fromkeys(("Fit", "fit_profile", "predict"), "calibration"),
+    **dict.fromkeys(
+        ("HARDWARE", "MANAGERS", "node_profile", "node_scenario", "run_managed"), "experiments"
+    ),
+    **dict.fromkeys(
+        ("CONTROLLERS", "FIG12_LOADS", "fig14_loads", "max_partner_loads", "rmu_emu", "run_node"),
+        "rmu",
+    ),
+    **dict.fromkeys(
+        ("ResctrlStatus", "pin_to_cores", "resctrl_status", "set_llc_ways", "ways_mask"),
+        "node_control",
+    ),
+    **dict.fromkeys(
+        ("plot_affinity", "plot_emu", "plot_servers", "plot_ways_curves", "plot_workers_curves"),
+        "plotting",
+    ),
+}  # fmt: skip
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
