@@ -2,11 +2,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "long_call.hpp"
 #include "run_binding.hpp"
+#include "servelab/core/errors.hpp"
+#include "servelab/serve/executor_registry.hpp"
 #include "servelab/serve/server.hpp"
 
 namespace py = pybind11;
@@ -18,19 +22,36 @@ void init_serve(py::module_& m) {
       "serve_run",
       [](const profile::Profile& profile, std::vector<cluster::WorkerGroup> workers, const workload::Workload& workload,
          sched::Scheduler& scheduler, const py::object& seed, const std::string& decision_statistic,
-         const std::string& service, double drain_s) {
+         const std::string& service, double drain_s,
+         std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
+        serve::ServeOptions options;
+        if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
+        options.spin = static_cast<Nanos>(spin_us * 1e3);
+        if (executors) {
+          if (executors->size() != spec.workers.size()) {
+            throw ValueError(str("executors has ", executors->size(), " entries for ", spec.workers.size(),
+                                 " worker groups (None: emulated)"));
+          }
+          options.executor = serve::executors_by_group({executors->begin(), executors->end()});
+        }
         // Worker threads never touch Python; a Python scheduler takes the GIL per hook on this thread.
-        auto result = run_long([&] { return serve::serve(spec, scheduler); });
+        auto result = run_long([&] { return serve::serve(spec, scheduler, options); });
         return result_to_python(std::move(result));
       },
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),
       py::arg("seed") = 0, py::arg("decision_statistic") = "mean", py::arg("service") = "sample",
-      py::arg("drain_s") = 3600.0,
-      "Runs the real serving loop on the wall clock (one thread per worker, emulated executors that wait\n"
-      "the profiled latency); returns {'columns', 'workers', 'meta'} like simulate_run, with\n"
-      "meta['world'] == 'serve'. Takes the workload's duration in wall time. Releases the GIL (Python\n"
-      "schedulers take it back per hook); Ctrl-C stops it and joins every worker thread.");
+      py::arg("drain_s") = 3600.0, py::arg("executors") = py::none(),
+      py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3,
+      "Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',\n"
+      "'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's\n"
+      "batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:\n"
+      "emulated, waiting the profiled latency) per worker group. A batch whose executor raises ends its\n"
+      "queries dropped with the error as the reason; the run goes on. `spin_us`: how long before each arrival\n"
+      "or timer the controller spins rather than sleeps (0: never, leaving the cores to the executors). Takes the "
+      "workload's duration in wall\n"
+      "time. Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it and joins every\n"
+      "worker thread.");
 }
 
 }  // namespace servelab::bindings

@@ -110,8 +110,10 @@ def _load_cuda() -> tuple[ModuleType | None, str, dict[str, Any]]:
     return None, reason, status
 
 
-# The executor backends build_info() reports, and every module loader require() knows.
-_EXECUTOR_BACKENDS = ("onednn", "torch", "cuda")
+# The executor backends build_info() reports (each may add executors to the registry when it
+# loads), and every module loader require() knows.
+EXECUTOR_BACKENDS = ("onednn", "torch", "cuda")
+_EXECUTOR_BACKENDS = EXECUTOR_BACKENDS
 _LOADERS = {"onednn": _load_onednn, "lp": _load_lp, "torch": _load_torch, "cuda": _load_cuda}
 
 

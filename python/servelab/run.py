@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from .executors import ExecutorBuilder, make_executor, spec_string
 from .results import Result
 from .scenario import Scenario, load_scenario
 
@@ -29,8 +30,39 @@ def _scenario(scenario: Any, overrides: dict[str, Any]) -> Scenario:
     return Scenario.from_dict(base)
 
 
+def _executors(sc: Scenario, default: Any) -> list[ExecutorBuilder | None] | None:
+    """One executor per worker group (None: emulated): the group's own ``executor`` key, else
+    ``default``. Each distinct spec is built once (a model file is loaded once)."""
+    specs = [w.get("executor", default) for w in sc.workers]
+    if all(s is None for s in specs):
+        return None
+    built: dict[str, ExecutorBuilder] = {}
+    out: list[ExecutorBuilder | None] = []
+    for i, spec in enumerate(specs):
+        if spec is None or isinstance(spec, ExecutorBuilder):
+            out.append(spec)
+            continue
+        text = spec_string(spec, f"workers[{i}].executor")
+        if text not in built:
+            built[text] = make_executor(text)
+        out.append(built[text])
+    return out
+
+
 def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
+    executor = overrides.pop("executor", None)
+    spin_us = overrides.pop("spin_us", None)
+    if executor is not None and world != "serve":
+        raise ValueError("executor= is for servelab.serve; the simulator waits profiled latencies")
+    if spin_us is not None and world != "serve":
+        raise ValueError("spin_us= is for servelab.serve; the simulator has no wall clock")
     sc = _scenario(scenario, overrides)
+    kwargs: dict[str, Any] = {}
+    executors = _executors(sc, executor) if world == "serve" else None
+    if executors is not None:
+        kwargs["executors"] = executors
+    if spin_us is not None:
+        kwargs["spin_us"] = float(spin_us)
     run = _core.simulate_run if world == "sim" else _core.serve_run
     raw = run(
         sc.build_profile(),
@@ -41,8 +73,14 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         decision_statistic=sc.decision_statistic,
         service=sc.service,
         drain_s=float(sc.drain_s),
+        **kwargs,
     )
     raw["meta"]["scenario"] = sc.to_dict()
+    if executors is not None:  # the executors as specs, so the scenario replays the run
+        for group, built in zip(raw["meta"]["scenario"]["workers"], executors, strict=True):
+            if built is not None:
+                group["executor"] = built.describe()
+        raw["meta"]["executors"] = [b.describe() if b else "emulated" for b in executors]
     return Result(raw["columns"], raw["workers"], raw["meta"])
 
 
@@ -62,8 +100,31 @@ def simulate(scenario: Any = None, **overrides: Any) -> Result:
     return _run("sim", scenario, overrides)
 
 
-def serve(scenario: Any = None, **overrides: Any) -> Result:
-    """Runs the same scenario in the real-time serving loop (wall clock, emulated executors that
-    wait the profiled latency). Same arguments and Result as :func:`simulate`; it takes as long as
-    the workload lasts."""
+def serve(
+    scenario: Any = None, *, executor: Any = None, spin_us: float | None = None, **overrides: Any
+) -> Result:
+    """Runs the same scenario in the real-time serving loop, on the wall clock. Same arguments and
+    Result as :func:`simulate`; it takes as long as the workload lasts.
+
+    Each worker group runs its batches on its ``executor`` (a key of the group in the scenario);
+    ``executor=`` here is the one for groups without their own. Without either, batches run on
+    ``emulated`` executors that wait the profiled latency. An executor is a spec string
+    (``"torchscript(path='m.pt', intra_op=1)"``), a dict, or :func:`servelab.make_executor`'s
+    result; see ``servelab.list_executors()``::
+
+        r = servelab.serve("default", executor="torchscript(path='model.pt')", scheduler="jsq")
+        r.columns["exec_ns"]   # each query's batch as the executor measured it (-1: not completed)
+
+    A batch whose executor raises ends its queries dropped, with the error as the reason
+    (``r.summary()`` counts them); the run goes on with the other batches.
+
+    ``spin_us`` (default 200): how long before each arrival or timer the controller spins instead
+    of sleeping, for wake-ups within microseconds; under heavy load that costs a core, so with
+    real executors on few cores ``spin_us=0`` leaves them the CPU (wake-ups then run some tens of
+    microseconds late).
+    """
+    if executor is not None:
+        overrides["executor"] = executor
+    if spin_us is not None:
+        overrides["spin_us"] = spin_us
     return _run("serve", scenario, overrides)

@@ -6,6 +6,8 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
     workers:
       - {hardware: g4dn.xlarge, count: 1}
       - {hardware: c5n.2xlarge, count: 3, models: [rm2]}
+      # serve only: what runs the group's batches (default: emulated), e.g.
+      # - {hardware: cpu, count: 2, executor: "torchscript(path='m.pt', intra_op=1)"}
     workload:
       arrivals: poisson(rate=200)          # any registered arrival process (a spec or a dict)
       count: 20000                         # and/or horizon_s
@@ -39,7 +41,7 @@ _TOP_KEYS = {
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
-_WORKER_KEYS = {"hardware", "count", "models", "config"}
+_WORKER_KEYS = {"hardware", "count", "models", "config", "executor"}
 _MAX_WORKERS_PER_GROUP = 1_000_000  # as a run accepts
 _LONGEST_TIME_MS = profiles.format.MAX_TIME_S * 1e3  # int64 nanoseconds hold about 292 years
 
@@ -190,6 +192,10 @@ class Scenario:
                     isinstance(k, str) and _is_int(v) for k, v in config.items()
                 ):
                     raise _fail(f"workers[{i}].config", config, "must map names to integers")
+                if (
+                    "executor" in w
+                ):  # built by servelab.serve (servelab.executors); the simulator ignores it
+                    _spec(f"workers[{i}].executor", w["executor"])
             wl = _check_keys("workload", d["workload"], _WORKLOAD_KEYS)
             if "arrivals" not in wl:
                 raise KeyError("workload: missing key 'arrivals'")

@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "servelab/catalogue/catalogue.hpp"
+#include "servelab/catalogue/executors.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/serve/executor.hpp"
+#include "servelab/serve/executor_registry.hpp"
 #include "servelab/serve/server.hpp"
 #include "servelab/sim/engine.hpp"
 #include "servelab/workload/arrivals.hpp"
@@ -353,9 +355,9 @@ TEST(Serve, UsesTheExecutorFactoryAndPassesKnobs) {
   expect_consistent(r, 3 * kMs);
 }
 
-TEST(Serve, AnExecutorErrorStopsTheRunAndIsRethrown) {
+TEST(Serve, AnExecutorErrorDropsItsBatchAndTheRunGoesOn) {
   const auto threads_before = thread_count();
-  auto spec = make_spec(200, 5.0, 2);
+  auto spec = make_spec(200, 0.5, 2);
   std::atomic<int> runs = 0;
   std::atomic<std::int64_t> knob = 0;
   ServeOptions options;
@@ -363,8 +365,27 @@ TEST(Serve, AnExecutorErrorStopsTheRunAndIsRethrown) {
     return std::make_unique<ProbeExecutor>(runs, knob, 5);
   };
   auto scheduler = make_scheduler("fcfs");
-  EXPECT_THROW(serve(spec, *scheduler, options), RuntimeError);
+  const RunResult r = serve(spec, *scheduler, options);
   EXPECT_EQ(knob, -1);  // "threads" was never set
+  const auto& q = r.queries;
+  const auto reason = std::find(r.drop_reasons.begin(), r.drop_reasons.end(), "executor failed: probe: device lost");
+  ASSERT_NE(reason, r.drop_reasons.end());
+  const auto reason_index = static_cast<std::int8_t>(reason - r.drop_reasons.begin());
+  std::int64_t failed = 0, completed = 0;
+  for (std::size_t i = 0; i < q.size_of(); ++i) {
+    if (q.drop_reason[i] == reason_index) {
+      ++failed;
+      EXPECT_EQ(q.status[i], static_cast<std::int8_t>(QueryStatus::Dropped));
+      EXPECT_EQ(q.worker[i], -1);
+      EXPECT_EQ(q.start[i], -1);
+    }
+    completed += q.status[i] == static_cast<std::int8_t>(QueryStatus::Completed);
+  }
+  EXPECT_GE(failed, 1);              // the fifth batch's queries
+  EXPECT_GT(completed, 4 * failed);  // and the rest were served
+  std::int64_t batches = 0;          // the completed ones: the records show no other
+  for (const auto b : r.workers.batches) batches += b;
+  EXPECT_EQ(runs, batches + 1);
   if (threads_before > 0) {
     EXPECT_EQ(thread_count(), threads_before);
   }
@@ -375,6 +396,69 @@ TEST(Serve, AnExecutorErrorStopsTheRunAndIsRethrown) {
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("worker=0"), std::string::npos) << e.what();
   }
+}
+
+// The executor's own measure of each batch, reported through ExecReport.
+class ReportingExecutor final : public Executor {
+ public:
+  void run(const ExecRequest& request) override {
+    std::int64_t items = 0;
+    for (const auto n : request.sizes) items += n;
+    EXPECT_EQ(items, request.items);
+    EXPECT_EQ(request.sizes.size(), request.queries.size());
+    if (request.report) request.report->compute = 1000 * request.items;
+  }
+  std::string describe() const override { return "reporting"; }
+};
+
+class ReportingBuilder final : public ExecutorBuilder {
+ public:
+  std::unique_ptr<Executor> build(const ExecutorContext&) const override {
+    return std::make_unique<ReportingExecutor>();
+  }
+  std::string describe() const override { return "reporting"; }
+};
+
+TEST(Serve, RecordsEachBatchsExecTimeAsAColumn) {
+  auto spec = make_spec(300, 0.3, 2);
+  ServeOptions options;
+  options.executor = executors_by_group({std::make_shared<ReportingBuilder>()});
+  auto scheduler = make_scheduler("fcfs");
+  const RunResult r = serve(spec, *scheduler, options);
+  ASSERT_EQ(r.world_columns.size(), 1u);
+  EXPECT_EQ(r.world_columns[0].first, "exec_ns");
+  const auto& exec = r.world_columns[0].second;
+  ASSERT_EQ(exec.size(), r.queries.size_of());
+  for (std::size_t i = 0; i < exec.size(); ++i) {
+    if (r.queries.status[i] == static_cast<std::int8_t>(QueryStatus::Completed)) {
+      EXPECT_EQ(exec[i], 1000 * r.queries.batch_items[i]) << "query " << i;
+    } else {
+      EXPECT_EQ(exec[i], -1) << "query " << i;
+    }
+  }
+}
+
+TEST(ExecutorRegistry, BuildsTheServeEntriesFromSpecs) {
+  const auto& registry = catalogue::executors();
+  EXPECT_TRUE(registry.contains("emulated"));
+  EXPECT_TRUE(registry.contains("constant"));
+  EXPECT_EQ(registry.make("constant(latency_ms=2)")->describe(), "constant(latency_ms=2)");
+  EXPECT_THROW(registry.make("constant(latency_ms=-1)"), ValueError);
+  EXPECT_THROW(registry.make("emulated(service='p42')"), ValueError);
+  EXPECT_THROW(registry.make("nope"), KeyError);
+  // Emulated needs a run's profile: outside a run it says so.
+  EXPECT_THROW(registry.make("emulated")->build(ExecutorContext{}), ValueError);
+
+  // A constant executor by group: every batch takes the constant (20 ms), not the profile's 3..12 ms.
+  auto spec = make_spec(30, 0.3, 1);
+  ServeOptions options;
+  options.executor = executors_by_group({registry.make("constant(latency_ms=20)")});
+  auto scheduler = make_scheduler("fcfs");
+  const RunResult r = serve(spec, *scheduler, options);
+  expect_consistent(r, 20 * kMs);
+  // One builder per worker group, no more, no less.
+  options.executor = executors_by_group({nullptr, nullptr});
+  EXPECT_THROW(serve(spec, *scheduler, options), ValueError);
 }
 
 // fcfs, plus one worker added at the start that is ready after 100 ms.

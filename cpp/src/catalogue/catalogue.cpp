@@ -1,5 +1,6 @@
 #include "servelab/catalogue/catalogue.hpp"
 
+#include "servelab/systems/hera/register.hpp"
 #include "servelab/systems/kairos/register.hpp"
 #include "servelab/systems/ramsis/register.hpp"
 
@@ -11,6 +12,7 @@ const sched::SchedulerRegistry& schedulers() {
     sched::register_generic_schedulers(r);
     kairos::register_schedulers(r);
     ramsis::register_schedulers(r);
+    hera::register_schedulers(r);
     return std::move(r).freeze();
   }();
   return registry;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,13 +33,34 @@ constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 constexpr Nanos kPollInterval = 20 * kNanosPerMilli;
 // ClusterView::config's fallback that marks a knob as never set.
 constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
+// Distinct executor failures kept as drop reasons (the records index reasons with an int8), and
+// how much of a message a reason keeps.
+constexpr std::size_t kMaxFailureReasons = 16;
+constexpr std::size_t kMaxReasonChars = 400;
+
+// "executor failed: <executor>: <the exception's first line>".
+std::string failure_message(const std::string& executor, const std::exception_ptr& error) {
+  std::string what;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception that is not a std::exception";
+  }
+  what = what.substr(0, what.find('\n'));
+  if (what.size() > kMaxReasonChars) what = what.substr(0, kMaxReasonChars) + "...";
+  return str("executor failed: ", executor, ": ", what);
+}
 
 // The controller. Shared with the ClusterState it creates (through the state's deleter), so a
 // Python policy that keeps the view after the run still has a valid clock; actions then fail.
 class Server final : public cluster::WorldHooks, public std::enable_shared_from_this<Server> {
  public:
   Server(const cluster::RunSpec& spec, const ServeOptions& options)
-      : spec_(spec), factory_(options.executor ? options.executor : emulated_executors()) {}
+      : spec_(spec), factory_(options.executor ? options.executor : emulated_executors()), spin_(options.spin) {
+    if (spin_ < 0) throw ValueError(str("spin=", spin_, " ns must be >= 0"));
+  }
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
     // Whatever happens, every worker thread is stopped and joined before run() returns.
@@ -76,6 +99,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
         last_arrival = next->arrival;
         const auto id = state_->arrive(*next);
         next->id = id;
+        exec_.resize(static_cast<std::size_t>(id) + 1, -1);
         scheduler.on_arrival(*next, *state_, *state_);
         state_->place_if_unplaced(id);
         next = stream->next();
@@ -99,13 +123,19 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       Nanos wake = std::min(end, next ? next->arrival : kNever);
       if (!events_.empty()) wake = std::min(wake, events_.top().time);
       const Nanos left = wake - clock;  // > 0: nothing is due
-      if (left <= kDefaultSpin) {
+      if (left <= spin_) {
         std::this_thread::yield();
       } else {
-        inbox_.wait_until(clock_.at(clock + std::min(left - kDefaultSpin, kPollInterval)), posted);
+        inbox_.wait_until(clock_.at(clock + std::min(left - spin_, kPollInterval)), posted);
       }
     }
-    return state_->finish(now_, cut_reason, "serve", scheduler.describe());
+    auto result = state_->finish(now_, cut_reason, "serve", scheduler.describe());
+    exec_.resize(result.queries.size_of(), -1);
+    for (std::size_t id = 0; id < exec_.size(); ++id) {
+      if (result.queries.status[id] != static_cast<std::int8_t>(cluster::QueryStatus::Completed)) exec_[id] = -1;
+    }
+    result.world_columns.emplace_back("exec_ns", std::move(exec_));
+    return result;
   }
 
   Nanos now() const override { return now_; }
@@ -114,11 +144,15 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     check_running("dispatch");
     start_threads();
     WorkerThread& thread = *threads_[worker];
-    Job job{batch.model, batch.items, batch.queries, {}};
+    Job job{batch.model, batch.items, batch.queries, {}, {}};
+    job.sizes.reserve(batch.queries.size());
+    for (const auto id : batch.queries) job.sizes.push_back(state_->query(id).size);
     for (const auto& key : thread.knobs()) {
       const std::int64_t value = state_->config(worker, key, kUnset);
       if (value != kUnset) job.config.emplace(key, value);
     }
+    running_.resize(std::max<std::size_t>(running_.size(), static_cast<std::size_t>(worker) + 1));
+    running_[worker] = batch.queries;
     ++in_flight_;
     thread.submit(std::move(job));
   }
@@ -147,12 +181,25 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     }
   }
 
-  // Turns posted completions into events at their finish times; rethrows a failed batch's error.
+  // Turns posted completions into events at their finish times. A failed batch becomes a drop
+  // reason for its queries (see handle()); only Ctrl-C stops the run.
   void collect(std::vector<Completion>& posted) {
     for (auto& c : posted) {
-      if (c.error) std::rethrow_exception(c.error);
-      started_.resize(std::max<std::size_t>(started_.size(), c.worker + 1), 0);
+      const auto slot = static_cast<std::size_t>(c.worker) + 1;
+      started_.resize(std::max(started_.size(), slot), 0);
+      exec_by_worker_.resize(std::max(exec_by_worker_.size(), slot), 0);
+      failures_.resize(std::max(failures_.size(), slot));
+      if (c.error) {
+        try {
+          std::rethrow_exception(c.error);
+        } catch (const Interrupted&) {
+          throw;
+        } catch (...) {
+          failures_[c.worker] = failure_reason(failure_message(threads_[c.worker]->executor_name(), c.error));
+        }
+      }
       started_[c.worker] = c.start;
+      exec_by_worker_[c.worker] = c.exec;
       events_.push({c.finish, Kind::BatchDone, seq_++, c.worker});
       --in_flight_;
     }
@@ -160,8 +207,23 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   }
 
   void handle(const Pending& e, sched::Scheduler& scheduler) {
-    const auto batch_start = e.kind == Kind::BatchDone ? started_[e.payload] : 0;
-    cluster::deliver(e, batch_start, *state_, scheduler);
+    if (e.kind != Kind::BatchDone) return cluster::deliver(e, 0, *state_, scheduler);
+    const auto worker = static_cast<WorkerId>(e.payload);
+    for (const auto id : running_[worker]) exec_[id] = exec_by_worker_[worker];
+    if (failures_[worker].empty()) return cluster::deliver(e, started_[worker], *state_, scheduler);
+    // The scheduler learns the worker is free like after any batch; the queries end dropped.
+    const auto done = state_->fail_batch(worker, started_[worker], e.time, failures_[worker]);
+    failures_[worker].clear();
+    scheduler.on_batch_done(done, *state_, *state_);
+  }
+
+  // `message` as a drop reason; past kMaxFailureReasons distinct ones, a shared reason.
+  std::string failure_reason(std::string message) {
+    if (failure_reasons_.count(message) || failure_reasons_.size() < kMaxFailureReasons) {
+      failure_reasons_.insert(message);
+      return message;
+    }
+    return str("executor failed (more than ", kMaxFailureReasons, " distinct errors; the first are other reasons)");
   }
 
   void shut_down() {
@@ -172,13 +234,19 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
 
   const cluster::RunSpec& spec_;
   ExecutorFactory factory_;
+  Nanos spin_;
   RunClock clock_;
   Nanos now_ = 0;
   bool ended_ = false;
   std::shared_ptr<ClusterState> state_;
   std::int64_t seq_ = 0, in_flight_ = 0;
   cluster::WorldEventQueue events_;
-  std::vector<Nanos> started_;  // by worker: its current completed batch's start stamp
+  std::vector<Nanos> started_;                           // by worker: its current completed batch's start stamp
+  std::vector<Nanos> exec_by_worker_;                    // by worker: that batch's exec time
+  std::vector<std::string> failures_;                    // by worker: why that batch failed ("": it did not)
+  std::vector<std::vector<workload::QueryId>> running_;  // by worker: the queries of its batch
+  std::set<std::string> failure_reasons_;
+  std::vector<Nanos> exec_;  // by query: its batch's exec time, -1 unless completed
   Inbox inbox_;
   std::vector<std::unique_ptr<WorkerThread>> threads_;  // after the inbox and clock they use
 };

@@ -37,6 +37,7 @@ WorkerThread::WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, s
       inbox_(inbox) {
   if (!executor_) throw RuntimeError(str("the executor factory returned no executor for worker=", worker));
   knobs_ = executor_->knobs();
+  name_ = executor_->describe();
   thread_ = std::jthread([this](std::stop_token stop) { loop(std::move(stop)); });
 }
 
@@ -60,12 +61,15 @@ void WorkerThread::loop(std::stop_token stop) {
     Completion done;
     done.worker = worker_;
     done.start = clock_.now();
+    ExecReport report;
     try {
-      executor_->run(ExecRequest{worker_, hardware_, job.model, job.items, job.queries, job.config, rng_, stop});
+      executor_->run(ExecRequest{worker_, hardware_, job.model, job.items, job.queries, job.config, rng_, stop,
+                                 job.sizes, &report});
     } catch (...) {
-      done.error = std::current_exception();  // the controller rethrows it
+      done.error = std::current_exception();  // the controller drops the batch's queries (or stops)
     }
     done.finish = clock_.now();
+    done.exec = report.compute >= 0 ? report.compute : done.finish - done.start;
     if (stop.stop_requested()) return;  // the run is over; nobody reads the inbox any more
     inbox_.post(std::move(done));
   }

@@ -36,6 +36,7 @@ class RunClock {
 struct Completion {
   sched::WorkerId worker = -1;
   Nanos start = 0, finish = 0;
+  Nanos exec = 0;  // the executor's own measure (ExecReport::compute), else finish - start
   std::exception_ptr error;
 };
 
@@ -58,6 +59,7 @@ struct Job {
   sched::ModelId model = -1;
   std::int64_t items = 0;
   std::vector<workload::QueryId> queries;
+  std::vector<std::int32_t> sizes;  // items of each query
   ConfigKnobs config;
 };
 
@@ -75,6 +77,8 @@ class WorkerThread {
   void submit(Job job);
   // The executor's knobs, read once before the thread started.
   const std::vector<std::string>& knobs() const { return knobs_; }
+  // The executor's describe(), for messages.
+  const std::string& executor_name() const { return name_; }
 
  private:
   void loop(std::stop_token stop);
@@ -83,6 +87,7 @@ class WorkerThread {
   sched::HardwareId hardware_;
   std::unique_ptr<Executor> executor_;
   std::vector<std::string> knobs_;
+  std::string name_;
   Rng rng_;
   const RunClock& clock_;
   Inbox& inbox_;

@@ -30,6 +30,13 @@ namespace servelab::serve {
 
 using ConfigKnobs = std::map<std::string, std::int64_t, std::less<>>;
 
+// What run() may report about the batch it ran (the serving loop records it per query as exec_ns).
+struct ExecReport {
+  // The executor's own measure of the batch in ns (e.g. the model's forward pass, without making
+  // the inputs); -1: not measured, the loop records run()'s wall time instead.
+  Nanos compute = -1;
+};
+
 // One batch to run. References stay valid until run() returns.
 struct ExecRequest {
   sched::WorkerId worker = -1;
@@ -45,16 +52,22 @@ struct ExecRequest {
   Rng& rng;
   // Requested when the run ends or stops while the batch runs: return early if possible.
   std::stop_token stop;
+  // Items of each query, parallel to `queries` (sums to `items`); empty: one item per query.
+  std::span<const std::int32_t> sizes = {};
+  // Where run() may report its own timing; null when nobody reads it.
+  ExecReport* report = nullptr;
 };
 
 class Executor {
  public:
   virtual ~Executor() = default;
-  // Runs the batch and returns when it is done. An exception stops the run; serve() rethrows it.
+  // Runs the batch and returns when it is done. An exception (other than Interrupted) fails the
+  // batch only: serve() records its queries as dropped with the message as the reason and goes on.
   // Should return early once request.stop is requested (the batch is abandoned); a backend that
   // cannot stop mid-batch finishes it, and serve() waits.
   virtual void run(const ExecRequest& request) = 0;
-  // The ClusterView::config knobs run() reads (e.g. "intra_op_threads"); fixed per executor.
+  // The ClusterView::config knobs run() reads (e.g. "intra_op_threads", "max_batch_items"), which a
+  // scheduler may change at run time with Actions::set_config; fixed per executor.
   virtual std::vector<std::string> knobs() const { return {}; }
   // e.g. "emulated(service='sample')".
   virtual std::string describe() const = 0;
@@ -94,5 +107,17 @@ using ExecutorFactory = std::function<std::unique_ptr<Executor>(sched::WorkerId 
 
 // The default: an EmulatedExecutor for every worker, following spec.service_statistic.
 ExecutorFactory emulated_executors(Nanos spin = kDefaultSpin);
+
+// Waits a constant latency per batch, whatever its size (0: returns at once): the serving loop's
+// own overhead, measured without a model.
+class ConstantExecutor final : public Executor {
+ public:
+  explicit ConstantExecutor(Nanos latency, Nanos spin = kDefaultSpin);
+  void run(const ExecRequest& request) override;
+  std::string describe() const override;
+
+ private:
+  Nanos latency_, spin_;
+};
 
 }  // namespace servelab::serve

@@ -17,9 +17,12 @@
 // The run ends under the simulator's rules: once the workload has ended and nothing is queued,
 // running or loading (or no event is left), or drain_limit after the last arrival, when what is
 // still queued or running is dropped "cut off at end of run" and running batches are abandoned
-// (their executors are asked to stop). Ctrl-C (check_interrupt(), polled at least every 20 ms)
-// or an exception from a hook or an executor stops every worker thread, joins it and rethrows:
-// no thread outlives serve().
+// (their executors are asked to stop). A batch whose executor throws fails alone: its queries end
+// dropped with "executor failed: <executor>: <message>" as the reason, the scheduler sees the worker
+// free again (on_batch_done) and the run goes on. Ctrl-C (check_interrupt(), polled at least every
+// 20 ms) or an exception from a hook stops every worker thread, joins it and rethrows: no thread
+// outlives serve(). The result has one extra per-query column, "exec_ns": the executor's own time
+// for the query's batch (ExecReport), -1 unless the query completed.
 #pragma once
 
 #include "servelab/cluster/cluster_spec.hpp"
@@ -30,7 +33,11 @@
 namespace servelab::serve {
 
 struct ServeOptions {
-  ExecutorFactory executor;  // empty: emulated_executors()
+  ExecutorFactory executor;  // empty: emulated_executors(); executors_by_group() for named ones
+  // How long before the next arrival or timer the controller spins instead of sleeping: precise
+  // wake-ups, for a core's worth of CPU under heavy load. 0: timed waits only (wake-ups some tens
+  // of microseconds late), leaving the cores to executors that need them.
+  Nanos spin = kDefaultSpin;
 };
 
 // Runs `scheduler` (fresh: schedulers keep per-run state) on `spec` in real time; result.world is
