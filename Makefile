@@ -68,7 +68,7 @@ stubs: build
 	@# servelab.profiles first: it adds to_dict/from_dict/__eq__ to Profile, which the stubs document.
 	$(PY) -c 'import sys, servelab.profiles, pybind11_stubgen as g; sys.argv[0] = "pybind11-stubgen"; g.main()' \
 	  servelab._core -o build/stubs --numpy-array-remove-parameters
-	sed -e 's/^from \. import \(solvers\|kairos\|ramsis\)$$/\1: typing.Any  # a submodule; use servelab.\1/' \
+	sed -e 's/^from \. import \([a-z_]*\)$$/\1: typing.Any  # a submodule; use servelab.\1/' \
 	  build/stubs/servelab/_core/__init__.pyi > python/servelab/_core.pyi
 
 clean:

@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "errors.hpp"
+#include "recsys_plugin.hpp"
 #include "servelab/exec/cuda_mlp.hpp"
+#include "servelab/exec/recsys/cuda_recsys.hpp"
 
 namespace py = pybind11;
 
@@ -31,4 +33,6 @@ PYBIND11_MODULE(_cuda, m) {
       m, "CudaMlp", "The MLP on a GPU: cuBLAS SGEMM per layer plus servelab's bias/ReLU kernel.")
       .def(py::init<servelab::exec::MlpWeights, int>(), py::arg("weights"), py::arg("device") = 0,
            py::call_guard<py::gil_scoped_release>());
+  // Recommendation models on the GPU join _core's backend table (servelab.recsys.build(..., backend="cuda")).
+  servelab::bindings::join_recsys_backends("cuda", &servelab::exec::recsys::make_cuda_recsys);
 }

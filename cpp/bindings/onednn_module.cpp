@@ -5,8 +5,10 @@
 #include <memory>
 
 #include "errors.hpp"
+#include "recsys_plugin.hpp"
 #include "servelab/exec/mlp.hpp"
 #include "servelab/exec/onednn_mlp.hpp"
+#include "servelab/exec/recsys/onednn_recsys.hpp"
 
 namespace py = pybind11;
 
@@ -18,4 +20,6 @@ PYBIND11_MODULE(_onednn, m) {
       m, "OneDnnMlp", "The MLP on oneDNN's CPU inner-product primitives.")
       .def(py::init<servelab::exec::MlpWeights>(), py::arg("weights"));
   m.def("runtime_version", &servelab::exec::onednn_runtime_version, "The oneDNN version loaded at run time.");
+  // Recommendation models on oneDNN join _core's backend table (servelab.recsys.build(..., backend="onednn")).
+  servelab::bindings::join_recsys_backends("onednn", &servelab::exec::recsys::make_onednn_recsys);
 }

@@ -8,7 +8,9 @@ from . import kairos as kairos
 from . import main_job as main_job
 from . import profiles as profiles
 from . import ramsis as ramsis
+from . import recsys as recsys
 from . import results as results
+from . import rrl as rrl
 from . import solvers as solvers
 from . import workload as workload
 from ._core import Actions as Actions

@@ -24,7 +24,8 @@ CudaStatus cuda_status();
 class CudaMlp final : public Model {
  public:
   // Uploads the weights to `device`. Throws RuntimeError when no usable GPU is present.
-  explicit CudaMlp(MlpWeights weights, int device = 0);
+  // `relu_after_last`: ReLU after the last layer too (a recommendation model's bottom MLP).
+  explicit CudaMlp(MlpWeights weights, int device = 0, bool relu_after_last = false);
   ~CudaMlp() override;
   Matrix run(const MatrixView& input) const override;
   std::int64_t in_features() const override;

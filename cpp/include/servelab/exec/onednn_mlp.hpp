@@ -10,7 +10,9 @@ namespace servelab::exec {
 
 class OneDnnMlp final : public Model {
  public:
-  explicit OneDnnMlp(MlpWeights weights);
+  // `relu_after_last`: ReLU after the last layer too (fused like the others), for MLPs whose
+  // output feeds another layer (the bottom MLP of a recommendation model).
+  explicit OneDnnMlp(MlpWeights weights, bool relu_after_last = false);
   ~OneDnnMlp() override;
   Matrix run(const MatrixView& input) const override;
   std::int64_t in_features() const override;

@@ -81,6 +81,7 @@ CudaStatus cuda_status() {
 struct CudaMlp::Impl {
   MlpWeights weights;
   int device = 0;
+  bool relu_after_last = false;
   cublasHandle_t handle = nullptr;
   std::vector<DeviceBuffer> layer_weights, layer_biases;
   std::mutex mutex;  // one cuBLAS handle: calls are serialised
@@ -90,7 +91,7 @@ struct CudaMlp::Impl {
   }
 };
 
-CudaMlp::CudaMlp(MlpWeights weights, int device) : impl_(std::make_unique<Impl>()) {
+CudaMlp::CudaMlp(MlpWeights weights, int device, bool relu_after_last) : impl_(std::make_unique<Impl>()) {
   weights.validate();
   const CudaStatus status = cuda_status();
   if (status.device_count == 0) throw RuntimeError(str("no usable CUDA device: ", status.reason));
@@ -98,6 +99,7 @@ CudaMlp::CudaMlp(MlpWeights weights, int device) : impl_(std::make_unique<Impl>(
     throw ValueError(str("device=", device, " is out of range; ", status.device_count, " CUDA device(s) present"));
   }
   impl_->device = device;
+  impl_->relu_after_last = relu_after_last;
   check(cudaSetDevice(device), "cudaSetDevice");
   check(cublasCreate(&impl_->handle), "cublasCreate");
   for (const auto& layer : weights.layers) {
@@ -131,7 +133,8 @@ Matrix CudaMlp::run(const MatrixView& input) const {
     const long long n = static_cast<long long>(batch) * out;
     const int threads = 256;
     const int blocks = static_cast<int>(std::min<long long>((n + threads - 1) / threads, 65535));
-    add_bias_kernel<<<blocks, threads>>>(next.ptr, impl_->layer_biases[l].ptr, batch, out, l + 1 < layers.size());
+    add_bias_kernel<<<blocks, threads>>>(next.ptr, impl_->layer_biases[l].ptr, batch, out,
+                                         l + 1 < layers.size() || impl_->relu_after_last);
     check(cudaGetLastError(), "add_bias_kernel launch");
     current = std::move(next);
   }

@@ -52,6 +52,7 @@ dnnl::inner_product_forward::primitive_desc make_layer_desc(const dnnl::engine& 
 
 struct OneDnnMlp::Impl {
   MlpWeights weights;
+  bool relu_after_last = false;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::mutex mutex;
   std::map<memory::dim, std::shared_ptr<const std::vector<CompiledLayer>>> plans;  // by batch size
@@ -68,7 +69,7 @@ struct OneDnnMlp::Impl {
     dnnl::stream stream(engine);
     for (std::size_t l = 0; l < weights.layers.size(); ++l) {
       auto& layer = weights.layers[l];
-      const auto pd = make_layer_desc(engine, batch, layer, l + 1 < weights.layers.size());
+      const auto pd = make_layer_desc(engine, batch, layer, l + 1 < weights.layers.size() || relu_after_last);
       memory plain({{layer.weight.rows, layer.weight.cols}, dt::f32, tag::oi}, engine, layer.weight.data.data());
       memory packed(pd.weights_desc(), engine);
       dnnl::reorder(plain, packed).execute(stream, plain, packed);
@@ -80,9 +81,10 @@ struct OneDnnMlp::Impl {
   }
 };
 
-OneDnnMlp::OneDnnMlp(MlpWeights weights) : impl_(std::make_unique<Impl>()) {
+OneDnnMlp::OneDnnMlp(MlpWeights weights, bool relu_after_last) : impl_(std::make_unique<Impl>()) {
   weights.validate();
   impl_->weights = std::move(weights);
+  impl_->relu_after_last = relu_after_last;
 }
 
 OneDnnMlp::~OneDnnMlp() = default;

@@ -1,0 +1,39 @@
+// The serving loop's executor for recommendation models: each batch's inputs are made from the
+// batch's query ids (InputGenerator, so a query carries the same tensors however it is batched)
+// and scored by the model. Registered as "recsys(model=..., backend=..., scale=..., ...)".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "servelab/exec/recsys/inputs.hpp"
+#include "servelab/exec/recsys/model.hpp"
+#include "servelab/serve/executor.hpp"
+#include "servelab/serve/executor_registry.hpp"
+
+namespace servelab::exec::recsys {
+
+class RecsysExecutor final : public serve::Executor {
+ public:
+  // `threads`: the default for the "intra_op_threads" knob (0: the backend's own default).
+  RecsysExecutor(std::shared_ptr<const RecsysModel> model, InputGenerator inputs, int threads, std::string spec);
+  void run(const serve::ExecRequest& request) override;
+  // "intra_op_threads" where the backend parallelises (oneDNN); none otherwise.
+  std::vector<std::string> knobs() const override;
+  std::string describe() const override { return spec_; }
+  // The scores of the last batch (for tests and inspection).
+  const Matrix& last_output() const { return last_; }
+
+ private:
+  std::shared_ptr<const RecsysModel> model_;
+  InputGenerator inputs_;
+  int threads_;
+  std::string spec_;
+  Matrix last_;
+};
+
+// Adds "recsys" to the executor registry (servelab._core: every backend, by name).
+void register_recsys_executors(serve::ExecutorRegistry& registry);
+
+}  // namespace servelab::exec::recsys

@@ -1,0 +1,72 @@
+// A recommendation model ready to run: the forward pass every backend shares (embedding bags,
+// interaction, behaviour-sequence attention, GRU, output heads), with the two parts that differ
+// between backends behind virtual calls: the MLPs (matrix multiplies) and the embedding gather.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "servelab/exec/recsys/batch.hpp"
+#include "servelab/exec/recsys/embedding_bag.hpp"
+#include "servelab/exec/recsys/spec.hpp"
+#include "servelab/exec/recsys/weights.hpp"
+#include "servelab/exec/tensor.hpp"
+
+namespace servelab::exec::recsys {
+
+// Where a forward pass spent its time (benchmarks: achieved FLOP/s and gather bandwidth).
+struct StageTimes {
+  double gather_s = 0;  // the embedding gathers
+  double mlp_s = 0;     // the MLPs and GRU projections
+  double total_s = 0;   // the whole forward pass, input checks excluded
+};
+
+class RecsysModel {
+ public:
+  RecsysModel(Spec spec, Weights weights);
+  virtual ~RecsysModel() = default;
+  RecsysModel(const RecsysModel&) = delete;
+  RecsysModel& operator=(const RecsysModel&) = delete;
+
+  // Scores one batch: [rows, spec().outputs()] (sigmoid per output, or softmax over the classes of
+  // DIN/DIEN). `threads` > 0 asks backends that parallelise for that many threads (the others
+  // ignore it). ValueError naming the model and the value for a wrong width or an index out of
+  // range. Thread-safe: concurrent calls on one model are allowed.
+  Matrix run(const Batch& batch, int threads = 0) const;
+  // The same, adding the time of each stage to `times`.
+  Matrix run(const Batch& batch, int threads, StageTimes& times) const;
+
+  const Spec& spec() const { return spec_; }
+  const Weights& weights() const { return weights_; }
+  virtual std::string backend() const = 0;
+  virtual bool supports_threads() const { return false; }
+
+  // The MLP in `slot` applied to `input`, including the ReLU after its last layer when
+  // Weights::relu_after_last says so.
+  virtual Matrix mlp(std::size_t slot, const MatrixView& input, int threads) const = 0;
+  // Runs every bag job for samples [0, rows).
+  virtual void gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const;
+
+  // ValueError unless the batch fits the model (widths, index ranges); MemoryError when its
+  // activations would not fit in memory.
+  void check(const Batch& batch) const;
+
+ protected:
+  Spec spec_;
+  Weights weights_;
+
+ private:
+  Matrix forward(const Batch& batch, int threads, StageTimes* times) const;
+};
+
+// Plain C++ loops with double accumulation: the reference the other backends are tested against.
+class ReferenceRecsys final : public RecsysModel {
+ public:
+  ReferenceRecsys(Spec spec, Weights weights);
+  std::string backend() const override { return "reference"; }
+  Matrix mlp(std::size_t slot, const MatrixView& input, int threads) const override;
+};
+
+}  // namespace servelab::exec::recsys

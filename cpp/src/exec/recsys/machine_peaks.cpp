@@ -1,0 +1,132 @@
+#include "servelab/exec/recsys/machine_peaks.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "servelab/core/errors.hpp"
+#include "servelab/core/interrupt.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace servelab::exec::recsys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// Independent accumulators: enough to cover FMA latency x FMA ports (4 cycles x 2 ports, with margin).
+constexpr int kChains = 12;
+
+// Each function runs `iterations` rounds of kChains vector FMAs and returns a value derived from
+// the accumulators so the compiler cannot drop them. FLOPs per round: kChains * lanes * 2.
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) float fma_avx512(std::int64_t iterations) {
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  alignas(64) float lanes[16];
+  float sum = 0;
+  for (int i = 0; i < kChains; ++i) {
+    _mm512_store_ps(lanes, acc[i]);
+    for (float v : lanes) sum += v;
+  }
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) float fma_avx2(std::int64_t iterations) {
+  __m256 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  alignas(32) float lanes[8];
+  float sum = 0;
+  for (int i = 0; i < kChains; ++i) {
+    _mm256_store_ps(lanes, acc[i]);
+    for (float v : lanes) sum += v;
+  }
+  return sum;
+}
+#endif
+
+float fma_scalar(std::int64_t iterations) {
+  float acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = 0.001f * static_cast<float>(i);
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * 0.999999f + 1e-7f;
+  }
+  float sum = 0;
+  for (float v : acc) sum += v;
+  return sum;
+}
+
+}  // namespace
+
+double measure_peak_gflops(double seconds) {
+  if (!(seconds > 0.0)) throw ValueError(str("seconds=", seconds, " must be positive"));
+  float (*kernel)(std::int64_t) = &fma_scalar;
+  int lanes = 1;
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) {
+    kernel = &fma_avx512;
+    lanes = 16;
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    kernel = &fma_avx2;
+    lanes = 8;
+  }
+#endif
+  // Calibrate the iteration count to the requested duration, then keep the best of three runs.
+  std::int64_t iterations = 1 << 16;
+  volatile float sink = 0;
+  while (true) {
+    const auto start = Clock::now();
+    sink = sink + kernel(iterations);
+    if (std::chrono::duration<double>(Clock::now() - start).count() > seconds / 10 || iterations > (1LL << 40)) break;
+    iterations *= 2;
+  }
+  double best = 0;
+  for (int r = 0; r < 3; ++r) {
+    core::check_interrupt();
+    const auto start = Clock::now();
+    sink = sink + kernel(iterations * 4);
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::max(best, 2.0 * kChains * lanes * static_cast<double>(iterations * 4) / s / 1e9);
+  }
+  return best;
+}
+
+double measure_triad_gbps(double megabytes, int threads, int repeats) {
+  if (!(megabytes > 0.0)) throw ValueError(str("megabytes=", megabytes, " must be positive"));
+  if (threads < 1) throw ValueError(str("threads=", threads, " must be at least 1"));
+  if (repeats < 1) throw ValueError(str("repeats=", repeats, " must be at least 1"));
+  const auto n = static_cast<std::size_t>(megabytes * 1e6 / sizeof(float));
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);  // touched here, so pages are mapped before timing
+  const float s = 3.0f;
+  auto triad = [&](std::size_t begin, std::size_t end) {
+    float* __restrict pa = a.data();
+    const float* __restrict pb = b.data();
+    const float* __restrict pc = c.data();
+    for (std::size_t i = begin; i < end; ++i) pa[i] = pb[i] + s * pc[i];
+  };
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    core::check_interrupt();
+    const auto start = Clock::now();
+    std::vector<std::thread> team;
+    for (int t = 1; t < threads; ++t) team.emplace_back(triad, n * t / threads, n * (t + 1) / threads);
+    triad(0, n / threads);
+    for (auto& th : team) th.join();
+    const double sec = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::max(best, 12.0 * static_cast<double>(n) / sec / 1e9);
+  }
+  return best;
+}
+
+}  // namespace servelab::exec::recsys
