@@ -12,8 +12,8 @@
 namespace servelab {
 namespace {
 
-// 100 identical workers, latency 8 ms + 0.5 ms per item (batch 1..16), ~80% utilisation.
-cluster::RunSpec make_spec(std::int64_t queries, bool sampled) {
+// `workers` identical workers, latency 8 ms + 0.5 ms per item (batch 1..16), ~80% utilisation.
+cluster::RunSpec make_spec(std::int64_t queries, bool sampled, std::int32_t workers = 100) {
   auto profile = std::make_shared<profile::Profile>();
   profile->set_price("cpu", 0.1);
   for (std::int64_t b = 1; b <= 16; ++b) {
@@ -22,18 +22,18 @@ cluster::RunSpec make_spec(std::int64_t queries, bool sampled) {
                          profile::LatencyDistribution::from_samples({0.9 * ms / 1e3, ms / 1e3, 1.1 * ms / 1e3}));
   }
   workload::Application app{"a", 1.0, 100 * kNanosPerMilli, std::make_shared<workload::UniformSize>(1, 16), 0.0};
-  auto arrivals = std::make_shared<workload::Poisson>(0.8 * 100 / 0.01175);
+  auto arrivals = std::make_shared<workload::Poisson>(0.8 * workers / 0.01175);
   cluster::RunSpec spec;
   spec.profile = profile;
-  spec.workers = {{"cpu", 100, {"m"}, {}}};
+  spec.workers = {{"cpu", workers, {"m"}, {}}};
   spec.workload = std::make_shared<workload::Workload>(arrivals, std::vector{app}, queries);
   spec.seed = 7;
   if (!sampled) spec.service_statistic = profile::Statistic::Mean;
   return spec;
 }
 
-void run(benchmark::State& state, const char* scheduler, bool sampled) {
-  const auto spec = make_spec(state.range(0), sampled);
+void run(benchmark::State& state, const char* scheduler, bool sampled, std::int32_t workers = 100) {
+  const auto spec = make_spec(state.range(0), sampled, workers);
   for (auto _ : state) {
     auto policy = catalogue::schedulers().make(scheduler);
     auto result = sim::simulate(spec, *policy);
@@ -49,11 +49,37 @@ void BM_Jsq100Workers(benchmark::State& state) { run(state, "jsq", true); }
 void BM_LeastFinishTime100Workers(benchmark::State& state) { run(state, "least_finish_time", true); }
 void BM_Batching100Workers(benchmark::State& state) { run(state, "batching", true); }
 
+// Scaling in the number of workers (second argument), same utilisation: indexed decisions should
+// cost about the same at 10,000 workers as at 100. With sampled service times each worker's
+// random stream (2.5 KB of mt19937_64 state) adds memory traffic that grows with the workers.
+void BM_FcfsScaling(benchmark::State& state) {
+  run(state, "fcfs", state.range(2) != 0, static_cast<std::int32_t>(state.range(1)));
+}
+void BM_JsqScaling(benchmark::State& state) {
+  run(state, "jsq", state.range(2) != 0, static_cast<std::int32_t>(state.range(1)));
+}
+void BM_LeastFinishTimeScaling(benchmark::State& state) {
+  run(state, "least_finish_time", state.range(2) != 0, static_cast<std::int32_t>(state.range(1)));
+}
+void BM_ClockworkScaling(benchmark::State& state) {
+  run(state, "clockwork(qos_ms=100)", state.range(2) != 0, static_cast<std::int32_t>(state.range(1)));
+}
+void scaling_args(benchmark::internal::Benchmark* b) {
+  // Third argument: 1 samples service times (a per-worker random stream), 0 uses the mean.
+  for (const std::int64_t sampled : {0, 1}) {
+    for (const std::int64_t workers : {10, 100, 1000, 10000}) b->Args({1'000'000, workers, sampled});
+  }
+}
+
 BENCHMARK(BM_Fcfs100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100WorkersSampled)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Jsq100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LeastFinishTime100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Batching100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FcfsScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JsqScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LeastFinishTimeScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ClockworkScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace servelab

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Simulator throughput: FCFS with 100 workers over 1M queries, against plain Python.
 
-Checks first that servelab's engine and the plain-Python reference (reference_fcfs.py) give the
-same finish time for every query, then prints simulated queries per second for both, their ratio,
-and the bytes each query record takes. Printed, never asserted.
+Two cases. The issue's headline: fixed 10 ms service, Poisson 8,000 q/s, from Python including
+the per-query arrays, against the simplest heapq script (reference_heapq.py). Then a linear
+latency profile with request sizes 1..16, against a plain-Python engine of the same design
+(reference_engine.py) and a minimal FCFS loop (reference_fcfs.py). Each checks first that servelab
+and the references give the same finish time for every query, then prints simulated queries per
+second, the ratios, and the peak memory per query (measured in a fresh process). Printed, never
+asserted.
 
     python benchmarks/python/bench_sim.py           # 1M queries (`make bench`)
     python benchmarks/python/bench_sim.py --smoke   # small (the test suite)
@@ -12,6 +16,7 @@ and the bytes each query record takes. Printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,11 +25,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 import reference_engine  # noqa: E402
 from reference_fcfs import simulate_fcfs  # noqa: E402
+from reference_heapq import poisson_arrivals_ns, simulate_fcfs_heap  # noqa: E402
 from timing import best_of  # noqa: E402
 
 import servelab  # noqa: E402
 
 WORKERS = 100
+FIXED_SERVICE_MS, FIXED_RATE_QPS = 10.0, 8000
 SERVICE_MS_AT_1, SERVICE_MS_PER_ITEM = 8.0, 0.5  # a linear latency profile, batch 1..16
 
 
@@ -50,6 +57,89 @@ def scenario(queries: int) -> dict:
     }
 
 
+def fixed_service_scenario(queries: int) -> dict:
+    """The issue's case: 100 workers, every query 10 ms, Poisson 8,000 q/s (80% utilisation)."""
+    profile = servelab.Profile("benchmark: fixed 10 ms")
+    profile.set_price("cpu", 0.1)
+    profile.set_latency("cpu", "m", 1, samples_s=[FIXED_SERVICE_MS / 1e3])
+    return {
+        "profile": profile,
+        "workers": [{"hardware": "cpu", "count": WORKERS}],
+        "workload": {
+            "arrivals": f"poisson(rate={FIXED_RATE_QPS})",
+            "count": queries,
+            "apps": [{"name": "a", "slo_ms": 100}],
+        },
+        "scheduler": "fcfs",
+        "service": "mean",
+        "seed": 7,
+    }
+
+
+def headline(queries: int, repeats: int) -> bool:
+    """servelab from Python against the heapq script; False when they disagree."""
+    sc = fixed_service_scenario(queries)
+    servelab.simulate(
+        fixed_service_scenario(1000)
+    )  # warm-up: first-call costs are not the engine's
+    ours_s, result = best_of(lambda: servelab.simulate(sc).columns["finish_ns"], repeats)
+    service_ns = round(FIXED_SERVICE_MS * 1e6)
+
+    def heapq_script() -> np.ndarray:
+        return simulate_fcfs_heap(
+            poisson_arrivals_ns(FIXED_RATE_QPS, queries, 7), service_ns, WORKERS
+        )
+
+    ref_s, _ = best_of(heapq_script, repeats)
+    # Agreement on the very same arrivals.
+    r = servelab.simulate(sc)
+    same = simulate_fcfs_heap(r.columns["arrival_ns"].tolist(), service_ns, WORKERS)
+    if not np.array_equal(same, r.columns["finish_ns"]):
+        print("MISMATCH: servelab and reference_heapq disagree on finish times", file=sys.stderr)
+        return False
+    ours, ref = queries / ours_s, queries / ref_s
+    print(
+        f"FCFS, {WORKERS} workers, fixed {FIXED_SERVICE_MS:g} ms, "
+        f"{FIXED_RATE_QPS} q/s, {queries} queries"
+    )
+    print(
+        f"  servelab from Python (workload + run + arrays): {ours / 1e6:7.2f} M queries/s"
+        " (goal >= 15)"
+    )
+    print(f"  heapq script (numpy arrivals + heap loop):      {ref / 1e6:7.2f} M queries/s")
+    print(f"  ratio vs the heapq script:                      {ours / ref:7.1f}x  (goal >= 5x)")
+    print(f"  finish times identical on {queries} queries")
+    return True
+
+
+# Run in a fresh interpreter: the peak resident memory a run adds, per query (Linux: VmHWM is
+# reset to the current resident size through /proc/self/clear_refs just before the run).
+_PEAK_SCRIPT = """
+import sys
+sys.path.insert(0, {here!r})
+import bench_sim, servelab
+
+def kib(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1])
+
+sc = bench_sim.fixed_service_scenario({n})
+servelab.simulate(bench_sim.fixed_service_scenario(1000))
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = kib("VmRSS:")
+r = servelab.simulate(sc)
+print((kib("VmHWM:") - base) * 1024 / {n})
+"""
+
+
+def peak_bytes_per_query(queries: int) -> float:
+    code = _PEAK_SCRIPT.format(here=str(Path(__file__).parent), n=queries)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="20k queries, one repeat")
@@ -58,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     queries = 20_000 if args.smoke else args.queries
     reference_queries = min(queries, 20_000 if args.smoke else 200_000)
     repeats = 1 if args.smoke else 3
+    if not headline(queries, repeats):
+        return 1
+    print()
     sc = scenario(queries)
 
     ours_s, result = best_of(lambda: servelab.simulate(sc), repeats)
@@ -97,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  ratio vs the minimal loop:     {ours_qps / loop_qps:7.1f}x  (no records, no checks)")
     print(f"  bytes per query record:        {stored:7d}  (goal <= 100; `id` is derived)")
     print(f"  finish times identical on {reference_queries} queries for both references")
+    peak_n = 200_000 if args.smoke else 4_000_000
+    print(
+        f"  peak memory per query:         {peak_bytes_per_query(peak_n):7.1f}  bytes"
+        f" (goal <= 80; {peak_n} queries)"
+    )
     return 0
 
 

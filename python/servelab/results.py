@@ -263,9 +263,13 @@ class Result:
         if len(np.unique(ids)) != n_workers:
             raise ValueError("workers['worker'] lists a worker id more than once")
         qw = c["worker"]
-        rows = self._worker_rows(qw)
-        unknown = (qw != -1) & (rows < 0)
-        if unknown.any():
+        if len(ids) and np.array_equal(ids, np.arange(len(ids))):
+            # Workers numbered 0..n-1 (both worlds): a range check says it, without a lookup.
+            ok = qw.size == 0 or (qw.min() >= -1 and qw.max() < len(ids))
+            unknown = None if ok else (qw < -1) | (qw >= len(ids))
+        else:
+            unknown = (qw != -1) & (self._worker_rows(qw) < 0)
+        if unknown is not None and unknown.any():
             i = int(np.flatnonzero(unknown)[0])
             raise ValueError(
                 f"columns['worker'][{i}]={qw[i]} is neither -1 nor in workers['worker']"
@@ -274,6 +278,10 @@ class Result:
     def _worker_rows(self, worker_ids: np.ndarray) -> np.ndarray:
         """The row of each worker id in the workers table, -1 where it is not there."""
         ids = self.workers["worker"].astype(np.int64)
+        if np.array_equal(ids, np.arange(len(ids))):
+            # Both worlds number workers 0..n-1: the row is the id, no search needed.
+            q = worker_ids.astype(np.int64, copy=False)
+            return np.where((q >= 0) & (q < len(ids)), q, -1)
         order = np.argsort(ids, kind="stable")
         sorted_ids = ids[order]
         q = worker_ids.astype(np.int64)

@@ -1333,7 +1333,7 @@ def test_a_count_too_large_for_memory_is_refused_up_front_naming_count():
     with pytest.raises(
         MemoryError,
         match=r"count=1000000000000: the run's per-query records would need about .* TB "
-        r"\(110 bytes per query\), more than the .* of memory available: lower count",
+        r"\(90 bytes per query\), more than the .* of memory available: lower count",
     ):
         servelab.simulate(scenario(workload__count=10**12))
 
@@ -1363,7 +1363,7 @@ with open("/proc/meminfo") as f:
     available = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
 # Records for half of what is available pass the check up front; a limit of half of what those
 # records take makes reserving them fail.
-count = min(40_000_000, available // 110 // 2)
+count = min(40_000_000, available // 90 // 2)
 with open("/proc/self/status") as f:
     size = next(int(line.split()[1]) << 10 for line in f if line.startswith("VmSize:"))
 limit = size + count * 70 // 2

@@ -38,7 +38,6 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
   // Records grow by one per arrival; reserving for a known count avoids reallocating them.
   const std::int64_t expected = std::min<std::int64_t>(spec.workload->max_count(), 50'000'000);
   records_.reserve(static_cast<std::size_t>(expected));
-  where_.reserve(static_cast<std::size_t>(expected));
   for (const auto& app : spec.workload->apps()) {
     app_names_.push_back(app.name);
     app_slo_.push_back(app.slo);
@@ -72,7 +71,7 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   w.status = WorkerStatus::Starting;
   const auto id = static_cast<WorkerId>(workers_.size());
   workers_.push_back(std::move(w));
-  idle_pos_.push_back(-1);
+  idle_.add_worker(id, hardware);
   set_status(id, WorkerStatus::Idle);
   return id;
 }
@@ -85,39 +84,39 @@ const ClusterState::Worker& ClusterState::at(WorkerId worker) const {
 }
 
 void ClusterState::set_status(WorkerId worker, WorkerStatus status) {
-  Worker& w = workers_[worker];
-  const bool was_idle = w.status == WorkerStatus::Idle && idle_pos_[worker] >= 0;
-  w.status = status;
-  if (status == WorkerStatus::Idle && !was_idle) {
-    idle_pos_[worker] = static_cast<std::int32_t>(idle_.size());
-    idle_.push_back(worker);
-  } else if (status != WorkerStatus::Idle && was_idle) {
-    const auto pos = idle_pos_[worker];
-    const WorkerId last = idle_.back();
-    idle_[pos] = last;
-    idle_pos_[last] = pos;
-    idle_.pop_back();
-    idle_pos_[worker] = -1;
+  workers_[worker].status = status;
+  if (status == WorkerStatus::Idle) {
+    idle_.set_idle(worker);
+  } else {
+    idle_.set_not_idle(worker);
   }
 }
 
+WorkerId ClusterState::nth_idle(HardwareId hardware, std::int32_t i) const {
+  const auto members = idle_.members(hardware);
+  if (i < 0 || i >= static_cast<std::int32_t>(members.size())) {
+    throw ValueError(str("nth_idle: i=", i, " is not below the ", members.size(), " idle workers"));
+  }
+  return members[i];
+}
+
 QueryId ClusterState::arrive(const Query& q) {
-  const auto id = static_cast<QueryId>(records_.size_of());
+  const auto id = arrived();
   records_.append(static_cast<std::int16_t>(q.app), q.size, q.arrival, q.deadline);
-  where_.push_back(kUnplaced);
+  records_.status.back() = kPending;  // and the worker column holds kUnplaced (-1)
   return id;
 }
 
 void ClusterState::place_if_unplaced(QueryId id) {
-  if (where_[id] == kUnplaced) {
-    where_[id] = kCentral;
+  if (where(id) == kUnplaced) {
+    set_where(id, kCentral);
     central_.push_back(id);
   }
 }
 
 Query ClusterState::query(QueryId id) const {
-  if (id < 0 || id >= static_cast<QueryId>(where_.size())) {
-    throw ValueError(str("query=", id, " has not arrived (", where_.size(), " queries so far)"));
+  if (id < 0 || id >= arrived()) {
+    throw ValueError(str("query=", id, " has not arrived (", arrived(), " queries so far)"));
   }
   Query q;
   q.id = id;
@@ -130,10 +129,10 @@ Query ClusterState::query(QueryId id) const {
 }
 
 void ClusterState::check_query(QueryId id, std::string_view action) const {
-  if (id < 0 || id >= static_cast<QueryId>(where_.size())) {
-    throw ValueError(str(action, ": query=", id, " has not arrived (", where_.size(), " queries so far)"));
+  if (id < 0 || id >= arrived()) {
+    throw ValueError(str(action, ": query=", id, " has not arrived (", arrived(), " queries so far)"));
   }
-  const auto w = where_[id];
+  const auto w = where(id);
   if (w == kRunning) throw ValueError(str(action, ": query=", id, " is already running"));
   if (w == kEnded) throw ValueError(str(action, ": query=", id, " has already ended"));
 }
@@ -145,7 +144,7 @@ void ClusterState::check_model(ModelId model, std::string_view action) const {
 }
 
 void ClusterState::unlink(QueryId id) {
-  const auto w = where_[id];
+  const auto w = where(id);
   if (w == kCentral) {
     erase_one(central_, id);
   } else if (w >= 0) {
@@ -223,7 +222,7 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
   const Nanos now = hooks_.now();
   for (const QueryId id : queries) {
     unlink(id);
-    where_[id] = kRunning;
+    set_where(id, kRunning);
     records_.dispatch[id] = now;
   }
   RunningBatch& batch = w.batch;
@@ -253,7 +252,6 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
     records_.status[id] = static_cast<std::int8_t>(QueryStatus::Completed);
     records_.accuracy[id] = accuracy;
     records_.cost[id] = static_cast<float>(batch_cost * records_.size[id] / static_cast<double>(batch.items));
-    where_[id] = kEnded;
   }
   w.busy += finish - start;
   w.last_latency = finish - start;
@@ -267,6 +265,22 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
   } else {
     w.busy_until = hooks_.now();
     set_status(worker, WorkerStatus::Idle);
+  }
+  return done;
+}
+
+BatchDone ClusterState::fail_batch(WorkerId worker, Nanos start, Nanos finish, std::string_view reason) {
+  const std::vector<QueryId> queries = workers_[worker].batch.queries;  // finish_batch moves on
+  const BatchDone done = finish_batch(worker, start, finish);
+  --workers_[worker].batches;  // `batches` counts the batches the records show: completed ones
+  for (const QueryId id : queries) {
+    end_dropped(id, reason);
+    records_.worker[id] = -1;
+    records_.model[id] = -1;
+    records_.batch_items[id] = 0;
+    records_.batch_queries[id] = 0;
+    records_.accuracy[id] = std::numeric_limits<float>::quiet_NaN();
+    records_.cost[id] = 0.f;
   }
   return done;
 }
@@ -292,7 +306,7 @@ bool ClusterState::finish_transition(WorkerId worker) {
 void ClusterState::enqueue(QueryId id) {
   check_query(id, "enqueue");
   unlink(id);
-  where_[id] = kCentral;
+  set_where(id, kCentral);
   central_.push_back(id);
 }
 
@@ -303,7 +317,7 @@ void ClusterState::enqueue_to_worker(WorkerId worker, QueryId id) {
     throw ValueError(str("enqueue_to_worker: worker=", worker, " is stopped or being removed"));
   }
   unlink(id);
-  where_[id] = worker;
+  set_where(id, worker);
   w.queue.push_back(id);
 }
 
@@ -321,7 +335,8 @@ void ClusterState::end_dropped(QueryId id, std::string_view reason) {
   records_.finish[id] = hooks_.now();
   records_.dispatch[id] = -1;  // a batch cut off at the end of a run never counts as served
   records_.start[id] = -1;
-  where_[id] = kEnded;
+  records_.worker[id] = -1;
+  records_.model[id] = -1;
 }
 
 void ClusterState::drop(QueryId id, std::string_view reason) {
@@ -366,7 +381,7 @@ void ClusterState::remove_worker(WorkerId worker) {
   }
   w.removing = true;
   for (const QueryId id : w.queue) {
-    where_[id] = kCentral;
+    set_where(id, kCentral);
     central_.push_back(id);
   }
   w.queue.clear();
@@ -424,8 +439,8 @@ bool ClusterState::has_pending_queries() const {
 bool ClusterState::quiescent() const { return running_ == 0 && transitions_ == 0 && !has_pending_queries(); }
 
 RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string world, std::string scheduler) {
-  for (QueryId id = 0; id < static_cast<QueryId>(where_.size()); ++id) {
-    if (where_[id] != kEnded) end_dropped(id, reason);
+  for (QueryId id = 0; id < arrived(); ++id) {
+    if (where(id) != kEnded) end_dropped(id, reason);
   }
   central_.clear();
   RunResult result;
@@ -445,7 +460,6 @@ RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string w
   for (auto& w : workers_) w.queue.clear();
   result.queries = std::move(records_);
   records_ = {};
-  where_.clear();
   result.drop_reasons = reasons_;
   result.models = profile_->models();
   result.hardware = profile_->hardware();

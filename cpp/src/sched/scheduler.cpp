@@ -18,4 +18,41 @@ std::string_view worker_status_name(WorkerStatus status) {
   return "unknown";
 }
 
+namespace {
+
+bool in_group(const ClusterView& view, WorkerId w, HardwareId hardware) {
+  return hardware == ClusterView::kAnyHardware || view.hardware(w) == hardware;
+}
+
+}  // namespace
+
+std::int32_t ClusterView::idle_count(HardwareId hardware) const {
+  std::int32_t n = 0;
+  for (const WorkerId w : idle_workers()) n += in_group(*this, w, hardware) ? 1 : 0;
+  return n;
+}
+
+WorkerId ClusterView::lowest_idle(HardwareId hardware, WorkerId from) const {
+  WorkerId best = -1;
+  for (const WorkerId w : idle_workers()) {
+    if (w >= from && in_group(*this, w, hardware) && (best < 0 || w < best)) best = w;
+  }
+  return best;
+}
+
+WorkerId ClusterView::longest_idle(HardwareId hardware) const {
+  WorkerId best = -1;
+  for (const WorkerId w : idle_workers()) {
+    if (in_group(*this, w, hardware) && (best < 0 || idle_since(w) < idle_since(best))) best = w;
+  }
+  return best;
+}
+
+WorkerId ClusterView::nth_idle(HardwareId hardware, std::int32_t i) const {
+  for (const WorkerId w : idle_workers()) {
+    if (in_group(*this, w, hardware) && i-- == 0) return w;
+  }
+  return -1;
+}
+
 }  // namespace servelab::sched

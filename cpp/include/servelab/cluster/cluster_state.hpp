@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "servelab/cluster/cluster_spec.hpp"
+#include "servelab/cluster/idle_index.hpp"
 #include "servelab/cluster/records.hpp"
 #include "servelab/sched/scheduler.hpp"
 
@@ -60,6 +61,9 @@ class ClusterState final : public sched::ClusterView,
   // After on_arrival: a query the policy left unplaced joins the central queue.
   void place_if_unplaced(QueryId id);
   BatchDone finish_batch(WorkerId worker, Nanos start, Nanos finish);
+  // The batch failed (its executor threw): the worker is freed as by finish_batch (its busy time
+  // counts, its batch count does not), and the batch's queries end dropped with `reason`.
+  BatchDone fail_batch(WorkerId worker, Nanos start, Nanos finish, std::string_view reason);
   // Ends a startup or model load; true if the worker is Idle now (call on_worker_ready).
   bool finish_transition(WorkerId worker);
   // Whether nothing is queued, running or loading (the run may end once arrivals have).
@@ -76,7 +80,14 @@ class ClusterState final : public sched::ClusterView,
   WorkerId num_workers() const override { return static_cast<WorkerId>(workers_.size()); }
   HardwareId hardware(WorkerId worker) const override { return at(worker).hardware; }
   WorkerStatus status(WorkerId worker) const override { return at(worker).status; }
-  std::span<const WorkerId> idle_workers() const override { return idle_; }
+  std::span<const WorkerId> idle_workers() const override { return idle_.members(IdleIndex::kAll); }
+  std::int32_t idle_count(HardwareId hardware) const override {
+    return static_cast<std::int32_t>(idle_.members(hardware).size());
+  }
+  WorkerId lowest_idle(HardwareId hardware, WorkerId from) const override { return idle_.lowest_from(hardware, from); }
+  WorkerId longest_idle(HardwareId hardware) const override { return idle_.longest_idle(hardware); }
+  WorkerId nth_idle(HardwareId hardware, std::int32_t i) const override;
+  std::uint64_t idle_since(WorkerId worker) const override { return idle_.idle_since(at_checked(worker)); }
   Nanos busy_until(WorkerId worker) const override;
   const std::vector<ModelId>& models(WorkerId worker) const override { return at(worker).models; }
   bool has_model(WorkerId worker, ModelId model) const override;
@@ -101,8 +112,14 @@ class ClusterState final : public sched::ClusterView,
   void set_config(WorkerId worker, std::string_view key, std::int64_t value) override;
 
  private:
-  // Where a query is: >= 0 in that worker's queue, or one of these.
+  // Where a pending query is: >= 0 in that worker's queue, or one of these. Kept in the records'
+  // worker column while the query's status is kPending (no separate array), so a query costs
+  // only its record; ending a query writes its real worker (or -1) and status over them.
   static constexpr std::int32_t kUnplaced = -1, kCentral = -2, kRunning = -3, kEnded = -4;
+  static constexpr std::int8_t kPending = 2;
+  std::int32_t where(QueryId id) const { return records_.status[id] == kPending ? records_.worker[id] : kEnded; }
+  void set_where(QueryId id, std::int32_t w) { records_.worker[id] = w; }
+  QueryId arrived() const { return static_cast<QueryId>(records_.size_of()); }
 
   struct Worker {
     HardwareId hardware = 0;
@@ -120,6 +137,7 @@ class ClusterState final : public sched::ClusterView,
   };
 
   const Worker& at(WorkerId worker) const;
+  WorkerId at_checked(WorkerId worker) const { return (void)at(worker), worker; }
   Worker& at(WorkerId worker) { return const_cast<Worker&>(std::as_const(*this).at(worker)); }
   void check_query(QueryId id, std::string_view action) const;
   void unlink(QueryId id);  // removes a pending query from whichever queue holds it
@@ -136,10 +154,8 @@ class ClusterState final : public sched::ClusterView,
   WorldHooks& hooks_;
   std::uint64_t seed_;
   std::vector<Worker> workers_;
-  std::vector<WorkerId> idle_;
-  std::vector<std::int32_t> idle_pos_;  // by worker; -1 when not idle
+  IdleIndex idle_;
   std::deque<QueryId> central_;
-  std::vector<std::int32_t> where_;  // by query
   std::int64_t running_ = 0, transitions_ = 0;
   QueryRecords records_;
   std::vector<std::string> reasons_;

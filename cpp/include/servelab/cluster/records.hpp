@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "servelab/core/time.hpp"
@@ -50,6 +51,8 @@ struct RunResult {
   std::vector<std::string> drop_reasons;
   std::vector<std::string> models, hardware, apps;
   std::vector<Nanos> app_slo;
+  // Per-query columns (id order) that only one world measures, e.g. the serving loop's "exec_ns".
+  std::vector<std::pair<std::string, std::vector<Nanos>>> world_columns;
 };
 
 }  // namespace servelab::cluster

@@ -71,6 +71,18 @@ class ClusterView {
   bool is_idle(WorkerId worker) const { return status(worker) == WorkerStatus::Idle; }
   // The idle workers, in no particular order (O(1) to get; changes as actions run).
   virtual std::span<const WorkerId> idle_workers() const = 0;
+  // Idle workers for tie rules, of one hardware type or of any (kAnyHardware). The cluster state
+  // answers from an index (O(log W) or O(1)); these defaults scan idle_workers().
+  static constexpr HardwareId kAnyHardware = -1;
+  virtual std::int32_t idle_count(HardwareId hardware) const;
+  // The lowest idle worker id >= from, or -1.
+  virtual WorkerId lowest_idle(HardwareId hardware, WorkerId from) const;
+  // The idle worker that has been idle the longest (least recently used), or -1.
+  virtual WorkerId longest_idle(HardwareId hardware) const;
+  // The i-th idle worker (0 <= i < idle_count) in a fixed but unspecified order.
+  virtual WorkerId nth_idle(HardwareId hardware, std::int32_t i) const;
+  // Grows each time a worker becomes idle: among idle workers, smaller = idle for longer.
+  virtual std::uint64_t idle_since(WorkerId worker) const { return static_cast<std::uint64_t>(worker); }
   // When the worker's current batch or model load is predicted to end (decision statistic);
   // now() for an idle worker.
   virtual Nanos busy_until(WorkerId worker) const = 0;

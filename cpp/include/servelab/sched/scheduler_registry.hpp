@@ -4,13 +4,14 @@
 
 #include "servelab/core/registry.hpp"
 #include "servelab/sched/scheduler.hpp"
+#include "servelab/sched/tie_rule.hpp"
 
 namespace servelab::sched {
 
 using SchedulerRegistry = Registry<Scheduler>;
 
 // fcfs(prefer=...) for policies built on it (Kairos's Ribbon baseline); ValueError as the registry's.
-std::shared_ptr<Scheduler> make_fcfs(std::string prefer);
+std::shared_ptr<Scheduler> make_fcfs(std::string prefer, TieRule tie = TieRule::LowestId);
 
 // Adds every generic policy below (fcfs, round_robin, random, jsq, ...).
 void register_generic_schedulers(SchedulerRegistry& registry);

@@ -1,6 +1,7 @@
 // FCFS over a central queue: the oldest query goes to an idle worker, the most preferred one when
-// several are idle (Ribbon sends to the "base" instance type first). Strict FCFS: while the head
-// query finds no idle worker that can serve it, nothing behind it is dispatched.
+// several are idle (Ribbon sends to the "base" instance type first), then by the tie rule. Strict
+// FCFS: while the head query finds no idle worker that can serve it, nothing behind it is
+// dispatched. The choice reads the cluster state's idle index, so it costs O(log W), not O(idle).
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -8,19 +9,42 @@
 
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/sched/tie_rule.hpp"
 
 namespace servelab::sched {
 namespace {
 
 class Fcfs final : public Scheduler {
  public:
-  explicit Fcfs(std::string prefer)
-      : prefer_text_(std::move(prefer)), prefer_(split_list_param("prefer", prefer_text_)) {}
+  Fcfs(std::string prefer, TieRule tie)
+      : prefer_text_(std::move(prefer)), prefer_(split_list_param("prefer", prefer_text_)), picker_(tie, Rng(0, "")) {}
 
-  std::string describe() const override { return str("fcfs(prefer='", prefer_text_, "')"); }
+  std::string describe() const override {
+    if (picker_.rule() == TieRule::LowestId) return str("fcfs(prefer='", prefer_text_, "')");
+    return str("fcfs(prefer='", prefer_text_, "', tie='", tie_rule_name(picker_.rule()), "')");
+  }
 
   void on_start(const ClusterView& view, Actions&) override {
-    for (const auto& name : prefer_) view.profile().hardware_index(name);  // KeyError for unknown names
+    picker_ = IdlePicker(picker_.rule(), Rng(view.seed(), "scheduler/fcfs"));
+    const auto& profile = view.profile();
+    // Preference classes: each listed hardware type, then every unlisted one together.
+    classes_.clear();
+    class_of_.assign(profile.hardware().size(), static_cast<std::int32_t>(prefer_.size()));
+    for (std::size_t p = 0; p < prefer_.size(); ++p) {
+      const HardwareId h = profile.hardware_index(prefer_[p]);    // KeyError for unknown names
+      if (class_of_[h] < static_cast<std::int32_t>(p)) continue;  // listed twice: the first counts
+      class_of_[h] = static_cast<std::int32_t>(classes_.size());
+      classes_.push_back({h});
+    }
+    std::vector<HardwareId> rest;
+    for (std::size_t h = 0; h < class_of_.size(); ++h) {
+      if (class_of_[h] == static_cast<std::int32_t>(prefer_.size())) {
+        class_of_[h] = static_cast<std::int32_t>(classes_.size());
+        rest.push_back(static_cast<HardwareId>(h));
+      }
+    }
+    if (rest.size() == class_of_.size()) rest = {ClusterView::kAnyHardware};  // no preference: one index
+    if (!rest.empty()) classes_.push_back(std::move(rest));
   }
 
   void on_arrival(const Query& query, const ClusterView& view, Actions& actions) override {
@@ -33,23 +57,17 @@ class Fcfs final : public Scheduler {
   // Dispatches `query` to the most preferred idle worker able to serve it, or drops it when no
   // worker at all can; false when it has to wait.
   bool serve(const Query& query, const ClusterView& view, Actions& actions) {
-    // Fast path: the most preferred idle worker usually has a model for the query.
+    // Fast path: the tie rule's pick in the most preferred class with an idle worker usually has
+    // a model for the query.
     WorkerId best = -1;
-    std::int64_t best_rank = std::numeric_limits<std::int64_t>::max();
-    for (const WorkerId w : view.idle_workers()) {
-      const std::int64_t r = rank(view, w);
-      if (r < best_rank) best = w, best_rank = r;
+    for (const auto& group : classes_) {
+      best = picker_.pick(view, group);
+      if (best >= 0) break;
     }
     if (best < 0) return false;
     ModelId model = pick_model(view, best, query);
-    if (model < 0) {  // slow path: the best-ranked idle worker that can serve it
-      best = -1, best_rank = std::numeric_limits<std::int64_t>::max();
-      for (const WorkerId w : view.idle_workers()) {
-        const std::int64_t r = rank(view, w);
-        if (r >= best_rank) continue;
-        const ModelId m = pick_model(view, w, query);
-        if (m >= 0) best = w, model = m, best_rank = r;
-      }
+    if (model < 0) {
+      best = slow_pick(query, view, model);
       if (best < 0) {
         if (anyone_can_serve(query, view)) return false;  // it waits for a busy worker that can
         actions.drop(query.id, "no worker can serve it");
@@ -57,8 +75,39 @@ class Fcfs final : public Scheduler {
       }
     }
     const QueryId id = query.id;
+    picker_.chosen(best);
     actions.dispatch(best, model, {&id, 1});
     return true;
+  }
+
+  // The best idle worker that can serve the query (preference class, then tie rule), scanning.
+  WorkerId slow_pick(const Query& query, const ClusterView& view, ModelId& model) {
+    std::int32_t best_class = std::numeric_limits<std::int32_t>::max();
+    std::vector<std::pair<WorkerId, ModelId>>& ties = ties_;
+    ties.clear();
+    std::uint64_t best_key = 0;
+    for (const WorkerId w : view.idle_workers()) {
+      const std::int32_t c = class_of_[view.hardware(w)];
+      if (c > best_class) continue;
+      const ModelId m = pick_model(view, w, query);
+      if (m < 0) continue;
+      const std::uint64_t k = picker_.key(view, w);
+      if (c < best_class || (picker_.rule() != TieRule::Random && k < best_key)) {
+        ties.clear(), best_class = c, best_key = k;
+      } else if (picker_.rule() != TieRule::Random && k > best_key) {
+        continue;
+      }
+      ties.emplace_back(w, m);
+    }
+    if (ties.empty()) return -1;
+    if (picker_.rule() == TieRule::Random) {
+      std::sort(ties.begin(), ties.end());  // the draw must not depend on the idle list's order
+      const auto& [w, m] = ties[static_cast<std::size_t>(picker_.draw(static_cast<std::int64_t>(ties.size())))];
+      model = m;
+      return w;
+    }
+    model = ties.front().second;
+    return ties.front().first;
   }
 
   static bool anyone_can_serve(const Query& query, const ClusterView& view) {
@@ -74,33 +123,24 @@ class Fcfs final : public Scheduler {
     }
   }
 
-  // Preference rank: position of the worker's hardware in `prefer` (unlisted last), then worker id.
-  // Inline and table-driven: it runs for every idle worker on every arrival.
-  std::int64_t rank(const ClusterView& view, WorkerId w) {
-    if (static_cast<std::size_t>(w) >= rank_.size()) extend_ranks(view);
-    return rank_[w];
-  }
-  void extend_ranks(const ClusterView& view) {
-    for (auto w = static_cast<WorkerId>(rank_.size()); w < view.num_workers(); ++w) {
-      const auto& name = view.profile().hardware()[view.hardware(w)];
-      const std::int64_t position = std::find(prefer_.begin(), prefer_.end(), name) - prefer_.begin();
-      rank_.push_back(position * (std::int64_t{1} << 32) + w);
-    }
-  }
-
   std::string prefer_text_;
   std::vector<std::string> prefer_;
-  std::vector<std::int64_t> rank_;  // by worker
+  IdlePicker picker_;
+  std::vector<std::vector<HardwareId>> classes_;  // preference classes, most preferred first
+  std::vector<std::int32_t> class_of_;            // by hardware
+  std::vector<std::pair<WorkerId, ModelId>> ties_;
 };
 
 }  // namespace
 
-std::shared_ptr<Scheduler> make_fcfs(std::string prefer) { return std::make_shared<Fcfs>(std::move(prefer)); }
+std::shared_ptr<Scheduler> make_fcfs(std::string prefer, TieRule tie) {
+  return std::make_shared<Fcfs>(std::move(prefer), tie);
+}
 
 void register_fcfs(SchedulerRegistry& registry) {
   registry.add({"fcfs",
                 "First come, first served from a central queue to an idle worker; when several are idle, the "
-                "hardware listed first in `prefer` wins (Ribbon's base-type-first), then the lowest worker id.",
+                "hardware listed first in `prefer` wins (Ribbon's base-type-first), then the tie rule `tie`.",
                 {ParamSpec{"prefer",
                            ParamType::String,
                            std::string(),
@@ -108,8 +148,20 @@ void register_fcfs(SchedulerRegistry& registry) {
                            {},
                            {},
                            false,
-                           {}}},
-                [](const Params& p) { return std::make_shared<Fcfs>(p.get_string("prefer")); }});
+                           {}},
+                 ParamSpec{"tie",
+                           ParamType::String,
+                           std::string("lowest_id"),
+                           "which of several equally preferred idle workers gets the query: lowest_id (the lowest "
+                           "worker id), round_robin (the next id after the last chosen), lru (idle the longest) or "
+                           "random (seeded by the run)",
+                           {},
+                           {},
+                           false,
+                           {"lowest_id", "round_robin", "lru", "random"}}},
+                [](const Params& p) {
+                  return std::make_shared<Fcfs>(p.get_string("prefer"), parse_tie_rule(p.get_string("tie"), "tie"));
+                }});
 }
 
 }  // namespace servelab::sched

@@ -5,11 +5,18 @@
 // the one batch it may be running); ties go to the lowest worker id, so runs are deterministic.
 // A worker serves its queue oldest first, one query per batch. All of that queue handling comes
 // from PerWorkerQueue; this file only decides where a query goes.
+//
+// The decision is indexed, not a scan: workers with the same hardware and models form a class
+// (they can serve the same queries), each class keeps its workers in a heap keyed by load, and a
+// query looks at the top of each class that can serve it: O(classes + log W) per query.
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "per_worker_queue.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/sched/worker_classes.hpp"
+#include "servelab/sched/worker_heap.hpp"
 
 namespace servelab::sched {
 namespace {
@@ -23,17 +30,43 @@ class JoinShortestQueue final : public PerWorkerQueue {
   // Called for every arriving query. Reads the cluster only through the read-only view, so the
   // same code runs on virtual time in the simulator and on the wall clock in the server.
   WorkerId choose(const Query& query, const ClusterView& view) override {
+    sync(view);
     WorkerId best = -1;
-    std::size_t best_load = std::numeric_limits<std::size_t>::max();
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      // Skip workers that were removed (autoscaling) or lack a model for this query (accuracy
-      // floor, batch beyond the profile): pick_model returns -1 for those.
-      if (!is_live(view, w) || pick_model(view, w, query) < 0) continue;
-      const std::size_t load = view.worker_queue(w).size() + (view.is_idle(w) ? 0 : 1);
-      if (load < best_load) best = w, best_load = load;  // strict <: the lowest id wins ties
+    std::int64_t best_load = std::numeric_limits<std::int64_t>::max();
+    for (std::int32_t c = 0; c < classes_.size(); ++c) {
+      // A class whose workers were all removed (autoscaling) has an empty heap; pick_model says
+      // -1 when the class has no model for this query (accuracy floor, batch beyond the profile).
+      if (heaps_[c].empty() || pick_model(view, classes_.representative(c), query) < 0) continue;
+      const auto [load, w] = heaps_[c].top();
+      if (load < best_load || (load == best_load && w < best)) best = w, best_load = load;  // lowest id wins ties
     }
     return best;  // -1: nobody can serve it, PerWorkerQueue drops it with a reason
   }
+
+  // Keeps the worker's heap entry equal to its load: its queue plus the batch it may be running.
+  void touched(WorkerId w, const ClusterView& view) override {
+    if (w >= known_) return sync(view);  // a worker added since the last query: index it (and the rest)
+    auto& heap = heaps_[classes_.of(w)];
+    if (!is_live(view, w)) {
+      heap.erase(w);
+    } else {
+      heap.set(w, static_cast<std::int64_t>(view.worker_queue(w).size()) + (view.is_idle(w) ? 0 : 1));
+    }
+  }
+
+ private:
+  // Indexes workers it has not seen yet (all of them on the first query).
+  void sync(const ClusterView& view) {
+    if (known_ == view.num_workers()) return;
+    const WorkerId first = classes_.update(view);
+    heaps_.resize(static_cast<std::size_t>(classes_.size()));
+    known_ = view.num_workers();
+    for (WorkerId w = first; w < known_; ++w) touched(w, view);
+  }
+
+  WorkerClasses classes_;
+  std::vector<WorkerHeap> heaps_;  // by class
+  WorkerId known_ = 0;
 };
 
 }  // namespace

@@ -2,12 +2,19 @@
 // first, counting the batch the worker is running (busy_until), the predicted latency of what is
 // already queued there, and its own latency on that worker's hardware. Heterogeneity-aware: a
 // fast GPU with a short queue beats an idle slow CPU when it would finish sooner.
+//
+// Indexed: workers with the same hardware and models form a class (same model choice, same
+// latency); each class keeps its busy workers in a heap keyed by busy_until + backlog and its
+// idle ones in a heap keyed by backlog (their finish moves with now). A query looks at the tops
+// of each class that can serve it: O(classes + log W), the same choice as a scan (ties: lowest id).
 #include <limits>
 #include <memory>
 #include <vector>
 
 #include "per_worker_queue.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/sched/worker_classes.hpp"
+#include "servelab/sched/worker_heap.hpp"
 
 namespace servelab::sched {
 namespace {
@@ -18,15 +25,26 @@ class LeastFinishTime final : public PerWorkerQueue {
 
  protected:
   WorkerId choose(const Query& query, const ClusterView& view) override {
-    backlog_.resize(view.num_workers(), 0);
+    sync(view);
     WorkerId best = -1;
     Nanos best_finish = kNever;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (!is_live(view, w)) continue;
-      const ModelId m = pick_model(view, w, query);
+    const auto consider = [&](Nanos finish, WorkerId w) {
+      if (finish < best_finish || (finish == best_finish && w < best)) best = w, best_finish = finish;
+    };
+    for (std::int32_t c = 0; c < classes_.size(); ++c) {
+      if (idle_[c].empty() && busy_[c].empty()) continue;
+      const WorkerId rep = classes_.representative(c);
+      const ModelId m = pick_model(view, rep, query);
       if (m < 0) continue;
-      const Nanos finish = view.busy_until(w) + backlog_[w] + view.predicted_latency(w, m, query.size);
-      if (finish < best_finish) best = w, best_finish = finish;
+      const Nanos own = view.predicted_latency(rep, m, query.size);
+      if (!idle_[c].empty()) {
+        const auto [backlog, w] = idle_[c].top();
+        consider(view.now() + backlog + own, w);
+      }
+      if (!busy_[c].empty()) {
+        const auto [until, w] = busy_[c].top();
+        consider(until + own, w);
+      }
     }
     return best;
   }
@@ -38,12 +56,38 @@ class LeastFinishTime final : public PerWorkerQueue {
     if (view.worker_queue(w).empty() || view.worker_queue(w).front() != query.id) return;  // never queued
     backlog_[w] -= latency(w, query, view);
   }
+  void touched(WorkerId w, const ClusterView& view) override {
+    if (w >= known_) return sync(view);  // a worker added since the last query: index it (and the rest)
+    const auto c = classes_.of(w);
+    idle_[c].erase(w);
+    busy_[c].erase(w);
+    if (!is_live(view, w)) return;
+    if (view.is_idle(w)) {
+      idle_[c].set(w, backlog_[w]);
+    } else {
+      busy_[c].set(w, view.busy_until(w) + backlog_[w]);
+    }
+  }
 
  private:
   static Nanos latency(WorkerId w, const Query& query, const ClusterView& view) {
     return view.predicted_latency(w, pick_model(view, w, query), query.size);
   }
+  // Indexes workers it has not seen yet (all of them on the first query).
+  void sync(const ClusterView& view) {
+    if (known_ == view.num_workers()) return;
+    const WorkerId first = classes_.update(view);
+    backlog_.resize(view.num_workers(), 0);
+    idle_.resize(static_cast<std::size_t>(classes_.size()));
+    busy_.resize(static_cast<std::size_t>(classes_.size()));
+    known_ = view.num_workers();
+    for (WorkerId w = first; w < known_; ++w) touched(w, view);
+  }
+
   std::vector<Nanos> backlog_;
+  WorkerClasses classes_;
+  std::vector<WorkerHeap> idle_, busy_;  // by class
+  WorkerId known_ = 0;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ class PerWorkerQueue : public Scheduler {
       actions.enqueue_to_worker(w, query.id);
       queued(w, query, view);
     }
+    touched(w, view);
   }
 
   void on_batch_done(const BatchDone& done, const ClusterView& view, Actions& actions) final {
@@ -37,11 +38,13 @@ class PerWorkerQueue : public Scheduler {
   // Bookkeeping hooks for policies that track their own per-worker state.
   virtual void queued(WorkerId, const Query&, const ClusterView&) {}
   virtual void started(WorkerId, const Query&, const ClusterView&) {}
+  // The worker's queue, status or busy_until may have changed (indexed policies re-key it).
+  virtual void touched(WorkerId, const ClusterView&) {}
 
  private:
   void serve_next(WorkerId w, const ClusterView& view, Actions& actions) {
-    if (!view.is_idle(w) || view.worker_queue(w).empty()) return;
-    start(w, view.worker_queue(w).front(), view, actions);
+    if (view.is_idle(w) && !view.worker_queue(w).empty()) start(w, view.worker_queue(w).front(), view, actions);
+    touched(w, view);
   }
   void start(WorkerId w, QueryId id, const ClusterView& view, Actions& actions) {
     const Query query = view.query(id);

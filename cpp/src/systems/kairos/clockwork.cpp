@@ -7,6 +7,13 @@
 // where it finishes first. With reject_late=True it is rejected instead (dropped, "would miss its
 // QoS on every worker"), as Clockwork itself rejects requests it cannot serve in time.
 // Predictions use the profile's decision statistic.
+//
+// The best worker meeting QoS, when there is one, is the one finishing first overall, so one
+// argmin decides. It is indexed: workers with the same hardware and models form a class (same
+// model, same latency); each class keeps its workers free by now in a heap keyed by backlog, and
+// those still busy in heaps keyed by busy_until + backlog and by busy_until (to move them to the
+// first heap once now passes it). A query looks at the tops of each class: O(classes + log W),
+// the same choice as a scan of every worker.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -14,6 +21,8 @@
 
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/sched/worker_classes.hpp"
+#include "servelab/sched/worker_heap.hpp"
 #include "servelab/systems/kairos/baselines.hpp"
 #include "servelab/systems/kairos/cluster_roles.hpp"
 
@@ -28,28 +37,36 @@ class Clockwork final : public sched::Scheduler {
   std::string describe() const override { return description_; }
 
   void on_arrival(const sched::Query& query, const ClusterView& view, sched::Actions& actions) override {
-    backlog_.resize(view.num_workers(), 0);
+    sync(view);
     const Nanos target = query.arrival + qos_target(qos_ms_, query);
-    WorkerId best = -1, best_late = -1;
-    Nanos best_finish = sched::kNever, best_late_finish = sched::kNever;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (!sched::is_live(view, w)) continue;
-      const ModelId m = sched::pick_model(view, w, query);
+    const Nanos now = view.now();
+    WorkerId best = -1;
+    Nanos best_finish = sched::kNever;
+    const auto consider = [&](Nanos finish, WorkerId w) {
+      if (finish < best_finish || (finish == best_finish && w < best)) best = w, best_finish = finish;
+    };
+    for (std::int32_t c = 0; c < classes_.size(); ++c) {
+      if (free_[c].empty() && busy_[c].empty()) continue;
+      const WorkerId rep = classes_.representative(c);
+      const ModelId m = sched::pick_model(view, rep, query);
       if (m < 0) continue;
-      const Nanos finish = free_at(w, view) + view.predicted_latency(w, m, query.size);
-      if (finish <= target && finish < best_finish) best = w, best_finish = finish;
-      if (finish < best_late_finish) best_late = w, best_late_finish = finish;
+      const Nanos own = view.predicted_latency(rep, m, query.size);
+      while (!ends_[c].empty() && ends_[c].top().first <= now) {  // its batch is due: free from now on
+        const WorkerId w = ends_[c].top().second;
+        ends_[c].erase(w);
+        busy_[c].erase(w);
+        free_[c].set(w, backlog_[w]);
+      }
+      if (!free_[c].empty()) consider(now + free_[c].top().first + own, free_[c].top().second);
+      if (!busy_[c].empty()) consider(busy_[c].top().first + own, busy_[c].top().second);
     }
-    if (best_late < 0) {
+    if (best < 0) {
       actions.drop(query.id, "no worker can serve it");
       return;
     }
-    if (best < 0) {
-      if (reject_late_) {
-        actions.drop(query.id, "would miss its QoS on every worker");
-        return;
-      }
-      best = best_late;
+    if (best_finish > target && reject_late_) {  // the first to finish is late: every worker is
+      actions.drop(query.id, "would miss its QoS on every worker");
+      return;
     }
     if (view.is_idle(best) && view.worker_queue(best).empty()) {
       start(best, query, view, actions);
@@ -57,6 +74,7 @@ class Clockwork final : public sched::Scheduler {
       actions.enqueue_to_worker(best, query.id);
       backlog_[best] += latency(best, query, view);
     }
+    touched(best, view);
   }
 
   void on_batch_done(const sched::BatchDone& done, const ClusterView& view, sched::Actions& actions) override {
@@ -67,20 +85,43 @@ class Clockwork final : public sched::Scheduler {
   }
 
  private:
-  // When the worker can start something new: the end of its running batch (never in the past:
-  // an overrunning batch is still running), plus everything queued there.
-  Nanos free_at(WorkerId w, const ClusterView& view) const {
-    return std::max(view.now(), view.busy_until(w)) + backlog_[w];
+  // Re-keys the worker after its queue, batch or status changed. It can start something new at
+  // max(now, busy_until) (an overrunning batch is still running) plus everything queued there.
+  void touched(WorkerId w, const ClusterView& view) {
+    if (w >= known_) return sync(view);
+    const auto c = classes_.of(w);
+    free_[c].erase(w);
+    busy_[c].erase(w);
+    ends_[c].erase(w);
+    if (!sched::is_live(view, w)) return;
+    const Nanos until = view.busy_until(w);
+    if (until > view.now()) {
+      busy_[c].set(w, until + backlog_[w]);
+      ends_[c].set(w, until);
+    } else {
+      free_[c].set(w, backlog_[w]);
+    }
+  }
+  // Indexes workers it has not seen yet (all of them on the first query).
+  void sync(const ClusterView& view) {
+    if (known_ == view.num_workers()) return;
+    const WorkerId first = classes_.update(view);
+    backlog_.resize(view.num_workers(), 0);
+    for (auto* heaps : {&free_, &busy_, &ends_}) heaps->resize(static_cast<std::size_t>(classes_.size()));
+    known_ = view.num_workers();
+    for (WorkerId w = first; w < known_; ++w) touched(w, view);
   }
   static Nanos latency(WorkerId w, const sched::Query& query, const ClusterView& view) {
     return view.predicted_latency(w, sched::pick_model(view, w, query), query.size);
   }
   void serve_next(WorkerId w, const ClusterView& view, sched::Actions& actions) {
-    backlog_.resize(view.num_workers(), 0);
-    if (!view.is_idle(w) || view.worker_queue(w).empty()) return;
-    const sched::Query query = view.query(view.worker_queue(w).front());
-    backlog_[w] -= latency(w, query, view);
-    start(w, query, view, actions);
+    sync(view);
+    if (view.is_idle(w) && !view.worker_queue(w).empty()) {
+      const sched::Query query = view.query(view.worker_queue(w).front());
+      backlog_[w] -= latency(w, query, view);
+      start(w, query, view, actions);
+    }
+    touched(w, view);
   }
   static void start(WorkerId w, const sched::Query& query, const ClusterView& view, sched::Actions& actions) {
     const QueryId id = query.id;
@@ -91,6 +132,10 @@ class Clockwork final : public sched::Scheduler {
   bool reject_late_;
   std::string description_;
   std::vector<Nanos> backlog_;  // predicted work waiting in each worker's queue
+  sched::WorkerClasses classes_;
+  // By class: workers free by now (key backlog), still busy (busy_until + backlog), their ends.
+  std::vector<sched::WorkerHeap> free_, busy_, ends_;
+  WorkerId known_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,77 @@
+// The idle workers, grouped by hardware type and all together, kept so that a policy picks one
+// by a tie rule without scanning them: the lowest idle id at or after a point (a hierarchical
+// bitset, O(log64 W)), the worker idle the longest (an intrusive list, O(1)) or the i-th idle
+// worker (a dense list, O(1)). ClusterState updates it on every status change.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "servelab/sched/scheduler.hpp"
+
+namespace servelab::cluster {
+
+// A set of small integers with find-next in O(log64 n): level 0 holds one bit per member, each
+// level above one bit per non-empty word of the level below.
+class HierarchicalBitset {
+ public:
+  void resize(std::size_t n);  // new positions are absent
+  void insert(std::size_t i);
+  void erase(std::size_t i);
+  // The smallest member >= from, or -1.
+  std::int64_t find_next(std::size_t from) const { return find_at(0, from); }
+
+ private:
+  std::int64_t find_at(std::size_t level, std::size_t from) const;
+  std::vector<std::vector<std::uint64_t>> levels_;
+  std::size_t size_ = 0;
+};
+
+class IdleIndex {
+ public:
+  static constexpr sched::HardwareId kAll = -1;
+
+  // A new worker, not idle yet.
+  void add_worker(sched::WorkerId worker, sched::HardwareId hardware);
+  void set_idle(sched::WorkerId worker);
+  void set_not_idle(sched::WorkerId worker);
+  bool idle(sched::WorkerId worker) const { return pos_[worker] >= 0; }
+
+  // Every idle worker (kAll) or those of one hardware type, in no fixed order.
+  std::span<const sched::WorkerId> members(sched::HardwareId group) const;
+  // The lowest idle id >= from in the group, or -1.
+  sched::WorkerId lowest_from(sched::HardwareId group, sched::WorkerId from) const;
+  // The group's worker idle the longest, or -1.
+  sched::WorkerId longest_idle(sched::HardwareId group) const;
+  // Increases each time a worker becomes idle: smaller = idle for longer.
+  std::uint64_t idle_since(sched::WorkerId worker) const { return since_[worker]; }
+
+ private:
+  struct Group {
+    HierarchicalBitset bits;
+    std::vector<sched::WorkerId> dense;
+    sched::WorkerId head = -1, tail = -1;  // the list of idle workers, longest idle first
+  };
+  const Group* group(sched::HardwareId g) const {
+    if (!split_ && g == single_) return &groups_[0];  // one hardware type: its group is everyone
+    return g >= kAll && g + 1 < static_cast<sched::HardwareId>(groups_.size()) ? &groups_[g + 1] : nullptr;
+  }
+  void add_to_hardware_group(sched::WorkerId w);
+  void split();
+  void link(Group& g, int slot, sched::WorkerId w);
+  void unlink(Group& g, int slot, sched::WorkerId w);
+
+  std::vector<Group> groups_;  // [0]: all workers, [h + 1]: hardware h
+  std::vector<sched::HardwareId> hardware_;
+  std::vector<std::int32_t> pos_, hw_pos_;          // by worker: place in the dense lists, -1 if not idle
+  std::vector<sched::WorkerId> prev_[2], next_[2];  // by worker: [0] the all-list, [1] its hardware's list
+  std::vector<std::uint64_t> since_;
+  std::uint64_t clock_ = 0;
+  // While every worker has the same hardware (`single_`), the hardware groups are not kept: the
+  // all-group answers for them, which halves the cost of a status change. A second type splits.
+  bool split_ = false;
+  sched::HardwareId single_ = -2;
+};
+
+}  // namespace servelab::cluster

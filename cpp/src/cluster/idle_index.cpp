@@ -1,0 +1,160 @@
+#include "servelab/cluster/idle_index.hpp"
+
+#include <bit>
+
+namespace servelab::cluster {
+
+using sched::HardwareId;
+using sched::WorkerId;
+
+void HierarchicalBitset::resize(std::size_t n) {
+  size_ = n;
+  std::size_t words = (n + 63) / 64;
+  for (std::size_t level = 0;; ++level) {
+    if (level == levels_.size()) {
+      // A new top level: one bit per non-empty word of the old top.
+      levels_.emplace_back();
+      if (level > 0) {
+        const auto& below = levels_[level - 1];
+        levels_[level].assign((below.size() + 63) / 64, 0);
+        for (std::size_t j = 0; j < below.size(); ++j) {
+          if (below[j]) levels_[level][j >> 6] |= std::uint64_t{1} << (j & 63);
+        }
+      }
+    }
+    if (levels_[level].size() < words) levels_[level].resize(words, 0);
+    if (words <= 1) break;
+    words = (words + 63) / 64;
+  }
+}
+
+void HierarchicalBitset::insert(std::size_t i) {
+  for (auto& words : levels_) {
+    const bool was_empty = words[i >> 6] == 0;
+    words[i >> 6] |= std::uint64_t{1} << (i & 63);
+    if (!was_empty) return;
+    i >>= 6;
+  }
+}
+
+void HierarchicalBitset::erase(std::size_t i) {
+  for (auto& words : levels_) {
+    words[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
+    if (words[i >> 6] != 0) return;
+    i >>= 6;
+  }
+}
+
+std::int64_t HierarchicalBitset::find_at(std::size_t level, std::size_t from) const {
+  if (level >= levels_.size()) return -1;
+  const auto& words = levels_[level];
+  std::size_t wi = from >> 6;
+  if (wi >= words.size()) return -1;
+  const std::uint64_t w = words[wi] & (~std::uint64_t{0} << (from & 63));
+  if (w) return static_cast<std::int64_t>((wi << 6) + std::countr_zero(w));
+  // The next non-empty word of this level, found one level up.
+  const std::int64_t up = find_at(level + 1, wi + 1);
+  if (up < 0) return -1;
+  return static_cast<std::int64_t>((static_cast<std::size_t>(up) << 6) + std::countr_zero(words[up]));
+}
+
+void IdleIndex::add_worker(WorkerId worker, HardwareId hardware) {
+  const auto n = static_cast<std::size_t>(worker) + 1;
+  while (static_cast<HardwareId>(groups_.size()) < hardware + 2) {
+    groups_.emplace_back();
+    groups_.back().bits.resize(n);
+  }
+  for (auto& g : groups_) g.bits.resize(n);
+  hardware_.resize(n, hardware);
+  hardware_[worker] = hardware;
+  pos_.resize(n, -1);
+  hw_pos_.resize(n, -1);
+  since_.resize(n, 0);
+  for (int s = 0; s < 2; ++s) prev_[s].resize(n, -1), next_[s].resize(n, -1);
+  if (single_ == -2) single_ = hardware;
+  if (!split_ && hardware != single_) split();
+}
+
+void IdleIndex::split() {
+  split_ = true;
+  // Fill the hardware groups from the all-group's list, longest idle first, so each keeps the
+  // order in which its workers became idle.
+  for (WorkerId w = groups_[0].head; w >= 0; w = next_[0][w]) add_to_hardware_group(w);
+}
+
+void IdleIndex::add_to_hardware_group(WorkerId w) {
+  Group& hw = groups_[hardware_[w] + 1];
+  hw_pos_[w] = static_cast<std::int32_t>(hw.dense.size());
+  hw.dense.push_back(w);
+  hw.bits.insert(w);
+  link(hw, 1, w);
+}
+
+void IdleIndex::link(Group& g, int slot, WorkerId w) {
+  prev_[slot][w] = g.tail;
+  next_[slot][w] = -1;
+  if (g.tail >= 0) {
+    next_[slot][g.tail] = w;
+  } else {
+    g.head = w;
+  }
+  g.tail = w;
+}
+
+void IdleIndex::unlink(Group& g, int slot, WorkerId w) {
+  const WorkerId p = prev_[slot][w], n = next_[slot][w];
+  (p >= 0 ? next_[slot][p] : g.head) = n;
+  (n >= 0 ? prev_[slot][n] : g.tail) = p;
+}
+
+void IdleIndex::set_idle(WorkerId w) {
+  if (pos_[w] >= 0) return;
+  since_[w] = ++clock_;
+  Group& all = groups_[0];
+  pos_[w] = static_cast<std::int32_t>(all.dense.size());
+  all.dense.push_back(w);
+  all.bits.insert(w);
+  link(all, 0, w);
+  if (split_) add_to_hardware_group(w);
+}
+
+void IdleIndex::set_not_idle(WorkerId w) {
+  if (pos_[w] < 0) return;
+  Group& all = groups_[0];
+  // Swap-with-last removal: the order idle_workers() shows is the one it always had.
+  const WorkerId last = all.dense.back();
+  all.dense[pos_[w]] = last;
+  pos_[last] = pos_[w];
+  all.dense.pop_back();
+  pos_[w] = -1;
+  all.bits.erase(w);
+  unlink(all, 0, w);
+  if (!split_) return;
+  Group& hw = groups_[hardware_[w] + 1];
+  const WorkerId hw_last = hw.dense.back();
+  hw.dense[hw_pos_[w]] = hw_last;
+  hw_pos_[hw_last] = hw_pos_[w];
+  hw.dense.pop_back();
+  hw_pos_[w] = -1;
+  hw.bits.erase(w);
+  unlink(hw, 1, w);
+}
+
+std::span<const WorkerId> IdleIndex::members(HardwareId g) const {
+  const Group* group_ptr = group(g);
+  if (!group_ptr) return {};
+  return group_ptr->dense;
+}
+
+WorkerId IdleIndex::lowest_from(HardwareId g, WorkerId from) const {
+  const Group* group_ptr = group(g);
+  if (!group_ptr || from < 0) return -1;
+  return static_cast<WorkerId>(group_ptr->bits.find_next(static_cast<std::size_t>(from)));
+}
+
+WorkerId IdleIndex::longest_idle(HardwareId g) const {
+  const Group* group_ptr = group(g);
+  return group_ptr ? group_ptr->head : -1;
+}
+
+}  // namespace servelab::cluster
