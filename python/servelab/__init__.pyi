@@ -27,10 +27,13 @@ from ._cuda import CudaMlp as CudaMlp
 from ._torch import TorchScriptModel as TorchScriptModel
 from .backends import BackendUnavailable as BackendUnavailable
 from .backends import build_info as build_info
+from .executors import list_executors as list_executors
+from .executors import make_executor as make_executor
 from .experiments import QoS as QoS
 from .experiments import allowable_throughput as allowable_throughput
 from .experiments import sweep as sweep
 from .profiles import Profile as Profile
+from .profiling import profile as profile
 from .results import Result as Result
 from .run import serve as serve
 from .run import simulate as simulate
@@ -43,6 +46,7 @@ from .schedulers import register_scheduler as register_scheduler
 from .schedulers import unregister_scheduler as unregister_scheduler
 from .workload import list_arrival_processes as list_arrival_processes
 from .workload import list_size_distributions as list_size_distributions
+from .world_comparison import sim_vs_real as sim_vs_real
 
 __version__: str
 

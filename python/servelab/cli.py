@@ -19,7 +19,7 @@ from .cli_types import int_in_range, non_negative_float, positive_float, positiv
 
 DESCRIPTION = (
     "servelab: ML inference-serving experiments. Simulate or serve a scenario, run the main job "
-    "(demo), or use a system's commands (kairos, ramsis). Every command takes --json."
+    "(demo), or use a system's commands (kairos, ramsis, rrl, hera). Every command takes --json."
 )
 
 # The errors that bad user input can raise on its way through the readers and the C++ core
@@ -121,6 +121,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides["seed"] = args.seed
     if args.count is not None:
         overrides["workload"] = {**scenario.workload, "count": args.count}
+    if getattr(args, "executor", None):
+        overrides["executor"] = args.executor
     result = (simulate if args.command == "simulate" else serve)(scenario, **overrides)
     summary = result.summary(warmup_s=args.warmup_s)
     if args.json:
@@ -152,6 +154,123 @@ def _cmd_schedulers(args: argparse.Namespace) -> int:
             p["name"] + ("" if p["required"] else f"={p['default']!r}") for p in e["params"]
         )
         print(f"{e['name']}({params})\n    {e['doc']}")
+    return 0
+
+
+def _cmd_executors(args: argparse.Namespace) -> int:
+    from .executors import list_executors  # loads the usable backends, which add theirs
+
+    entries = list_executors()
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    for e in entries:
+        params = ", ".join(
+            p["name"] + ("" if p["required"] else f"={p['default']!r}") for p in e["params"]
+        )
+        print(f"{e['name']}({params})  [{e['module']}]\n    {e['doc']}")
+    return 0
+
+
+def _int_list(text: str) -> list[int]:
+    """'1,2,4' -> [1, 2, 4], each a positive integer."""
+    items = [t.strip() for t in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers")
+    return [positive_int(t) for t in items]
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from .profiling import profile  # torch and tqdm load here, not at `servelab --help`
+
+    prof = profile(
+        args.executor,
+        batches=args.batches,
+        threads=args.threads,
+        repeats=args.repeats,
+        warmup=args.warmup,
+        hardware=args.hardware,
+        model=args.model,
+        price_per_hour=args.price,
+        measure=args.measure,
+        seed=args.seed,
+        path=args.out,
+        progress=not args.json,
+    )
+    rows = [
+        {
+            "hardware": hw,
+            "model": m,
+            "batch": b,
+            "mean_ms": prof.latency(hw, m, b, statistic="mean") * 1e3,
+            "p99_ms": prof.latency(hw, m, b, statistic="p99") * 1e3,
+        }
+        for hw in prof.hardware
+        for m in prof.models
+        for b in args.batches
+    ]
+    if args.json:
+        print(json.dumps({"profile": args.out, "latency": rows}, indent=2))
+        return 0
+    for r in rows:
+        print(
+            f"  {r['hardware']} {r['model']} batch {r['batch']:>5}: mean {r['mean_ms']:.3f} ms, "
+            f"p99 {r['p99_ms']:.3f} ms"
+        )
+    print(f"profile written to {args.out}")
+    return 0
+
+
+def _utilisation(text: str) -> float:
+    value = positive_float(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a utilisation strictly between 0 and 1")
+    return value
+
+
+def _cmd_sim_vs_real(args: argparse.Namespace) -> int:
+    from .world_comparison import sim_vs_real  # numpy, pandas and the executors load here
+
+    runs, prof = [], None
+    for u in args.utilisation:
+        c = sim_vs_real(
+            args.executor,
+            workers=args.workers,
+            utilisation=u,
+            queries=args.queries,
+            size=args.size,
+            scheduler=args.scheduler,
+            profile=prof,
+            repeats=args.repeats,
+            seed=args.seed,
+            progress=not args.json and prof is None,
+        )
+        prof = c.profile  # measured once, simulated at every utilisation
+        runs.append(c)
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 3.5), squeeze=False)
+        for ax, c in zip(axes[0], runs, strict=True):
+            c.plot_cdf(ax)
+        fig.tight_layout()
+        fig.savefig(args.plot)
+    if args.json:
+        out = [
+            {"utilisation": c.utilisation, "rate_qps": c.rate_qps, "executor": c.executor,
+             "table": c.table().reset_index().to_dict(orient="records")}
+            for c in runs
+        ]  # fmt: skip
+        print(json.dumps(out, indent=2))
+        return 0
+    for c in runs:
+        print(f"{c.executor}, {c.utilisation:.0%} utilisation ({c.rate_qps:.1f} queries/s):")
+        print(c.table().to_string(float_format=lambda x: f"{x:.3f}"))
+    if args.plot:
+        print(f"CDFs written to {args.plot}")
     return 0
 
 
@@ -263,12 +382,66 @@ def build_parser() -> argparse.ArgumentParser:
             default=0.0,
             help="leave out of the summary the queries that arrive in the first seconds",
         )
+        if world == "serve":
+            p.add_argument(
+                "--executor",
+                help="what runs the batches of groups without their own executor, e.g. "
+                "\"torchscript(path='m.pt')\" (see: servelab executors)",
+            )
         p.add_argument("--json", action="store_true", help="print summary and scenario as JSON")
         p.set_defaults(run=_cmd_run, inputs=("scenario",))
 
     sched = sub.add_parser("schedulers", help="list the registered schedulers and parameters")
     sched.add_argument("--json", action="store_true", help="print JSON")
     sched.set_defaults(run=_cmd_schedulers)
+
+    ex = sub.add_parser("executors", help="list the registered executors and parameters")
+    ex.add_argument("--json", action="store_true", help="print JSON")
+    ex.set_defaults(run=_cmd_executors)
+
+    prof = sub.add_parser(
+        "profile", help="measure an executor over batch sizes and write a servelab profile"
+    )
+    prof.add_argument("executor", help="an executor spec, e.g. \"torchscript(path='m.pt')\"")
+    prof.add_argument("--out", required=True, help="the profile JSON to write")
+    prof.add_argument("--batches", type=_int_list, default=[1, 2, 4, 8, 16, 32], help="e.g. 1,8,64")
+    prof.add_argument("--threads", type=_int_list, help="intra-op thread counts to sweep, e.g. 1,2")
+    prof.add_argument("--repeats", type=positive_int, default=10, help="timed batches per cell")
+    prof.add_argument(
+        "--warmup", type=int_in_range(0, 1_000_000, "an integer >= 0"), default=2,
+        help="untimed batches first",
+    )  # fmt: skip
+    prof.add_argument("--hardware", default="cpu", help="the profile's hardware name")
+    prof.add_argument("--model", help="the profile's model name (default: the executor's)")
+    prof.add_argument("--price", type=non_negative_float, default=0.0, help="$/hour")
+    prof.add_argument(
+        "--measure",
+        choices=("wall", "exec"),
+        default="wall",
+        help="wall: each batch's wall time (a run's service time); exec: the executor's own",
+    )
+    prof.add_argument("--seed", type=random_seed, default=0, help="seeds the inputs")
+    prof.add_argument("--json", action="store_true", help="print the measured latencies as JSON")
+    prof.set_defaults(run=_cmd_profile)
+
+    svr = sub.add_parser(
+        "sim-vs-real",
+        help="profile an executor, simulate and serve the same scenario, compare latencies",
+    )
+    svr.add_argument("executor", help="an executor spec, e.g. \"recsys(model='rm2')\"")
+    svr.add_argument("--workers", type=positive_int, default=2, help="identical workers")
+    svr.add_argument(
+        "--utilisation", type=_utilisation, nargs="+", default=[0.3, 0.5, 0.7],
+        help="offered load as a share of the workers' capacity, one run each",
+    )  # fmt: skip
+    svr.add_argument("--queries", type=positive_int, default=2000, help="queries per run")
+    svr.add_argument("--size", type=positive_int, default=1, help="items per query")
+    svr.add_argument("--scheduler", default="fcfs", help="a registered scheduler spec")
+    svr.add_argument("--repeats", type=positive_int, default=30, help="profiled batches per size")
+    svr.add_argument("--seed", type=random_seed, default=0, help="seeds arrivals and inputs")
+    svr.add_argument("--plot", help="write both latency CDFs of every run to this image")
+    svr.add_argument("--json", action="store_true", help="print JSON")
+    svr.set_defaults(run=_cmd_sim_vs_real)
 
     smoke_cmd = sub.add_parser("smoke", help="build info plus each backend's smoke work")
     smoke_cmd.add_argument("--json", action="store_true", help="print JSON")
@@ -281,11 +454,15 @@ def build_parser() -> argparse.ArgumentParser:
     smoke_cmd.set_defaults(run=_cmd_smoke)
 
     # The systems bring their own subcommands (servelab kairos ..., servelab ramsis ...).
+    from servelab.systems.hera import cli as hera_cli
     from servelab.systems.kairos import cli as kairos_cli
     from servelab.systems.ramsis import cli as ramsis_cli
+    from servelab.systems.rrl import cli as rrl_cli
 
     kairos_cli.add_parser(sub)
     ramsis_cli.add_parser(sub)
+    rrl_cli.add_parser(sub)
+    hera_cli.add_parser(sub)
     return parser
 
 
