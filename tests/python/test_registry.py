@@ -12,12 +12,14 @@ from servelab import workload
 def test_list_describes_every_entry_with_typed_parameters():
     entries = {e["name"]: e for e in servelab.list_arrival_processes()}
     assert set(entries) == {
+        "dynamic_poisson",
         "gamma",
         "mmpp",
         "piecewise_rate",
         "poisson",
         "poisson_integer_ms",
         "replay",
+        "spiky",
     }
     for entry in entries.values():
         assert entry["doc"], entry["name"]

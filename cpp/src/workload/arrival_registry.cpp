@@ -3,6 +3,8 @@
 #include <memory>
 #include <optional>
 
+#include "servelab/workload/modulated_arrivals.hpp"
+
 namespace servelab::workload {
 namespace {
 
@@ -54,6 +56,30 @@ Registry<ArrivalProcess> make_registry() {
            return std::make_shared<Replay>(p.get_floats("timestamps_s"),
                                            period > 0 ? std::optional<double>(period) : std::nullopt);
          }});
+  // The RRL paper's synthetic traffic (workload/modulated_arrivals.hpp).
+  r.add({"dynamic_poisson",
+         "Poisson periods whose rate is redrawn each period, uniform in rate*(1 +- spread) (RRL's \"dynamic\").",
+         {rate_spec(),
+          ParamSpec::positive("period_s", 60.0, "length of each period, seconds"),
+          {"spread", ParamType::Float, 0.5, "relative half-width of the rate's range, in [0, 1)", 0.0, 1.0, false, {}}},
+         [](const Params& p) {
+           return std::make_shared<DynamicPoisson>(p.get_float("rate"), p.get_float("period_s"), p.get_float("spread"));
+         }});
+  r.add(
+      {"spiky",
+       "Wikipedia-like traffic: a slow cycle, per-step jitter and random spikes; long-run mean `rate`.",
+       {rate_spec(),
+        ParamSpec::positive("step_s", 10.0, "seconds per rate step"),
+        ParamSpec::positive("cycle_s", 3600.0, "period of the slow cycle, seconds"),
+        {"amplitude", ParamType::Float, 0.3, "relative amplitude of the cycle, in [0, 1)", 0.0, 1.0, false, {}},
+        {"jitter", ParamType::Float, 0.15, "relative std of the per-step noise, in [0, 1]", 0.0, 1.0, false, {}},
+        {"spike_prob", ParamType::Float, 0.05, "probability that a step is a spike", 0.0, 1.0, false, {}},
+        {"spike_max", ParamType::Float, 4.0, "a spike multiplies the rate by U(2, spike_max)", 2.0, 1000.0, false, {}}},
+       [](const Params& p) {
+         return std::make_shared<Spiky>(p.get_float("rate"), p.get_float("step_s"), p.get_float("cycle_s"),
+                                        p.get_float("amplitude"), p.get_float("jitter"), p.get_float("spike_prob"),
+                                        p.get_float("spike_max"));
+       }});
   return r;
 }
 

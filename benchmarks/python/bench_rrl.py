@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""RRL speed: servelab against a straightforward Python/numpy implementation (reference_rrl.py).
+
+  (1) agreement: noise-free episode latencies and the exhaustive oracle match the reference's;
+  (2) one learning step (estimator update + region update + action choice) on the CPU space of a
+      16-core machine (4,096 configurations, region radius 1): goal <= 50 us;
+  (3) a whole simulated tuning experiment of 10,000 episodes (goal: seconds), against the
+      reference's per-episode loop (episode simulation + learning step, extrapolated from a few
+      hundred episodes) and its oracle search (extrapolated from a sample of configurations).
+Printed, never asserted.
+
+    python benchmarks/python/bench_rrl.py            # full
+    python benchmarks/python/bench_rrl.py --smoke    # a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reference_rrl  # noqa: E402
+from timing import best_of  # noqa: E402
+
+from servelab import rrl  # noqa: E402
+
+
+def agreement(cores: int, rate: float) -> None:
+    model = rrl.PerfModel(cores=cores, noise_cv=0.0)
+    space = rrl.cpu_space(cores)
+    episodes = rrl.draw_episodes(f"poisson(rate={rate})", 4, 200, seed=3)
+    ours = rrl.surface(space, episodes, model=model)
+    ref_space = reference_rrl.Space(cores)
+    m = model.to_dict()
+    sample = np.linspace(0, space.size - 1, 40).astype(int)
+    theirs = np.array(
+        [
+            np.mean([reference_rrl.episode_mean_ms(m, ref_space.values[c], e) for e in episodes])
+            for c in sample
+        ]
+    )
+    assert np.allclose(ours[sample], theirs, rtol=1e-9), (
+        "episode latencies differ from the reference"
+    )
+    best, best_ms = (
+        reference_rrl.oracle(ref_space, m, episodes) if cores <= 8 else (int(np.argmin(ours)), None)
+    )
+    ours_best = rrl.oracle(space, episodes, model=model)
+    assert ours_best["config"] == best, "the oracle differs from the reference's"
+    print(f"(1) agreement: episode latencies of {sample.size} configurations and the oracle "
+          f"({ours_best['describe']}) identical to the reference's")  # fmt: skip
+
+
+def learning_step(cores: int, steps: int) -> None:
+    space = rrl.cpu_space(cores)
+    learner = rrl.QLearner(space, {"cores": cores}, learner={"radius": 1.0}, seed=0)
+    reference = reference_rrl.RegionQLearner(reference_rrl.Space(cores), 1.0, seed=0)
+    latencies = 100 + np.arange(steps) % 50
+
+    def ours():
+        for x in latencies:
+            learner.step(0, 14.0, float(x))
+
+    def theirs():
+        for x in latencies:
+            reference.step(0.5, float(x))
+
+    ours_s, _ = best_of(ours, 3)
+    theirs_s, _ = best_of(theirs, 1)
+    per_ours, per_theirs = ours_s / steps * 1e6, theirs_s / steps * 1e6
+    region = learner.mean_region_size
+    print(
+        f"(2) one learning step, {space.size} configurations, region {region:.1f} (with the call):"
+    )
+    goal = "met" if per_ours <= 50 else "MISSED"
+    print(
+        f"    servelab {per_ours:8.1f} us   reference {per_theirs:9.1f} us   "
+        f"ratio reference / servelab {per_theirs / per_ours:.1f}x   goal <= 50 us: {goal}"
+    )
+
+
+def experiment(cores: int, rate: float, steps: int, ref_steps: int) -> None:
+    space = rrl.cpu_space(cores)
+    model = rrl.PerfModel(cores=cores)
+    arrivals = f"poisson(rate={rate})"
+    t = time.perf_counter()
+    run = rrl.tune(space, arrivals, "rrl", steps=steps, model=model, seed=1)
+    ours_s = time.perf_counter() - t
+    learn_s = run.columns["learn_ns"].sum() / 1e9
+    # The reference: its per-episode loop (noisy episode + learning step + three noise-free replays,
+    # as servelab's loop) on ref_steps episodes, and its oracle on a sample of configurations.
+    episodes = rrl.draw_episodes(arrivals, ref_steps, 200, seed=1)
+    ref_space = reference_rrl.Space(cores)
+    learner = reference_rrl.RegionQLearner(ref_space, 1.0, seed=1)
+    m = model.to_dict()
+    t = time.perf_counter()
+    for e in episodes:
+        c = learner.choose()
+        ms = reference_rrl.episode_mean_ms(m, ref_space.values[c], e)
+        learner.learn(c, 0.5, ms)
+        for _ in range(3):
+            reference_rrl.episode_mean_ms(m, ref_space.values[c], e)
+    loop_per_step = (time.perf_counter() - t) / ref_steps
+    sample = np.linspace(0, space.size - 1, 16).astype(int)
+    scored = rrl.draw_episodes(arrivals, 50, 200, seed=1)
+    t = time.perf_counter()
+    for c in sample:
+        for e in scored:
+            reference_rrl.episode_mean_ms(m, ref_space.values[c], e)
+    oracle_s = (time.perf_counter() - t) / sample.size * space.size
+    theirs_s = loop_per_step * steps + oracle_s
+    print(f"(3) a tuning experiment of {steps} episodes on {space.size} configurations:")
+    print(f"    servelab {ours_s:7.2f} s (learning steps {learn_s:.2f} s)   "
+          f"reference {theirs_s:8.0f} s "
+          f"(extrapolated: {loop_per_step * 1e3:.1f} ms per episode, oracle {oracle_s:.0f} s)   "
+          f"ratio reference / servelab {theirs_s / ours_s:.0f}x")  # fmt: skip
+    print(f"    converged at step {run.converged_step}; final {run.summary()['final_config']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--smoke", action="store_true", help="small sizes, a few seconds")
+    args = parser.parse_args()
+    if args.smoke:
+        agreement(cores=6, rate=6)
+        learning_step(cores=8, steps=200)
+        experiment(cores=8, rate=7, steps=500, ref_steps=20)
+    else:
+        agreement(cores=8, rate=7)
+        learning_step(cores=16, steps=2000)
+        experiment(cores=16, rate=14, steps=10_000, ref_steps=200)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
