@@ -130,6 +130,8 @@ def test_bad_input_names_the_model_and_the_value():
         recsys.build("wnd", scale=SCALE, interaction="dot")
     model = recsys.build("rm3", scale=SCALE)
     dense, sparse = model.inputs(3)
+    with pytest.raises(ValueError, match=r"rm3: threads=100000 must be in \[0, 1024\]"):
+        model.run(dense, sparse, threads=100000)
     with pytest.raises(ValueError, match=r"rm3: dense has 2559 columns, the model takes 2560"):
         model.run(dense[:, 1:], sparse)
     with pytest.raises(ValueError, match=r"rm3: sparse has 199 columns"):

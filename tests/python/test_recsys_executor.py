@@ -37,6 +37,9 @@ def test_the_onednn_backend_reads_the_thread_knob():
     assert executor.knobs() == ["intra_op_threads"]
     timing = executor.time_batches([4], repeats=2, config={"intra_op_threads": 1})
     assert np.all(timing["exec_ns"] > 0)
+    # A thread team no machine has would make OpenMP abort the interpreter: refused first.
+    with pytest.raises(ValueError, match=r"threads=100000 must be in \[0, 1024\]"):
+        executor.time_batches([4], repeats=1, config={"intra_op_threads": 100000})
 
 
 @pytest.mark.parametrize(
@@ -47,6 +50,7 @@ def test_the_onednn_backend_reads_the_thread_knob():
         ("recsys(model='rm1', scale=2)", ValueError, "scale"),
         ("recsys(model='wnd', interaction='dot', scale=0.0001)", ValueError, "dot"),
         ("recsys(model='rm1', distribution='pareto', scale=0.0001)", ValueError, "pareto"),
+        ("recsys(model='rm1', intra_op_threads=100000)", ValueError, "intra_op_threads"),
     ],
 )
 def test_bad_specs_name_the_parameter_and_value(spec, error, match):

@@ -102,6 +102,7 @@ void register_recsys_executors(serve::ExecutorRegistry& registry) {
                             "threads per batch where the backend parallelises (0: its default); the worker knob "
                             "intra_op_threads overrides it");
   threads.min = 0;
+  threads.max = RecsysModel::kMaxThreads;
   registry.add({"recsys",
                 "Scores each batch with a built-in recommendation model (DLRM RM1-3, Wide&Deep, MT-WnD, NCF, DIN, "
                 "DIEN) on real inputs made from the batch's query ids.",

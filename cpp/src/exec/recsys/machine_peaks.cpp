@@ -8,6 +8,7 @@
 
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
+#include "servelab/core/memory.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -104,8 +105,9 @@ double measure_peak_gflops(double seconds) {
 
 double measure_triad_gbps(double megabytes, int threads, int repeats) {
   if (!(megabytes > 0.0)) throw ValueError(str("megabytes=", megabytes, " must be positive"));
-  if (threads < 1) throw ValueError(str("threads=", threads, " must be at least 1"));
+  if (threads < 1 || threads > 1024) throw ValueError(str("threads=", threads, " must be in [1, 1024]"));
   if (repeats < 1) throw ValueError(str("repeats=", repeats, " must be at least 1"));
+  core::check_fits_memory(3.0 * megabytes, 1e6, str("megabytes=", megabytes), "megabytes", "three triad arrays");
   const auto n = static_cast<std::size_t>(megabytes * 1e6 / sizeof(float));
   std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);  // touched here, so pages are mapped before timing
   const float s = 3.0f;

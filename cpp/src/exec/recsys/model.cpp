@@ -140,12 +140,21 @@ void RecsysModel::check(const Batch& batch) const {
   }
 }
 
+// A thread team far beyond any machine's cores makes OpenMP abort the process; refuse it first.
+void RecsysModel::check_threads(int threads) const {
+  if (threads < 0 || threads > kMaxThreads) {
+    throw ValueError(str(spec_.name, ": threads=", threads, " must be in [0, ", kMaxThreads, "]"));
+  }
+}
+
 Matrix RecsysModel::run(const Batch& batch, int threads) const {
+  check_threads(threads);
   check(batch);
   return forward(batch, threads, nullptr);
 }
 
 Matrix RecsysModel::run(const Batch& batch, int threads, StageTimes& times) const {
+  check_threads(threads);
   check(batch);
   const auto start = std::chrono::steady_clock::now();
   Matrix out = forward(batch, threads, &times);

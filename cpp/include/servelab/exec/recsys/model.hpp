@@ -25,6 +25,9 @@ struct StageTimes {
 
 class RecsysModel {
  public:
+  // The most threads a batch may ask for (0 = the backend's default).
+  static constexpr int kMaxThreads = 1024;
+
   RecsysModel(Spec spec, Weights weights);
   virtual ~RecsysModel() = default;
   RecsysModel(const RecsysModel&) = delete;
@@ -33,7 +36,7 @@ class RecsysModel {
   // Scores one batch: [rows, spec().outputs()] (sigmoid per output, or softmax over the classes of
   // DIN/DIEN). `threads` > 0 asks backends that parallelise for that many threads (the others
   // ignore it). ValueError naming the model and the value for a wrong width or an index out of
-  // range. Thread-safe: concurrent calls on one model are allowed.
+  // range, or `threads` outside [0, kMaxThreads]. Thread-safe: concurrent calls are allowed.
   Matrix run(const Batch& batch, int threads = 0) const;
   // The same, adding the time of each stage to `times`.
   Matrix run(const Batch& batch, int threads, StageTimes& times) const;
@@ -58,6 +61,7 @@ class RecsysModel {
   Weights weights_;
 
  private:
+  void check_threads(int threads) const;
   Matrix forward(const Batch& batch, int threads, StageTimes* times) const;
 };
 
