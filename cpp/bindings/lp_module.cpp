@@ -8,6 +8,7 @@
 namespace servelab::bindings {
 void init_lp(pybind11::module_& m);
 void init_kairos_fluid(pybind11::module_& kairos);
+void init_infaas_ilp(pybind11::module_& infaas);
 }  // namespace servelab::bindings
 
 PYBIND11_MODULE(_lp, m) {
@@ -17,4 +18,6 @@ PYBIND11_MODULE(_lp, m) {
   servelab::bindings::init_lp(m);
   auto kairos = m.def_submodule("kairos", "Kairos's fluid LP upper bound.");
   servelab::bindings::init_kairos_fluid(kairos);
+  auto infaas = m.def_submodule("infaas", "INFaaS's Model-Autoscaler integer program.");
+  servelab::bindings::init_infaas_ilp(infaas);
 }

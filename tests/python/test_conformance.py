@@ -34,6 +34,9 @@ PROFILE = servelab.profiles.example("hetero_cpu_gpu")
 # until it gets an entry here: none is skipped silently.
 REQUIRED_PARAMS: dict[str, dict[str, Any]] = {
     "model_switching": {"loads": [20.0, 60.0], "models": "wnd,rm2"},
+    # Model-less INFaaS may serve rm2's queries with the 8x faster wnd (no accuracy floor here),
+    # which empties the "overloaded" case: the suite binds it to the application's model.
+    "infaas": {"models": "rm2"},
 }
 
 # One GPU base instance (two models loaded) and four cheaper CPU instances of three types.

@@ -1,0 +1,154 @@
+// _core.infaas: the metadata store, getVariant (and its brute-force reference), the greedy
+// Model-Autoscaler and the profile -> variants bridge. servelab.infaas wraps them.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bind_infaas_args.hpp"
+#include "long_call.hpp"
+#include "servelab/core/interrupt.hpp"
+#include "servelab/profile/profile.hpp"
+#include "servelab/systems/infaas/get_variant.hpp"
+#include "servelab/systems/infaas/metadata_store.hpp"
+#include "servelab/systems/infaas/profile_variants.hpp"
+#include "servelab/systems/infaas/scaling.hpp"
+
+namespace py = pybind11;
+
+namespace servelab::bindings {
+namespace {
+
+using infaas::MetadataStore;
+
+infaas::VariantId variant_arg(const MetadataStore& s, const py::object& v) {
+  if (py::isinstance<py::str>(v)) return s.variant_id(v.cast<std::string>());
+  try {
+    return v.cast<infaas::VariantId>();
+  } catch (const py::cast_error&) {
+    throw ValueError(str("variant=", py::repr(v).cast<std::string>(), " is neither a name nor an index"));
+  }
+}
+
+py::dict choice_dict(const MetadataStore& s, const infaas::Choice& c) {
+  py::dict d;
+  d["kind"] = std::string(infaas::choice_kind_name(c.kind));
+  d["variant"] = c.variant >= 0 ? py::object(py::str(s.variant(c.variant).name)) : py::object(py::none());
+  d["variant_index"] = c.variant;
+  d["worker"] = c.worker;
+  d["reason"] = c.reason;
+  return d;
+}
+
+}  // namespace
+
+void init_infaas(py::module_& m) {
+  py::class_<MetadataStore>(m, "MetadataStore", "INFaaS's metadata store: variants, workers, instance states.")
+      .def(py::init([](const py::list& variants) {
+             std::vector<infaas::Variant> out;
+             for (std::size_t i = 0; i < variants.size(); ++i) out.push_back(infaas_variant(variants[i], i));
+             return MetadataStore(std::move(out));
+           }),
+           py::arg("variants"))
+      .def_property_readonly("num_variants", &MetadataStore::num_variants)
+      .def_property_readonly("num_workers", &MetadataStore::num_workers)
+      .def_property_readonly("tasks", &MetadataStore::tasks)
+      .def(
+          "variant",
+          [](const MetadataStore& s, const py::object& v) { return infaas_variant_dict(s.variant(variant_arg(s, v))); },
+          py::arg("variant"))
+      .def("variant_index", &MetadataStore::variant_id, py::arg("name"))
+      .def(
+          "by_task", [](const MetadataStore& s, const std::string& t) { return s.by_task(t); }, py::arg("task"))
+      .def("add_worker", &MetadataStore::add_worker, py::arg("hardware"))
+      .def("remove_worker", &MetadataStore::remove_worker, py::arg("worker"))
+      .def("alive", &MetadataStore::alive, py::arg("worker"))
+      .def("worker_hardware", &MetadataStore::worker_hardware, py::arg("worker"))
+      .def("utilisation", &MetadataStore::utilisation, py::arg("worker"))
+      .def("set_utilisation", &MetadataStore::set_utilisation, py::arg("worker"), py::arg("utilisation"))
+      .def(
+          "load", [](MetadataStore& s, const py::object& v, infaas::WorkerId w) { s.load(variant_arg(s, v), w); },
+          py::arg("variant"), py::arg("worker"))
+      .def(
+          "unload", [](MetadataStore& s, const py::object& v, infaas::WorkerId w) { s.unload(variant_arg(s, v), w); },
+          py::arg("variant"), py::arg("worker"))
+      .def(
+          "set_state",
+          [](MetadataStore& s, const py::object& v, infaas::WorkerId w, const std::string& state) {
+            s.set_state(variant_arg(s, v), w, infaas::parse_state(state));
+          },
+          py::arg("variant"), py::arg("worker"), py::arg("state"))
+      .def(
+          "state",
+          [](const MetadataStore& s, const py::object& v, infaas::WorkerId w) {
+            return std::string(infaas::state_name(s.state(variant_arg(s, v), w)));
+          },
+          py::arg("variant"), py::arg("worker"))
+      .def(
+          "active_instances",
+          [](const MetadataStore& s, const py::object& v) { return s.active_instances(variant_arg(s, v)); },
+          py::arg("variant"))
+      .def(
+          "get_variant",
+          [](const MetadataStore& s, const std::optional<std::string>& task, const std::optional<std::string>& model,
+             double accuracy, double latency_ms, std::int32_t batch, bool brute_force) {
+            infaas::Requirements req;
+            req.task = task.value_or("");
+            req.architecture = model.value_or("");
+            req.accuracy = accuracy;
+            req.latency_ms = latency_ms;
+            req.batch = batch;
+            return choice_dict(s, brute_force ? infaas::get_variant_brute_force(s, req) : infaas::get_variant(s, req));
+          },
+          py::arg("task") = py::none(), py::arg("model") = py::none(), py::arg("accuracy") = 0.0,
+          py::arg("latency_ms") = 0.0, py::arg("batch") = 1, py::arg("brute_force") = false)
+      .def(
+          "time_get_variant",
+          [](const MetadataStore& s, const std::string& task, double accuracy, double latency_ms, std::int32_t batch,
+             bool brute_force, std::int64_t repeats) {
+            if (repeats < 1) throw ValueError(str("repeats=", repeats, " must be >= 1"));
+            infaas::Requirements req;
+            req.task = task;
+            req.accuracy = accuracy;
+            req.latency_ms = latency_ms;
+            req.batch = batch;
+            // The median of `repeats` single calls, seconds: the decision latency Table 7 reports.
+            std::vector<double> times;
+            {
+              LongCall call;
+              for (std::int64_t r = 0; r < repeats; ++r) {
+                const auto t0 = std::chrono::steady_clock::now();
+                const auto c = brute_force ? infaas::get_variant_brute_force(s, req) : infaas::get_variant(s, req);
+                const auto t1 = std::chrono::steady_clock::now();
+                if (c.variant == -2) break;  // keeps the call from being optimised away
+                times.push_back(std::chrono::duration<double>(t1 - t0).count());
+                if (r % 1024 == 0) core::check_interrupt();
+              }
+            }
+            std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+            return times[times.size() / 2];
+          },
+          py::arg("task"), py::arg("accuracy"), py::arg("latency_ms"), py::arg("batch") = 1,
+          py::arg("brute_force") = false, py::arg("repeats") = 1001);
+
+  m.def(
+      "variants_from_profile",
+      [](const profile::Profile& profile, const std::string& statistic, const std::vector<std::string>& hardware) {
+        py::list out;
+        for (const auto& v : infaas::variants_from_profile(profile, profile::parse_statistic(statistic), hardware)) {
+          out.append(infaas_variant_dict(v));
+        }
+        return out;
+      },
+      py::arg("profile"), py::arg("statistic") = "mean", py::arg("hardware") = std::vector<std::string>{});
+  m.def(
+      "greedy_scaling",
+      [](const py::dict& problem) { return infaas_plan_dict(infaas::greedy_scaling(infaas_problem(problem))); },
+      py::arg("problem"), "Sec. 4.2.2's greedy Model-Autoscaler on a scaling problem (dict).");
+}
+
+}  // namespace servelab::bindings

@@ -1,0 +1,91 @@
+#include "servelab/systems/infaas/register.hpp"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "servelab/systems/infaas/scheduler.hpp"
+
+namespace servelab::infaas {
+namespace {
+
+std::vector<std::string> split_models(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_schedulers(sched::SchedulerRegistry& registry) {
+  registry.add({"infaas",
+                "INFaaS (ATC'21): per-query getVariant over the profile's (model, hardware) variants by accuracy "
+                "floor and SLO, Active > new instance > closest; Overloaded instances avoided; variants loaded and "
+                "unloaded on demand (model-level autoscaling).",
+                {ParamSpec{"models",
+                           ParamType::String,
+                           ParamValue{std::string()},
+                           "the registered models queries may be served by, comma-separated (a model's variants are "
+                           "it on each hardware type); empty: every model of the profile, one model-less task",
+                           {},
+                           {},
+                           false,
+                           {}},
+                 ParamSpec{"max_workers",
+                           ParamType::Int,
+                           std::int64_t{0},
+                           "VM-Autoscaler (Sec. 4.2.3): the most live workers it may reach; 0: off",
+                           0.0,
+                           100000.0,
+                           false,
+                           {}},
+                 ParamSpec::positive("startup_s", 20.0, "seconds a started worker takes (Sec. 4.2.3: 20-30 s)"),
+                 ParamSpec::positive("poll_s", 2.0, "the VM-Autoscaler's polling period (Sec. 5: 2 s)"),
+                 ParamSpec{"threshold",
+                           ParamType::Float,
+                           0.8,
+                           "utilisation (and share of workers with Overloaded variants) that starts a worker",
+                           0.0,
+                           1.0,
+                           true,
+                           {}},
+                 ParamSpec::positive("idle_s", 60.0, "a worker it started, idle this long, is stopped")},
+                [](const Params& p) {
+                  VmScaling vm;
+                  vm.max_workers = p.get_int("max_workers");
+                  vm.startup_s = p.get_float("startup_s");
+                  vm.poll_s = p.get_float("poll_s");
+                  vm.threshold = p.get_float("threshold");
+                  vm.idle_s = p.get_float("idle_s");
+                  return make_infaas_scheduler(split_models(p.get_string("models")), vm);
+                }});
+  registry.add({"clipper_plus",
+                "Clipper+ (INFaaS baseline): the pre-loaded variants only, fixed; each query to the worker that can "
+                "start it soonest.",
+                {},
+                [](const Params&) { return make_clipper_plus(); }});
+  registry.add({"sm_plus",
+                "SM+ (INFaaS baseline, SageMaker-like): one fixed variant (the first worker's first model), scaled "
+                "horizontally: replicated onto idle workers of its hardware, then new workers started when a query "
+                "would miss its deadline; started workers stop after idle_s idle.",
+                {ParamSpec::positive("startup_s", 20.0, "seconds a new worker takes to start (Sec. 4.2.3: 20-30 s)"),
+                 ParamSpec::positive("idle_s", 60.0, "a started worker idle this long is stopped"),
+                 ParamSpec{"max_workers",
+                           ParamType::Int,
+                           std::int64_t{16},
+                           "the most live workers (it starts none beyond)",
+                           1.0,
+                           100000.0,
+                           false,
+                           {}}},
+                [](const Params& p) {
+                  return make_sm_plus(p.get_float("startup_s"), p.get_float("idle_s"), p.get_int("max_workers"));
+                }});
+}
+
+}  // namespace servelab::infaas

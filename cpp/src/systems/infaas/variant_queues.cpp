@@ -1,0 +1,99 @@
+#include "variant_queues.hpp"
+
+#include <algorithm>
+
+namespace servelab::infaas {
+
+using sched::ModelId;
+using sched::QueryId;
+using sched::WorkerId;
+
+void VariantQueues::on_start(const sched::ClusterView& view, sched::Actions&) {
+  backlog_.clear();
+  queued_.clear();
+  per_model_.clear();
+  grow(view);
+}
+
+void VariantQueues::grow(const sched::ClusterView& view) {
+  backlog_.resize(static_cast<std::size_t>(view.num_workers()), 0);
+  per_model_.resize(static_cast<std::size_t>(view.num_workers()));
+}
+
+Nanos VariantQueues::wait_ns(WorkerId w, const sched::ClusterView& view) const {
+  return std::max<Nanos>(0, view.busy_until(w) - view.now()) + backlog_ns(w);
+}
+
+std::int64_t VariantQueues::queued_for(WorkerId w, ModelId m) const {
+  if (w >= static_cast<WorkerId>(per_model_.size())) return 0;
+  const auto it = per_model_[w].find(m);
+  return it == per_model_[w].end() ? 0 : it->second;
+}
+
+bool VariantQueues::load_pending(WorkerId w, const sched::ClusterView& view) const {
+  if (w >= static_cast<WorkerId>(per_model_.size())) return false;
+  for (const auto& [m, n] : per_model_[w]) {
+    if (n > 0 && !view.has_model(w, m)) return true;
+  }
+  return false;
+}
+
+void VariantQueues::on_arrival(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) {
+  grow(view);
+  const Assignment a = assign(query, view, actions);
+  grow(view);  // assign may have added a worker
+  if (a.worker < 0) {
+    actions.drop(query.id, a.reason.empty() ? "no variant serves it" : a.reason);
+    return;
+  }
+  actions.enqueue_to_worker(a.worker, query.id);
+  const Nanos own = view.predicted_latency(a.worker, a.model, query.size);
+  queued_[query.id] = {a.model, own};
+  backlog_[a.worker] += own;
+  ++per_model_[a.worker][a.model];
+  if (view.is_idle(a.worker)) serve(a.worker, view, actions);
+  changed(a.worker, view);
+}
+
+void VariantQueues::on_batch_done(const sched::BatchDone& done, const sched::ClusterView& view,
+                                  sched::Actions& actions) {
+  grow(view);
+  if (view.is_idle(done.worker)) serve(done.worker, view, actions);
+  changed(done.worker, view);
+}
+
+void VariantQueues::on_worker_ready(WorkerId worker, const sched::ClusterView& view, sched::Actions& actions) {
+  grow(view);
+  if (view.is_idle(worker)) serve(worker, view, actions);
+  changed(worker, view);
+}
+
+void VariantQueues::serve(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) {
+  before_serving(w, view, actions);
+  const auto& queue = view.worker_queue(w);
+  if (queue.empty()) return;
+  const ModelId model = queued_.at(queue.front()).first;
+  if (!view.has_model(w, model)) {
+    actions.load_model(w, model);  // on_worker_ready serves once it is loaded
+    return;
+  }
+  const std::int64_t cap = view.max_batch(w, model);
+  std::vector<QueryId> batch;
+  std::int64_t items = 0;
+  for (const QueryId id : queue) {
+    const auto& [m, own] = queued_.at(id);
+    if (m != model) continue;
+    const std::int64_t size = view.query(id).size;
+    if (items + size > cap) break;
+    batch.push_back(id);
+    items += size;
+  }
+  for (const QueryId id : batch) {
+    backlog_[w] -= queued_.at(id).second;
+    --per_model_[w][model];
+    queued_.erase(id);
+  }
+  actions.dispatch(w, model, batch);
+}
+
+}  // namespace servelab::infaas

@@ -1,0 +1,66 @@
+"""INFaaS (Romero et al., ATC'21): model-less inference serving. Queries state goals (accuracy,
+latency) instead of a model; INFaaS picks a model-variant per query (getVariant, Sec. 4.1) and
+scales variants horizontally and vertically (Sec. 4.2).
+
+::
+
+    from servelab import infaas
+
+    store = infaas.metadata_store(infaas.resnet50_variants())   # C++ metadata store
+    gpu = store.add_worker("gpu")
+    store.get_variant(task="classification", accuracy=0.7, latency_ms=50)
+    # {"kind": "inactive", "variant": "resnet50_pytorch_gpu_b1", "worker": 0, ...}
+
+    problem = infaas.scaling_problem(infaas.table2_variants(), load_qps=1000, slo_ms=300)
+    infaas.solve_exact(problem)["instances"]    # [0, 2, 1]: Table 3's cheapest configuration
+    infaas.solve_greedy(problem)["instances"]   # [0, 10, 0]: Sec. 4.2.2's heuristic
+    print(infaas.format_table3(infaas.table3()))
+
+    servelab.simulate(scenario, scheduler="infaas")   # or "clipper_plus", "sm_plus"
+
+Modules: ``catalogue`` (the variants as data, the Profile bridge, the metadata store),
+``autoscaler`` (the Sec. 4.2.1 ILP and the Sec. 4.2.2 greedy), ``paper`` (Table 3 and the
+paper's numbers), ``schedulers`` (spec builders of the registered policies ``infaas``,
+``clipper_plus``, ``sm_plus``), ``cli`` (``servelab infaas ...``). Every name loads its module on
+first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> the module (of this package) that defines it
+_EXPORTS = {
+    **dict.fromkeys(
+        (
+            "COST_PER_GB_S", "HARDWARE", "TABLE8_ACCURACY", "batch_curve", "check_variants",
+            "metadata_store", "resnet50_variants", "table2_variants", "to_profile",
+            "variants_from_profile",
+        ),
+        "catalogue",
+    ),
+    **dict.fromkeys(
+        ("configuration", "cost_gap", "scaling_problem", "solve_exact", "solve_greedy"),
+        "autoscaler",
+    ),
+    **dict.fromkeys(("PAPER", "TABLE3", "format_table3", "table3"), "paper"),
+    **dict.fromkeys(
+        ("SCHEDULERS", "clipper_plus_spec", "infaas_spec", "sm_plus_spec"), "schedulers"
+    ),
+}  # fmt: skip
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'servelab.infaas' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,189 @@
+"""The variant catalogue INFaaS selects from, as data: Table 2's three ResNet50 variants and a
+synthetic ResNet50-shaped family (Sec. 6.2), plus Table 8's accuracies.
+
+No profile ships with INFaaS (its measurements lived in a private bucket), so the numbers below
+are built from the paper: Table 2 gives three variants' latency, saturation throughput and
+normalised cost; the ResNet50 family uses Table 2's latencies as anchors, Table 8's top-1
+accuracy and Sec. 6.2's cost model (price per GB of the variant's memory footprint per second:
+0.031 on CPU, 0.190 on Inferentia, 0.498 on GPU). Batch curves, load times and memory footprints
+are our assumptions, documented in docs/infaas.md. Variants measured by servelab's executors and
+profiler arrive the same way, through a Profile (``variants_from_profile``).
+
+A variant is a dict: name, architecture, task, framework, hardware, batch_opt, accuracy
+(fraction), latency_ms (one entry per batch 1..batch_opt), load_s, memory_mb, cost_per_s and
+optionally peak_qps (measured saturation throughput; else max_b b / latency(b)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ... import _core
+
+#: Sec. 6.2's normalised cost of a running instance, per GB of memory footprint per second.
+COST_PER_GB_S = {"cpu": 0.031, "inferentia": 0.190, "gpu": 0.498}
+
+#: The workers of Sec. 6's setup and their on-demand EC2 prices ($/h, us-east-1, 2021).
+HARDWARE = {
+    "cpu": {"instance": "m5.2xlarge", "price_per_hour": 0.384},
+    "inferentia": {"instance": "inf1.2xlarge", "price_per_hour": 0.362},
+    "gpu": {"instance": "p3.2xlarge", "price_per_hour": 3.06},
+}
+
+#: Table 8: top-1 ImageNet accuracy (%) of the 22 architectures (GNMT: BLEU on WMT16).
+TABLE8_ACCURACY = {
+    "mobilenetv1": 70.4, "mobilenetv2": 71.3, "alexnet": 56.6, "densenet121": 75.0,
+    "densenet169": 76.2, "densenet201": 77.3, "resnet50": 74.9, "resnet50v2": 76.0,
+    "resnext50": 77.7, "resnet101": 76.4, "resnet101v2": 77.2, "resnext101": 78.7,
+    "resnet152": 76.6, "resnet152v2": 78.0, "vgg16": 71.3, "vgg19": 71.3, "inceptionv3": 77.9,
+    "xception": 79.0, "inception_resnetv2": 80.3, "nasnetmobile": 74.4, "nasnetlarge": 82.5,
+    "gnmt": 24.5,
+}  # fmt: skip
+
+REQUIRED = ("name", "architecture", "task", "hardware", "accuracy", "latency_ms", "cost_per_s")
+OPTIONAL = ("framework", "batch_opt", "load_s", "memory_mb", "peak_qps")
+
+
+def table2_variants() -> list[dict[str, Any]]:
+    """Table 2's ResNet50 variants A (4 CPUs, TensorFlow), B (1 Inferentia core, Neuron) and
+    C (1 V100, TensorRT): batch-1 latency, saturation throughput and normalised cost, as given."""
+    rows = [
+        ("A", "cpu", "tensorflow", 200.0, 5.0, 1.0),
+        ("B", "inferentia", "neuron", 20.0, 100.0, 3.0),
+        ("C", "gpu", "tensorrt", 15.0, 800.0, 16.0),
+    ]
+    return [
+        {
+            "name": name, "architecture": "resnet50", "task": "classification",
+            "framework": framework, "hardware": hardware, "batch_opt": 1,
+            "accuracy": TABLE8_ACCURACY["resnet50"] / 100, "latency_ms": [latency],
+            "load_s": 0.0, "memory_mb": 0.0, "cost_per_s": cost, "peak_qps": qps,
+        }
+        for name, hardware, framework, latency, qps, cost in rows
+    ]  # fmt: skip
+
+
+def batch_curve(points: dict[int, float], batch_opt: int) -> list[float]:
+    """Latency (ms) for batches 1..batch_opt, linear between the given (batch: ms) points."""
+    known = sorted(points.items())
+    out = []
+    for b in range(1, batch_opt + 1):
+        lo = max((p for p in known if p[0] <= b), default=known[0])
+        hi = min((p for p in known if p[0] >= b), default=known[-1])
+        frac = 0.0 if hi[0] == lo[0] else (b - lo[0]) / (hi[0] - lo[0])
+        out.append(round(lo[1] + frac * (hi[1] - lo[1]), 3))
+    return out
+
+
+# (framework, hardware, batch_opt, {batch: latency ms}, load_s, memory_mb). Anchors: Table 2's
+# 200 ms (CPU), 20 ms (Inferentia) and 15 ms (V100) at batch 1; larger batches amortise.
+# A V100 runs several batch-1 requests at once: Sec. 6.2's SM+_GPU served about 600 QPS with two
+# batch-1 TensorRT instances, so that variant's measured saturation (peak_qps) is 300.
+_PEAK_QPS = {("tensorrt", "gpu", 1): 300.0}
+_RESNET50_FAMILY = [
+    ("tensorflow", "cpu", 1, {1: 200.0}, 2.0, 1000.0),
+    ("pytorch", "cpu", 1, {1: 180.0}, 2.5, 1100.0),
+    ("pytorch", "cpu", 4, {1: 170.0, 4: 560.0}, 2.5, 1300.0),
+    ("neuron", "inferentia", 1, {1: 20.0}, 4.0, 600.0),
+    ("neuron", "inferentia", 4, {1: 20.0, 4: 34.0}, 4.0, 700.0),
+    ("tensorrt", "gpu", 1, {1: 15.0}, 6.0, 1300.0),
+    ("tensorrt", "gpu", 8, {1: 6.0, 2: 6.5, 4: 8.0, 8: 11.0}, 6.0, 1400.0),
+    ("tensorrt", "gpu", 16, {1: 6.0, 8: 11.0, 16: 20.0}, 6.0, 1700.0),
+    ("pytorch", "gpu", 1, {1: 12.0}, 5.0, 1500.0),
+]
+
+
+def resnet50_variants() -> list[dict[str, Any]]:
+    """A ResNet50-shaped family (Sec. 6.2): CPU, Inferentia and GPU variants at several
+    batch-optimised settings; cost = Sec. 6.2's per-GB/s rate x memory footprint."""
+    out = []
+    for framework, hardware, batch_opt, points, load_s, memory_mb in _RESNET50_FAMILY:
+        out.append(
+            {
+                "name": f"resnet50_{framework}_{hardware}_b{batch_opt}",
+                "architecture": "resnet50",
+                "task": "classification",
+                "framework": framework,
+                "hardware": hardware,
+                "batch_opt": batch_opt,
+                "accuracy": TABLE8_ACCURACY["resnet50"] / 100,
+                "latency_ms": batch_curve(points, batch_opt),
+                "load_s": load_s,
+                "memory_mb": memory_mb,
+                "cost_per_s": round(COST_PER_GB_S[hardware] * memory_mb / 1024, 6),
+            }
+        )
+        if (framework, hardware, batch_opt) in _PEAK_QPS:
+            out[-1]["peak_qps"] = _PEAK_QPS[(framework, hardware, batch_opt)]
+    return out
+
+
+def check_variants(variants: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The variants as a list of plain dicts, checked: a ValueError names the entry and field."""
+    out = []
+    for i, v in enumerate(variants):
+        if not isinstance(v, dict):
+            raise ValueError(f"variants[{i}] is {type(v).__name__}, not a dict")
+        unknown = set(v) - set(REQUIRED) - set(OPTIONAL) - {"saturation_qps"}
+        if unknown:
+            raise ValueError(f"variants[{i}] has unknown fields {sorted(unknown)}")
+        for key in REQUIRED:
+            if key not in v:
+                raise ValueError(f"variants[{i}].{key} is missing (variant {v.get('name')!r})")
+        for key in ("accuracy", "cost_per_s", "load_s", "memory_mb", "peak_qps"):
+            if key in v and (isinstance(v[key], bool) or not isinstance(v[key], int | float)):
+                raise ValueError(f"variants[{i}].{key}={v[key]!r} is not a number")
+            if key in v and not math.isfinite(v[key]):
+                raise ValueError(f"variants[{i}].{key}={v[key]!r} is not finite")
+        lat = v["latency_ms"]
+        if isinstance(lat, str | bytes) or not isinstance(lat, Sequence) or not lat:
+            raise ValueError(f"variants[{i}].latency_ms={lat!r} must be a non-empty list of ms")
+        entry = {k: v[k] for k in REQUIRED + OPTIONAL if k in v}
+        entry["latency_ms"] = [float(x) for x in lat]
+        out.append(entry)
+    return out
+
+
+def metadata_store(variants: Iterable[dict[str, Any]]) -> Any:
+    """A C++ metadata store over the variants (``servelab._core.infaas.MetadataStore``)."""
+    return _core.infaas.MetadataStore(check_variants(variants))
+
+
+def variants_from_profile(
+    profile: Any, statistic: str = "mean", hardware: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Variants from a servelab Profile: each (model, hardware) pair with a latency curve."""
+    return list(_core.infaas.variants_from_profile(profile, statistic, list(hardware)))
+
+
+def to_profile(variants: Iterable[dict[str, Any]], prices: str = "sec6.2") -> Any:
+    """A servelab Profile with one model per variant (named after it) on its hardware, so the
+    simulator and the real loop can serve the catalogue.
+
+    prices: "sec6.2" (default) prices each hardware type at Sec. 6.2's normalised rate for one GB
+    of footprint (CPU 0.031, Inferentia 0.190, GPU 0.498 per second, times 3600 per hour), the
+    cost model of the paper's variant-selection experiments; "ec2" uses the on-demand prices of
+    Sec. 6's instances (``HARDWARE``), under which an inf1.2xlarge is cheaper than an m5.2xlarge.
+    """
+    from ...profiles import Profile  # the Profile class, kept out of import servelab's path
+
+    if prices not in ("sec6.2", "ec2"):
+        raise ValueError(f"prices={prices!r} must be 'sec6.2' or 'ec2'")
+    checked = check_variants(variants)
+    p = Profile()
+    for hw in sorted({v["hardware"] for v in checked}):
+        if prices == "ec2":
+            price = HARDWARE.get(hw, {}).get("price_per_hour", 0.0)
+        else:
+            price = COST_PER_GB_S.get(hw, 0.0) * 3600
+        p.add_hardware(hw, price_per_hour=price)
+    for v in checked:
+        p.add_model(v["name"], accuracy=v["accuracy"])
+        for b, ms in enumerate(v["latency_ms"], start=1):
+            p.set_latency(v["hardware"], v["name"], b, samples_s=[ms / 1000])
+        p.set_load_time(v["hardware"], v["name"], v.get("load_s", 0.0))
+        if v.get("memory_mb", 0.0) > 0:
+            p.set_memory_mb(v["hardware"], v["name"], v["memory_mb"])
+    return p

@@ -1,0 +1,181 @@
+"""`servelab infaas ...`: the command-line interface of servelab.infaas.
+
+    servelab infaas variants [--catalogue resnet50|table2]
+    servelab infaas query --accuracy 0.7 --latency-ms 50 [--batch 1] [--workers cpu,gpu]
+    servelab infaas autoscale [--qps 1000 --slo-ms 300] [--catalogue table2] [--slack-qps 0]
+    servelab infaas simulate [--rate 30] [--slo-ms 60] [--accuracy 0.7] [--count 400] [--seed 0]
+
+`autoscale` without --qps reproduces Table 3 (exact ILP, greedy, the paper's numbers). Every
+command takes --json. Only argparse-level modules are imported here: each command imports what it
+runs when it runs, so that `servelab --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ...cli_types import int_in_range, non_negative_float, positive_float, random_seed
+
+CATALOGUES = ("resnet50", "table2")
+
+
+def _print(args: argparse.Namespace, out: Any, text: str) -> int:
+    print(json.dumps(out, indent=2) if args.json else text)
+    return 0
+
+
+def _variants(name: str) -> list[dict[str, Any]]:
+    from . import catalogue
+
+    return catalogue.resnet50_variants() if name == "resnet50" else catalogue.table2_variants()
+
+
+def _hardware_list(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"workers={text!r}: give hardware names separated by commas"
+        )
+    return names
+
+
+def _cmd_variants(args: argparse.Namespace) -> int:
+    variants = _variants(args.catalogue)
+    lines = [f"{'variant':<34} {'hardware':<11} {'batch':>5} {'acc':>6} {'lat@1 ms':>9} {'$/s':>8}"]
+    for v in variants:
+        lines.append(
+            f"{v['name']:<34} {v['hardware']:<11} {v['batch_opt']:>5} {v['accuracy']:>6.3f} "
+            f"{v['latency_ms'][0]:>9.1f} {v['cost_per_s']:>8.4f}"
+        )
+    return _print(args, variants, "\n".join(lines))
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from . import catalogue
+
+    variants = _variants(args.catalogue)
+    store = catalogue.metadata_store(variants)
+    for hw in args.workers:
+        store.add_worker(hw)
+    task = variants[0]["task"]
+    choice = store.get_variant(
+        task=task, accuracy=args.accuracy, latency_ms=args.latency_ms, batch=args.batch
+    )
+    text = f"{choice['kind']}: {choice['variant']} on worker {choice['worker']}"
+    if choice["reason"]:
+        text += f"\n  {choice['reason']}"
+    return _print(args, choice, text)
+
+
+def _cmd_autoscale(args: argparse.Namespace) -> int:
+    from ...solvers import lp
+    from . import autoscaler, paper
+
+    if args.qps is None:
+        rows = paper.table3(exact=lp.available())
+        return _print(args, rows, paper.format_table3(rows))
+    if args.slo_ms is None:
+        raise ValueError("--slo-ms is required with --qps")
+    problem = autoscaler.scaling_problem(
+        _variants(args.catalogue), args.qps, args.slo_ms, slack_qps=args.slack_qps, lam=args.lam
+    )
+    out: dict[str, Any] = {"greedy": autoscaler.solve_greedy(problem)}
+    if lp.available():
+        out["exact"] = autoscaler.solve_exact(problem)
+        out["greedy_cost_gap"] = autoscaler.cost_gap(out["exact"], out["greedy"])
+    lines = []
+    for key in ("exact", "greedy"):
+        if key in out:
+            plan = out[key]
+            config = autoscaler.configuration(problem, plan)
+            lines.append(
+                f"{key:>6}: {config} {plan['running_cost_per_s']:.4f} $/s ({plan['status']})"
+            )
+    if "greedy_cost_gap" in out:
+        lines.append(f"greedy cost gap: {out['greedy_cost_gap']:.1%}")
+    return _print(args, out, "\n".join(lines))
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import servelab
+
+    from . import catalogue
+
+    profile = catalogue.to_profile(catalogue.resnet50_variants())
+    scenario = {
+        "profile": profile,
+        "workers": [
+            {"hardware": "cpu", "count": 2, "models": ["resnet50_tensorflow_cpu_b1"]},
+            {"hardware": "inferentia", "count": 1, "models": ["resnet50_neuron_inferentia_b1"]},
+            {"hardware": "gpu", "count": 1, "models": ["resnet50_tensorrt_gpu_b1"]},
+        ],
+        "workload": {
+            "arrivals": f"poisson(rate={args.rate})",
+            "count": args.count,
+            "apps": [{"name": "classify", "slo_ms": args.slo_ms, "accuracy_floor": args.accuracy}],
+        },
+        "drain_s": 60,
+    }
+    out = {}
+    lines = [f"{'scheduler':<13} {'completed':>9} {'p99 ms':>8} {'SLO viol.':>9} {'$/1k q':>8}"]
+    for name in ("infaas", "clipper_plus"):
+        s = servelab.simulate(scenario, scheduler=name, seed=args.seed).summary()
+        out[name] = s
+        lines.append(
+            f"{name:<13} {s['completed']:>9} {s['latency_ms']['p99']:>8.1f} "
+            f"{s['slo_violation_rate']:>9.1%} {s['cost_per_1k_queries']:>8.4f}"
+        )
+    return _print(args, out, "\n".join(lines))
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Adds the `infaas` command and its subcommands to servelab's CLI."""
+    p = sub.add_parser("infaas", help="INFaaS: model-less serving, variant selection, autoscaling")
+    cmds = p.add_subparsers(dest="infaas_command", required=True)
+
+    def common(c: argparse.ArgumentParser, catalogue: str = "resnet50") -> None:
+        c.add_argument("--catalogue", choices=CATALOGUES, default=catalogue, help="variants")
+        c.add_argument("--json", action="store_true", help="print JSON")
+
+    var = cmds.add_parser("variants", help="the variant catalogue")
+    common(var)
+    var.set_defaults(run=_cmd_variants)
+
+    qry = cmds.add_parser("query", help="getVariant for one query's goals (Sec. 4.1)")
+    common(qry)
+    qry.add_argument("--accuracy", type=non_negative_float, default=0.0, help="floor, 0..1")
+    qry.add_argument("--latency-ms", type=non_negative_float, default=0.0, help="0: none")
+    qry.add_argument(
+        "--batch", type=int_in_range(1, 4096, "an integer in 1..4096"), default=1, help="items"
+    )
+    qry.add_argument(
+        "--workers",
+        type=_hardware_list,
+        default=["cpu", "inferentia", "gpu"],
+        help="hardware of the workers, comma-separated (default cpu,inferentia,gpu)",
+    )
+    qry.set_defaults(run=_cmd_query)
+
+    aut = cmds.add_parser("autoscale", help="the Model-Autoscaler: Table 3, or one (QPS, SLO)")
+    common(aut, catalogue="table2")
+    aut.add_argument("--qps", type=non_negative_float, help="load (default: Table 3's rows)")
+    aut.add_argument("--slo-ms", type=positive_float, help="SLO (with --qps)")
+    aut.add_argument("--slack-qps", type=non_negative_float, default=0.0, help="headroom")
+    aut.add_argument("--lam", type=non_negative_float, default=0.0, help="lambda (1/s)")
+    aut.set_defaults(run=_cmd_autoscale)
+
+    sim = cmds.add_parser("simulate", help="infaas vs clipper_plus on the ResNet50 catalogue")
+    sim.add_argument("--rate", type=positive_float, default=30.0, help="queries/s")
+    sim.add_argument("--slo-ms", type=positive_float, default=60.0, help="SLO")
+    sim.add_argument("--accuracy", type=non_negative_float, default=0.7, help="floor, 0..1")
+    sim.add_argument(
+        "--count",
+        type=int_in_range(1, 10**7, "an integer in 1..10**7"),
+        default=400,
+        help="queries (default 400)",
+    )
+    sim.add_argument("--seed", type=random_seed, default=0, help="default 0")
+    sim.add_argument("--json", action="store_true", help="print JSON")
+    sim.set_defaults(run=_cmd_simulate)

@@ -1,0 +1,56 @@
+"""Spec builders for INFaaS's registered schedulers (``servelab.list_schedulers()`` documents
+every parameter)::
+
+    servelab.simulate(scenario, scheduler=infaas.infaas_spec(max_workers=8))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: name -> what it is (the registry's doc has the details)
+SCHEDULERS = {
+    "infaas": "per-query getVariant, model-level autoscaling, optional VM-Autoscaler",
+    "clipper_plus": "Clipper+: the pre-loaded variants only, fixed",
+    "sm_plus": "SM+: one fixed variant scaled horizontally (replicas, new workers)",
+}
+
+
+def _args(**kwargs: object) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def infaas_spec(
+    models: Sequence[str] = (),
+    max_workers: int = 0,
+    startup_s: float = 20.0,
+    poll_s: float = 2.0,
+    threshold: float = 0.8,
+    idle_s: float = 60.0,
+) -> str:
+    """The INFaaS policy; models: the registered models queries may use (default: all);
+    max_workers > 0 turns the VM-Autoscaler on."""
+    if isinstance(models, str):
+        raise ValueError(f"models={models!r} must be a list of names, not a string")
+    return (
+        "infaas("
+        + _args(
+            models=",".join(models),
+            max_workers=max_workers,
+            startup_s=startup_s,
+            poll_s=poll_s,
+            threshold=threshold,
+            idle_s=idle_s,
+        )
+        + ")"
+    )
+
+
+def clipper_plus_spec() -> str:
+    """The Clipper+ baseline (no parameters)."""
+    return "clipper_plus"
+
+
+def sm_plus_spec(startup_s: float = 20.0, idle_s: float = 60.0, max_workers: int = 16) -> str:
+    """The SM+ baseline."""
+    return "sm_plus(" + _args(startup_s=startup_s, idle_s=idle_s, max_workers=max_workers) + ")"
