@@ -107,6 +107,7 @@ __all__ = [
     "ramsis",
     "rrl",
     "hera",
+    "infaas",
     "solvers",
 ]
 

@@ -17,6 +17,9 @@ from types import ModuleType
 SYSTEMS = {
     "servelab.kairos": "servelab.systems.kairos",
     "servelab.ramsis": "servelab.systems.ramsis",
+    "servelab.rrl": "servelab.systems.rrl",
+    "servelab.hera": "servelab.systems.hera",
+    "servelab.infaas": "servelab.systems.infaas",
 }
 
 

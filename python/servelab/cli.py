@@ -19,7 +19,8 @@ from .cli_types import int_in_range, non_negative_float, positive_float, positiv
 
 DESCRIPTION = (
     "servelab: ML inference-serving experiments. Simulate or serve a scenario, run the main job "
-    "(demo), or use a system's commands (kairos, ramsis, rrl, hera). Every command takes --json."
+    "(demo), or use a system's commands (kairos, ramsis, rrl, hera, infaas). "
+    "Every command takes --json."
 )
 
 # The errors that bad user input can raise on its way through the readers and the C++ core
@@ -455,6 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # The systems bring their own subcommands (servelab kairos ..., servelab ramsis ...).
     from servelab.systems.hera import cli as hera_cli
+    from servelab.systems.infaas import cli as infaas_cli
     from servelab.systems.kairos import cli as kairos_cli
     from servelab.systems.ramsis import cli as ramsis_cli
     from servelab.systems.rrl import cli as rrl_cli
@@ -463,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     ramsis_cli.add_parser(sub)
     rrl_cli.add_parser(sub)
     hera_cli.add_parser(sub)
+    infaas_cli.add_parser(sub)
     return parser
 
 

@@ -24,3 +24,13 @@ def test_simulator_benchmark_smoke():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "identical" in proc.stdout
     assert "bytes per query record" in proc.stdout
+
+
+def test_recsys_benchmark_smoke():
+    """Runs the recommendation-model benchmark small: it checks oneDNN against torch first."""
+    runner = RUNNER.parent / "bench_recsys.py"
+    proc = subprocess.run(
+        [sys.executable, str(runner), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ratio torch / servelab" in proc.stdout or "skipped:" in proc.stdout

@@ -21,7 +21,7 @@ nbclient = pytest.importorskip(
 )
 
 FOLDER = Path(__file__).parents[2] / "notebooks"
-SYSTEM_NOTEBOOKS = ("kairos.ipynb", "ramsis.ipynb")
+SYSTEM_NOTEBOOKS = ("kairos.ipynb", "ramsis.ipynb", "rrl.ipynb", "hera.ipynb", "infaas.ipynb")
 NOTEBOOKS = [p for p in sorted(FOLDER.glob("*.ipynb")) if p.name not in SYSTEM_NOTEBOOKS]
 
 
@@ -72,5 +72,34 @@ def test_ramsis_notebook_reproduces_the_artifact_mdp_and_fig7(monkeypatch):
     assert "total variation distance" in printed(nb)
 
 
+@pytest.mark.notebook
+def test_rrl_notebook_reports_convergence_beside_the_paper(monkeypatch):
+    data = shared_path("rrl")
+    nb = run_notebook(FOLDER / "rrl.ipynb", monkeypatch, SERVELAB_RRL_DATA=str(data))
+    text = printed(nb)
+    assert "Fig. 11 (region size sweep)" in text
+    assert "== trace" in text and "RRL vs point-based Q-learning" in text
+    assert "speed-up of radius 1 over point-based Q-learning" in text
+
+
 def test_there_is_a_notebook():
     assert NOTEBOOKS, "notebooks/ holds no notebook"
+
+
+@pytest.mark.notebook
+def test_hera_notebook_reproduces_its_figures_beside_the_paper(monkeypatch):
+    nb = run_notebook(FOLDER / "hera.ipynb", monkeypatch)  # no data: Hera publishes none
+    report = printed(nb)
+    print("\n" + report)
+    assert "Pearson(affinity, co-located QPS)" in report
+    assert "windows over the SLA" in report
+
+
+@pytest.mark.notebook
+def test_infaas_notebook_reproduces_table3_beside_the_paper(monkeypatch):
+    nb = run_notebook(FOLDER / "infaas.ipynb", monkeypatch)  # no data: INFaaS publishes none
+    report = printed(nb)
+    print("\n" + report)
+    assert "QPS  SLO" in report
+    assert "choices by kind" in report
+    assert "share of queries on CPU" in report

@@ -1,6 +1,7 @@
 #include "servelab/catalogue/catalogue.hpp"
 
 #include "servelab/systems/hera/register.hpp"
+#include "servelab/systems/infaas/register.hpp"
 #include "servelab/systems/kairos/register.hpp"
 #include "servelab/systems/ramsis/register.hpp"
 
@@ -13,6 +14,7 @@ const sched::SchedulerRegistry& schedulers() {
     kairos::register_schedulers(r);
     ramsis::register_schedulers(r);
     hera::register_schedulers(r);
+    infaas::register_schedulers(r);
     return std::move(r).freeze();
   }();
   return registry;

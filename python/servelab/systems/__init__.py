@@ -11,4 +11,7 @@ paper's artifact data, a CLI subcommand and plots, each in its own module.
 SYSTEMS = {
     "kairos": "Kairos (HPDC'23): heterogeneous instance mixes under a cost budget",
     "ramsis": "RAMSIS (EuroSys'24): per-worker MDP model-selection policies",
+    "rrl": "RRL (SC'19): region-based Q-learning of serving parallelism",
+    "hera": "Hera: co-locating recommendation models on CPU servers by worker scalability",
+    "infaas": "INFaaS (ATC'21): model-less serving, per-query variant selection, model autoscaling",
 }
