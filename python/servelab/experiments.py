@@ -21,7 +21,6 @@ import concurrent.futures as cf
 import contextlib
 import itertools
 import math
-import multiprocessing
 import os
 import pickle
 import signal
@@ -298,6 +297,16 @@ class SweepError(RuntimeError):
         self.point = dict(point)
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a sweep; ``frame`` holds the rows of the points that had finished (in grid
+    order, as :func:`sweep` returns them), ``total`` the number of points in the grid."""
+
+    def __init__(self, frame: pd.DataFrame, total: int) -> None:
+        super().__init__(f"sweep interrupted after {len(frame)} of {total} points")
+        self.frame = frame
+        self.total = total
+
+
 def grid_points(grid: Mapping[str, Iterable[Any]] | Sequence[Mapping[str, Any]]) -> list[dict]:
     """The points of a grid: a dict of value lists gives their cartesian product (the last key
     varies fastest); a list of dicts is taken as is."""
@@ -320,10 +329,10 @@ def grid_points(grid: Mapping[str, Iterable[Any]] | Sequence[Mapping[str, Any]])
     return points
 
 
-def _row(fn: Callable[..., Any], point: dict[str, Any]) -> dict[str, Any]:
+def _row(fn: Callable[..., Any], point: dict[str, Any], shared: Mapping[str, Any]) -> dict:
     """Runs one point; a Result becomes its flattened summary here, in the worker process, so
     only a small dict travels back."""
-    out = fn(**point)
+    out = fn(**point, **shared)
     if isinstance(out, Result):
         return _flatten(out.summary())
     if isinstance(out, Mapping):
@@ -348,18 +357,6 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:  # arrays and other values without a plain truth value
         return a is b
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    # The C++ extension runs threads: fork would copy a process mid-thread, so never fork.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _ignore_ctrl_c() -> None:
-    # Ctrl-C in a terminal reaches the whole process group: the parent stops the workers, so a
-    # worker must not die on its own in the middle of writing a result to the shared queue.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
@@ -403,27 +400,61 @@ def _stop_workers(pool: cf.ProcessPoolExecutor, grace_s: float = 0.5) -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_in_processes(
-    fn: Callable[..., Any], points: list[dict], processes: int, rows: list, bar: Any
-) -> None:
-    """Fills ``rows`` with each point's row, computed in ``processes`` worker processes. Any
-    exception here (a failing point, KeyboardInterrupt) stops the workers at once."""
-    pool = cf.ProcessPoolExecutor(
-        max_workers=processes, mp_context=_context(), initializer=_ignore_ctrl_c
-    )
+def _check_sweep_options(
+    retries: Any, on_error: Any, on_interrupt: Any, shared: Any, points: list[dict]
+) -> dict[str, Any]:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries={retries!r} must be an integer >= 0")
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error={on_error!r} must be 'raise' or 'record'")
+    if on_interrupt not in ("raise", "return"):
+        raise ValueError(f"on_interrupt={on_interrupt!r} must be 'raise' or 'return'")
+    if shared is None:
+        return {}
+    if not isinstance(shared, Mapping) or not all(isinstance(k, str) for k in shared):
+        raise ValueError(f"shared={shared!r} must be a dict of keyword arguments")
+    for i, point in enumerate(points):
+        clash = sorted(set(point) & set(shared))
+        if clash:
+            raise ValueError(f"shared key {clash[0]!r} is also a parameter of grid point {i}")
+    return dict(shared)
+
+
+def _check_picklable(fn: Callable[..., Any]) -> None:
+    """Worker processes import ``fn`` by name: say so now rather than fail in every worker."""
+    main = sys.modules.get("__main__")
+    if getattr(fn, "__module__", None) == "__main__" and not hasattr(main, "__file__"):
+        raise ValueError(
+            f"fn={getattr(fn, '__qualname__', fn)!r} is defined interactively (a notebook "
+            "or REPL), where worker processes cannot import it; move it into a module "
+            "file, pass processes=1, or use backend='ray'"
+        )
     try:
-        futures = {pool.submit(_row, fn, point): i for i, point in enumerate(points)}
-        for future in cf.as_completed(futures):
-            i = futures[future]
-            try:
-                rows[i] = future.result()
-            except Exception as error:
-                raise SweepError(i, points[i], error) from error
-            bar.update()
-    except BaseException:
-        _stop_workers(pool)
-        raise
-    pool.shutdown(wait=True)
+        pickle.dumps(fn)
+    except Exception as error:
+        raise ValueError(
+            f"fn={fn!r} cannot be sent to worker processes ({error}); define it at module "
+            "level in an importable module, pass processes=1, or use backend='ray'"
+        ) from error
+
+
+def _frame(points: list[dict], outcomes: list[Any], on_error: str) -> pd.DataFrame:
+    """The rows of the points that have an outcome, in grid order; with ``on_error="record"``
+    an ``error`` column last: "Type: message" for a failed point, None for the others."""
+    rows, errors = [], []
+    for i, (point, outcome) in enumerate(zip(points, outcomes, strict=True)):
+        if outcome is None:
+            continue
+        if outcome.row is None:
+            rows.append(dict(point))
+            errors.append(f"{type(outcome.error).__name__}: {outcome.error}")
+        else:
+            rows.append(_merge(i, point, outcome.row))
+            errors.append(None)
+    frame = pd.DataFrame(rows)
+    if on_error == "record":
+        frame["error"] = pd.Series(errors, index=frame.index, dtype=object)
+    return frame
 
 
 def sweep(
@@ -433,62 +464,92 @@ def sweep(
     processes: int | None = None,
     progress: bool = True,
     desc: str | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
+    ray_init: Mapping[str, Any] | None = None,
+    shared: Mapping[str, Any] | None = None,
+    retries: int = 1,
+    on_error: str = "raise",
+    on_interrupt: str = "raise",
 ) -> pd.DataFrame:
-    """Runs ``fn(**point)`` for every point of ``grid`` and returns a DataFrame, one row per point
-    in grid order: the point's parameters, then what fn returned (a dict, flattened with dotted
-    keys; a Result, as its flattened ``summary()``; anything else, as a ``value`` column).
+    """Runs ``fn(**point, **shared)`` for every point of ``grid`` and returns a DataFrame, one row
+    per point in grid order: the point's parameters, then what fn returned (a dict, flattened with
+    dotted keys; a Result, as its flattened ``summary()``; anything else, as a ``value`` column).
 
-    Points run in parallel worker processes (``processes``: how many, default the CPU count; the
-    "forkserver" start method where available, else "spawn", never fork). ``fn`` must therefore be
-    picklable: a function defined at module level in an importable module, not a lambda or a
-    function defined in a notebook cell; ``processes=1`` runs everything in this process (no
-    pickling), which is also the way to debug. ``progress`` shows a tqdm bar titled ``desc``.
-    If a point raises, the sweep stops and raises SweepError naming the point.
+    ``backend="local"`` (the default) runs points in ``processes`` worker processes of this
+    machine (default the CPU count; the "forkserver" start method where available, else "spawn",
+    never fork). ``fn`` must therefore be picklable: a function defined at module level in an
+    importable module, not a lambda or a function defined in a notebook cell; ``processes=1``
+    runs everything in this process (no pickling), which is also the way to debug.
+    ``backend="ray"`` runs points as Ray tasks: on the cluster at ``ray_address`` when given,
+    else on the Ray instance this process already runs, else on a new local one (``ray_init``:
+    more ``ray.init`` arguments, such as ``runtime_env``); ``processes`` bounds the tasks in
+    flight (default the cluster's CPU count). Ray is an optional dependency (``servelab[ray]``).
+
+    ``shared``: keyword arguments that are the same for every point (a profile, a policy set, a
+    trace). They are sent once (once per worker process locally, once to Ray's object store), not
+    with every point. The same points give the same rows on every backend.
+
+    A point that raises, or whose worker process dies, is run again up to ``retries`` times.
+    When it still fails, ``on_error="raise"`` stops the sweep and raises SweepError naming the
+    point; ``on_error="record"`` keeps going and the frame gets an ``error`` column ("Type:
+    message" for the failed points, None for the others). ``progress`` shows a tqdm bar titled
+    ``desc``.
 
     Ctrl-C (KeyboardInterrupt) stops the sweep within about a second: points not started are
-    cancelled, the worker processes are killed and joined (none is left running), and the
-    KeyboardInterrupt propagates; the rows of points already finished are discarded. A failing
-    point stops the other workers the same way. With ``processes=1`` the KeyboardInterrupt
-    reaches ``fn`` itself and stops the sweep as soon as ``fn`` lets it through.
+    cancelled and running ones are killed (no local worker process is left running). With
+    ``on_interrupt="raise"`` a SweepInterrupted (a KeyboardInterrupt) propagates, its ``frame``
+    holding the rows of the points already finished; ``on_interrupt="return"`` returns that frame
+    instead. With ``processes=1`` the KeyboardInterrupt reaches ``fn`` itself and stops the
+    sweep as soon as ``fn`` lets it through.
     """
+    from . import sweep_backends as backends
+
     if not callable(fn):
         raise ValueError(f"fn={fn!r} must be callable")
+    backends.check_backend(backend, ray_address, ray_init)
     points = grid_points(grid)
-    if processes is None:
-        processes = os.cpu_count() or 1
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+    shared = _check_sweep_options(retries, on_error, on_interrupt, shared, points)
+    if processes is not None and (
+        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
+    ):
         raise ValueError(f"processes={processes!r} must be an integer >= 1")
-    processes = min(processes, max(len(points), 1))
-    rows: list[dict[str, Any] | None] = [None] * len(points)
+    if backend == "ray":
+        ray = backends.start_ray(ray_address, ray_init)
+        runner = backends.RayTasks(ray, _row, fn, points, shared, processes)
+    else:
+        processes = min(processes or os.cpu_count() or 1, max(len(points), 1))
+        if processes == 1:
+            runner = backends.InProcess(lambda point: _row(fn, point, shared), points)
+        else:
+            _check_picklable(fn)
+            for key, value in shared.items():
+                try:
+                    pickle.dumps(value)
+                except Exception as error:
+                    raise ValueError(
+                        f"shared[{key!r}] cannot be sent to worker processes ({error})"
+                    ) from error
+            runner = backends.LocalPool(_row, fn, points, shared, processes, _stop_workers)
+
+    outcomes: list[Any] = [None] * len(points)
     from tqdm.auto import tqdm  # here, not at import: tqdm.auto warns in notebooks without widgets
 
     bar = tqdm(total=len(points), desc=desc, disable=not progress)
+
+    def record(outcome: Any) -> None:
+        if outcome.row is None and on_error == "raise":
+            raise SweepError(outcome.index, points[outcome.index], outcome.error) from outcome.error
+        outcomes[outcome.index] = outcome
+        bar.update()
+
     try:
-        if processes == 1:
-            for i, point in enumerate(points):
-                try:
-                    rows[i] = _row(fn, point)
-                except Exception as error:
-                    raise SweepError(i, point, error) from error
-                bar.update()
-        else:
-            main = sys.modules.get("__main__")
-            if getattr(fn, "__module__", None) == "__main__" and not hasattr(main, "__file__"):
-                raise ValueError(
-                    f"fn={getattr(fn, '__qualname__', fn)!r} is defined interactively (a notebook "
-                    "or REPL), where worker processes cannot import it; move it into a module "
-                    "file, or pass processes=1"
-                )
-            try:
-                pickle.dumps(fn)
-            except Exception as error:
-                raise ValueError(
-                    f"fn={fn!r} cannot be sent to worker processes ({error}); define it at module "
-                    "level in an importable module, or pass processes=1"
-                ) from error
-            _run_in_processes(fn, points, processes, rows, bar)
+        backends.drive(runner, len(points), retries, record)
+    except KeyboardInterrupt:
+        partial = _frame(points, outcomes, on_error)
+        if on_interrupt == "return":
+            return partial
+        raise SweepInterrupted(partial, len(points)) from None
     finally:
         bar.close()
-    return pd.DataFrame(
-        [_merge(i, point, row) for i, (point, row) in enumerate(zip(points, rows, strict=True))]
-    )
+    return _frame(points, outcomes, on_error)

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...experiments import AllowableThroughput, QoS, allowable_throughput
+from ...experiments import AllowableThroughput, QoS, SweepError, allowable_throughput, sweep
 from ...results import Result
 from ...run import simulate
 from ...workload import make_size_distribution
@@ -443,30 +443,39 @@ def best_homogeneous(
     qos_ms: float | None = None,
     distributor: str = "ribbon",
     budget: float | None = None,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> pd.DataFrame:
     """The homogeneous pools of Fig. 8: for each instance type, as many instances as the budget
     affords (within instance.json's maximum), their allowable throughput, and that throughput
     scaled up to the whole budget (the paper compensates the budget a pool leaves unused).
-    One row per type, best (``scaled_rate``) first."""
+    One row per type, best (``scaled_rate``) first. The pools' searches go through
+    ``servelab.sweep``: ``processes`` (default 1: in this process), ``backend`` ("local" or
+    "ray") and ``ray_address`` as there."""
     folder, run, qos = _comparison(source, model, size, qos_ms)
     space = read_instance_json(folder / INSTANCE_JSON, budget=budget)
     prof = load_profile(folder, model)
-    rows = []
+    pools = []
     for hw, price, most in zip(space.types, space.prices, space.max_count, strict=True):
         n = min(int(most), math.floor(space.budget / price + 1e-9)) if price > 0 else int(most)
         if n < 1 or not prof.has_latency(hw, model):
             continue
-        found = evaluate_config(folder, {hw: n}, distributor, **_evaluate_kw(model, qos, run))
+        pools.append((hw, n, price))
+    shared = {"folder": folder, "distributor": distributor, "search": _evaluate_kw(model, qos, run)}
+    try:
+        rates = sweep(
+            _pool_rate, [{"hw": hw, "count": n} for hw, n, _ in pools], processes=processes,
+            backend=backend, ray_address=ray_address, shared=shared, retries=0, progress=False,
+        )  # fmt: skip
+    except SweepError as error:  # raise what the search raised, as before
+        raise error.__cause__ from None
+    rows = []
+    for (hw, n, price), rate in zip(pools, rates["rate"] if pools else [], strict=True):
         cost = n * price
         scale = space.budget / cost if cost > 0 else 1.0
         rows.append(
-            {
-                "type": hw,
-                "count": n,
-                "cost": cost,
-                "rate": found.rate,
-                "scaled_rate": found.rate * scale,
-            }
+            {"type": hw, "count": n, "cost": cost, "rate": rate, "scaled_rate": rate * scale}
         )
     frame = (
         pd.DataFrame(rows)
@@ -479,6 +488,13 @@ def best_homogeneous(
     return frame
 
 
+def _pool_rate(
+    hw: str, count: int, folder: Path, distributor: str, search: Mapping[str, Any]
+) -> dict[str, float]:
+    """One homogeneous pool's allowable throughput (at module level: sweep workers import it)."""
+    return {"rate": evaluate_config(folder, {hw: count}, distributor, **search).rate}
+
+
 def compare_with_homogeneous(
     source: Any,
     model: str = "rm2",
@@ -487,15 +503,22 @@ def compare_with_homogeneous(
     qos_ms: float | None = None,
     kairos: str = "kairos",
     formula: str = "artifact",
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Fig. 8 for one model: Kairos (its one-shot configuration from the upper bounds, ``formula``,
     served by ``kairos``; the budget it leaves unused is not compensated) against the best
-    homogeneous pool under the same budget (scaled up to the whole budget)."""
+    homogeneous pool under the same budget (scaled up to the whole budget). ``processes``,
+    ``backend`` and ``ray_address``: where the pools' searches run (see ``best_homogeneous``)."""
     folder, run, qos = _comparison(source, model, size, qos_ms)
     choice = select_config(folder, model, formula=formula)
     config = {t: n for t, n in choice.config.items() if n}
     found = evaluate_config(folder, config, kairos, **_evaluate_kw(model, qos, run))
-    pools = best_homogeneous(folder, model, size=size, qos_ms=qos)
+    pools = best_homogeneous(
+        folder, model, size=size, qos_ms=qos, processes=processes, backend=backend,
+        ray_address=ray_address,
+    )  # fmt: skip
     best = pools.iloc[0]
     return {
         "model": model,

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ... import profiles
+from ...experiments import SweepError, sweep
 from ...results import COMPLETED, Result
 from ...run import simulate as simulate_scenario
 from ...scenario import Scenario
@@ -309,13 +310,18 @@ def compare_methods(
     threads: int = 1,
     data: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> pd.DataFrame:
     """Runs every method on every configuration: the constant ``loads`` x ``workers``, or with
     ``trace`` the trace x ``workers``. Returns a DataFrame, one row per run (``RamsisRun.row()``):
     method, workers, load_qps (None for the trace), accuracy_per_satisfied_query, violation_rate
     (fractions; see the module doc), ... and satisfiable (``methods.satisfiable``).
     ``ms_tables``: {workers: table} to give ModelSwitching a table (e.g. the artifact's) instead
-    of generating one with ``ms_duration_s`` runs."""
+    of generating one with ``ms_duration_s`` runs. The runs go through ``servelab.sweep``:
+    ``processes`` (default 1: in this process), ``backend`` ("local" or "ray") and
+    ``ray_address`` as there; the task, the trace and the tables are sent once."""
     t = get_task(task, data)
     slo = float(slo_ms) if slo_ms is not None else t.slos_ms[0]
     rows = []
@@ -331,15 +337,38 @@ def compare_methods(
         ok = satisfiable(
             t, slo_ms=slo, workers=w, load=load, trace=lt if load is None else None, data=data
         )
-        for method in methods:
-            run = run_experiment(
-                t, method, w, load=load, trace=lt if load is None else None, slo_ms=slo,
-                duration_s=duration_s, seed=seed, data=data, ms_duration_s=ms_duration_s,
-                ms_table=None if ms_tables is None else ms_tables.get(w), threads=threads,
-                cache_dir=cache_dir,
-            )  # fmt: skip
-            rows.append({**run.row(), "satisfiable": ok})
-    return pd.DataFrame(rows)
+        rows += [{"method": m, "workers": w, "load_qps": load, "satisfiable": ok} for m in methods]
+    in_process = backend == "local" and processes == 1
+    shared = {
+        # A TaskData holds C++ tables that do not pickle: other processes load the task by name.
+        "task": t if in_process or not isinstance(task, str) else task,
+        "trace": lt if trace is not None else None, "slo": slo,
+        "duration_s": duration_s, "seed": seed, "data": data, "ms_duration_s": ms_duration_s,
+        "ms_tables": ms_tables, "threads": threads, "cache_dir": cache_dir,
+    }  # fmt: skip
+    try:
+        frame = sweep(
+            _method_row, rows, processes=processes, backend=backend, ray_address=ray_address,
+            shared=shared, progress=False, retries=0,
+        )  # fmt: skip
+    except SweepError as error:  # a bad method or setting: raise what the run raised, as before
+        raise error.__cause__ from None
+    if frame.empty:
+        return pd.DataFrame()
+    order = ["method", "task", "workers", "slo_ms", "load_qps", "trace", *ROW_KEYS, "satisfiable"]
+    return frame[order + [c for c in frame.columns if c not in order]]
+
+
+def _method_row(
+    method: str, workers: int, load_qps: float | None, satisfiable: bool, task: TaskData,
+    trace: Any, slo: float, ms_tables: Mapping[int, Any] | None, **settings: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """One run of compare_methods (at module level: sweep workers import it)."""
+    run = run_experiment(
+        task, method, workers, load=load_qps, trace=trace if load_qps is None else None,
+        slo_ms=slo, ms_table=None if ms_tables is None else ms_tables.get(workers), **settings,
+    )  # fmt: skip
+    return run.row()
 
 
 def paper_evaluation(
@@ -349,6 +378,9 @@ def paper_evaluation(
     threads: int = 1,
     artifact_ms_tables: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> list[EvaluationPart]:
     """The comparison of Sec. 7.1/7.2 in simulation. ``size="reduced"`` (quick, the tests): image at
     150 ms on the trace with 60/70/80 workers and at constant loads 400..4000 with 60 workers (the
@@ -356,7 +388,8 @@ def paper_evaluation(
     100 ms on the trace with 20/60/100 workers and at five constant loads with 20 workers (tables
     from 60 s runs). ``size="full"``: both tasks at all three SLOs, the trace with 20..100 workers,
     the constant loads with 60 (image) or 20 (text) workers, tables from 300 s runs.
-    ``paper.format_evaluation`` prints the result."""
+    ``paper.format_evaluation`` prints the result. ``processes``, ``backend`` and ``ray_address``
+    say where the runs go (see ``compare_methods``)."""
     if size not in ("reduced", "full"):
         raise ValueError(f"size={size!r} must be 'reduced' or 'full'")
     root = data_dir(data)
@@ -365,7 +398,7 @@ def paper_evaluation(
     def add(task: str, slo: float, workload: str, workers: Sequence[int], **kw: Any) -> None:
         frame = compare_methods(
             task, workers=workers, slo_ms=slo, threads=threads, data=root, cache_dir=cache_dir,
-            **kw,
+            processes=processes, backend=backend, ray_address=ray_address, **kw,
         )  # fmt: skip
         parts.append(
             EvaluationPart(
