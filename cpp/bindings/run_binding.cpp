@@ -49,6 +49,7 @@ py::dict result_to_python(cluster::RunResult&& r) {
   columns["drop_reason"] = to_numpy(std::move(q.drop_reason));
   columns["accuracy"] = to_numpy(std::move(q.accuracy));
   columns["cost"] = to_numpy(std::move(q.cost));
+  for (auto& [name, column] : r.world_columns) columns[py::str(name)] = to_numpy(std::move(column));
 
   auto& w = r.workers;
   std::vector<std::int32_t> worker_ids(w.hardware.size());
