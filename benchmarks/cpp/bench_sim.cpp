@@ -32,8 +32,10 @@ cluster::RunSpec make_spec(std::int64_t queries, bool sampled, std::int32_t work
   return spec;
 }
 
-void run(benchmark::State& state, const char* scheduler, bool sampled, std::int32_t workers = 100) {
-  const auto spec = make_spec(state.range(0), sampled, workers);
+void run(benchmark::State& state, const char* scheduler, bool sampled, std::int32_t workers = 100,
+         const char* records = "all") {
+  auto spec = make_spec(state.range(0), sampled, workers);
+  spec.records = cluster::parse_record_mode(records);
   for (auto _ : state) {
     auto policy = catalogue::schedulers().make(scheduler);
     auto result = sim::simulate(spec, *policy);
@@ -45,6 +47,8 @@ void run(benchmark::State& state, const char* scheduler, bool sampled, std::int3
 
 void BM_Fcfs100Workers(benchmark::State& state) { run(state, "fcfs", false); }
 void BM_Fcfs100WorkersSampled(benchmark::State& state) { run(state, "fcfs", true); }
+// records="none": summaries and sketches online instead of per-query columns.
+void BM_Fcfs100WorkersStreamed(benchmark::State& state) { run(state, "fcfs", false, 100, "none"); }
 void BM_Jsq100Workers(benchmark::State& state) { run(state, "jsq", true); }
 void BM_LeastFinishTime100Workers(benchmark::State& state) { run(state, "least_finish_time", true); }
 void BM_Batching100Workers(benchmark::State& state) { run(state, "batching", true); }
@@ -73,6 +77,7 @@ void scaling_args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Fcfs100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100WorkersSampled)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Fcfs100WorkersStreamed)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Jsq100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LeastFinishTime100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Batching100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);

@@ -28,10 +28,86 @@ cluster::RunSpec make_run_spec(const profile::Profile& profile, std::vector<clus
   return spec;
 }
 
+namespace {
+
+double mean_ns(__int128 sum, std::int64_t n) {
+  return n ? static_cast<double>(static_cast<long double>(sum) / static_cast<long double>(n)) : 0.0;
+}
+
+// One group's online metrics, in ns (results.py turns them into Result.summary()'s keys).
+py::dict group_to_python(const cluster::StreamGroup& g) {
+  py::dict d;
+  d["queries"] = g.queries;
+  d["completed"] = g.completed;
+  d["met"] = g.met;
+  d["drops"] = g.drops;
+  d["latency_mean_ns"] = mean_ns(g.latency_sum, g.completed);
+  d["queue_mean_ns"] = mean_ns(g.queue_sum, g.completed);
+  d["service_mean_ns"] = mean_ns(g.service_sum, g.completed);
+  d["latency_max_ns"] = g.latency_max;
+  py::dict q;
+  for (const int p : {50, 90, 95, 99}) q[py::int_(p)] = g.latency.quantile(p / 100.0);
+  d["latency_q_ns"] = q;
+  d["queue_q_ns"] = py::make_tuple(g.queue.quantile(0.5), g.queue.quantile(0.99));
+  d["service_q_ns"] = py::make_tuple(g.service.quantile(0.5), g.service.quantile(0.99));
+  d["accuracy_done"] = py::make_tuple(g.accuracy_done_sum, g.accuracy_done_n);
+  d["accuracy_met"] = py::make_tuple(g.accuracy_met_sum, g.accuracy_met_n);
+  d["cost"] = g.cost_sum;
+  return d;
+}
+
+py::dict streamed_to_python(const cluster::RunResult& r) {
+  const auto& s = *r.streamed;
+  py::dict d;
+  d["records"] = r.records.text();
+  d["queries"] = s.queries();
+  d["overall"] = group_to_python(s.overall());
+  py::list apps;
+  for (const auto& g : s.apps()) apps.append(group_to_python(g));
+  d["apps"] = apps;
+  d["window_ns"] = s.window();
+  d["max_arrival_ns"] = s.max_arrival();
+  d["max_finish_ns"] = s.max_finish();
+  d["peak_bytes"] = r.peak_bytes;
+  d["relative_error"] = cluster::QuantileSketch::kAlpha;
+  const auto& ws = s.windows();
+  std::vector<std::int64_t> arrivals, completed, met, finished, finished_met, acc_n;
+  std::vector<double> acc_sum, p50, p99;
+  for (const auto& w : ws) {
+    arrivals.push_back(w.arrivals);
+    completed.push_back(w.completed);
+    met.push_back(w.met);
+    finished.push_back(w.finished);
+    finished_met.push_back(w.finished_met);
+    acc_sum.push_back(w.accuracy_sum);
+    acc_n.push_back(w.accuracy_n);
+    p50.push_back(w.latency_p50);
+    p99.push_back(w.latency_p99);
+  }
+  py::dict windows;
+  windows["arrivals"] = to_numpy(std::move(arrivals));
+  windows["completed"] = to_numpy(std::move(completed));
+  windows["met"] = to_numpy(std::move(met));
+  windows["finished"] = to_numpy(std::move(finished));
+  windows["finished_met"] = to_numpy(std::move(finished_met));
+  windows["accuracy_sum"] = to_numpy(std::move(acc_sum));
+  windows["accuracy_n"] = to_numpy(std::move(acc_n));
+  windows["latency_p50_ns"] = to_numpy(std::move(p50));
+  windows["latency_p99_ns"] = to_numpy(std::move(p99));
+  d["windows"] = windows;
+  return d;
+}
+
+}  // namespace
+
 py::dict result_to_python(cluster::RunResult&& r) {
   auto& q = r.queries;
   std::vector<std::int64_t> ids(q.size_of());
-  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  if (r.streamed) {
+    ids = std::move(r.sampled_ids);
+  } else {
+    std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  }
   py::dict columns;
   columns["id"] = to_numpy(std::move(ids));
   columns["app"] = to_numpy(std::move(q.app));
@@ -84,7 +160,9 @@ py::dict result_to_python(cluster::RunResult&& r) {
   py::dict out;
   out["columns"] = columns;
   out["workers"] = workers;
+  meta["records"] = r.records.text();
   out["meta"] = meta;
+  if (r.streamed) out["streamed"] = streamed_to_python(r);
   return out;
 }
 

@@ -7,10 +7,14 @@ import numpy
 import numpy.typing
 import os
 import typing
+recsys: typing.Any  # a submodule; use servelab.recsys
 solvers: typing.Any  # a submodule; use servelab.solvers
 kairos: typing.Any  # a submodule; use servelab.kairos
 ramsis: typing.Any  # a submodule; use servelab.ramsis
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'extend_schedulers', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'retract_scheduler', 'ribbon_sizes', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+rrl: typing.Any  # a submodule; use servelab.rrl
+hera: typing.Any  # a submodule; use servelab.hera
+infaas: typing.Any  # a submodule; use servelab.infaas
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_executors', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_executor', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -917,6 +921,34 @@ class Scheduler:
         ...
     def describe(self) -> str:
         ...
+class Executor:
+    """
+    One worker's executor, opened from an ExecutorBuilder.
+    """
+    def describe(self) -> str:
+        ...
+    def knobs(self) -> list[str]:
+        """
+        The ClusterView.config knobs it reads per batch (set_config).
+        """
+    def time_batches(self, sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], *, repeats: typing.SupportsInt | typing.SupportsIndex = 1, warmup: typing.SupportsInt | typing.SupportsIndex = 0, config: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex] = {}) -> dict:
+        """
+        Runs one batch (items per query in `sizes`) `warmup` times untimed, then `repeats` times; returns
+        {'wall_ns', 'exec_ns'} arrays (exec: the executor's own measure, else wall). Each run uses fresh
+        query ids. Releases the GIL; Ctrl-C stops it between batches.
+        """
+class ExecutorBuilder:
+    """
+    An executor made from a spec (make_executor): one per worker group, asked for one Executor per worker.
+    """
+    def __repr__(self) -> str:
+        ...
+    def describe(self) -> str:
+        ...
+    def open(self, worker: typing.SupportsInt | typing.SupportsIndex = 0, seed: typing.Any = 0) -> Executor:
+        """
+        An Executor outside a serving run (as the profiler uses one); `seed` seeds its per-query inputs.
+        """
 class WorkerGroup:
     """
     `count` identical workers of one hardware type.
@@ -958,6 +990,10 @@ def list_arrival_processes() -> list:
     """
     Every registered arrival_process: name, doc and typed parameters.
     """
+def list_executors() -> list:
+    """
+    Every executor registered so far: name, doc, typed parameters and the module that added it.
+    """
 def list_schedulers() -> list:
     """
     Every registered scheduler: name, doc and typed parameters.
@@ -969,6 +1005,10 @@ def list_size_distributions() -> list:
 def make_arrival_process(spec: str, **kwargs) -> ArrivalProcess:
     """
     Builds a arrival_process from 'name(a=1, ...)' or a name plus keyword arguments.
+    """
+def make_executor(spec: str, **kwargs) -> ExecutorBuilder:
+    """
+    An ExecutorBuilder from 'name(a=1, ...)' or a name plus keyword arguments.
     """
 def make_scheduler(spec: str, **kwargs) -> Scheduler:
     """
@@ -1009,16 +1049,21 @@ def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> Siz
     10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to
     the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.
     """
-def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0) -> dict:
+def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0) -> dict:
     """
-    Runs the real serving loop on the wall clock (one thread per worker, emulated executors that wait
-    the profiled latency); returns {'columns', 'workers', 'meta'} like simulate_run, with
-    meta['world'] == 'serve'. Takes the workload's duration in wall time. Releases the GIL (Python
-    schedulers take it back per hook); Ctrl-C stops it and joins every worker thread.
+    Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',
+    'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's
+    batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:
+    emulated, waiting the profiled latency) per worker group. A batch whose executor raises ends its
+    queries dropped with the error as the reason; the run goes on. `spin_us`: how long before each arrival
+    or timer the controller spins rather than sleeps (0: never, leaving the cores to the executors). Takes the workload's duration in wall
+    time. Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it and joins every
+    worker thread.
     """
-def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0) -> dict:
+def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all') -> dict:
     """
-    Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate).
+    Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate),
+    and 'streamed' (online summaries) when records is 'none' or 'sample(p)'.
     Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it.
     """
 def zipf_shares(n: typing.SupportsInt | typing.SupportsIndex, exponent: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> numpy.typing.NDArray[numpy.float64]:
@@ -1026,3 +1071,4 @@ def zipf_shares(n: typing.SupportsInt | typing.SupportsIndex, exponent: typing.S
     Zipf popularity of n applications: share[i] proportional to 1 / (i + 1)**exponent, normalised to sum to 1
     (float64 array). exponent 0 gives equal shares.
     """
+_executor_plugins: typing.Any

@@ -23,6 +23,12 @@ million queries takes well under a second), never stored separately::
     res.timeseries(window_s=1.0)            # a DataFrame per window of arrival time
     res.to_pandas()                         # records + latency_ms, met_deadline, names
     sim.compare(real)["throughput_qps"]["diff"]
+
+A simulated run with ``records="none"`` or ``"sample(p)"`` keeps online summaries instead
+(``streamed``): ``summary()`` (same keys; the percentiles in ``streamed["approximate"]`` are within
+``streamed["relative_error"]`` of the full-records value, everything else exact) and
+``timeseries()`` at the run's window come from them. ``columns`` then holds the sampled queries'
+records (``"sample(p)"``) or raises ValueError (``"none"``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from . import _streamed
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -210,8 +218,14 @@ class Result:
         columns: Mapping[str, Any],
         workers: Mapping[str, Any],
         meta: Mapping[str, Any],
+        streamed: Mapping[str, Any] | None = None,
     ) -> None:
-        self.columns, self._n = _table("columns", columns, QUERY_COLUMNS)
+        self._columns, self._n = _table("columns", columns, QUERY_COLUMNS)
+        #: Online summaries of a streamed run (None when every record is kept).
+        self.streamed = None if streamed is None else dict(streamed)
+        if self.streamed is not None:
+            self.streamed["approximate"] = list(_streamed.APPROXIMATE_KEYS)
+            self._n = int(self.streamed["queries"])
         self.workers, n_workers = _table("workers", workers, WORKER_COLUMNS)
         if not isinstance(meta, Mapping):
             raise ValueError(f"meta must be a dict, got {type(meta).__name__}")
@@ -236,7 +250,7 @@ class Result:
         self.hardware_names = _names(self.meta, "hardware")
         self.drop_reason_names = _names(self.meta, "drop_reasons")
 
-        c, w = self.columns, self.workers
+        c, w = self._columns, self.workers
         _check_range("columns", "status", c["status"], 0, 2, "0 completed, 1 dropped")
         _check_range(
             "columns", "app", c["app"], 0, len(self.app_names), "an index into meta['apps']"
@@ -275,6 +289,17 @@ class Result:
                 f"columns['worker'][{i}]={qw[i]} is neither -1 nor in workers['worker']"
             )
 
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        """The per-query records (for ``records="sample(p)"``: the sampled queries only)."""
+        if self.streamed is not None and self.streamed["records"] == "none":
+            raise ValueError(
+                "records='none': this run kept no per-query records, only summaries "
+                "(summary(), timeseries(), .streamed); rerun with records='all' or "
+                "records='sample(p)' for per-query arrays"
+            )
+        return self._columns
+
     def _worker_rows(self, worker_ids: np.ndarray) -> np.ndarray:
         """The row of each worker id in the workers table, -1 where it is not there."""
         ids = self.workers["worker"].astype(np.int64)
@@ -296,12 +321,17 @@ class Result:
         return self._n
 
     def __repr__(self) -> str:
-        completed = int(np.count_nonzero(self.columns["status"] == COMPLETED))
+        completed = self._completed()
         return (
             f"Result(world={self.meta['world']!r}, scheduler={self.meta['scheduler']!r}, "
             f"queries={self._n}, completed={completed}, workers={len(self.workers['worker'])}, "
             f"duration_s={self.duration_s:g})"
         )
+
+    def _completed(self) -> int:
+        if self.streamed is not None:
+            return int(self.streamed["overall"]["completed"])
+        return int(np.count_nonzero(self._columns["status"] == COMPLETED))
 
     @property
     def duration_s(self) -> float:
@@ -348,6 +378,8 @@ class Result:
         ``by="app"`` returns ``{app name: the query metrics of that app's queries}``.
         """
         warmup_ns = self._warmup_ns(warmup_s)
+        if self.streamed is not None:
+            return self._streamed_summary(warmup_ns, by)
         measured = self.columns["arrival_ns"] >= warmup_ns if warmup_ns > 0 else None
         span_s = self.duration_s - warmup_ns / NS_PER_S
         if by is None:
@@ -364,6 +396,27 @@ class Result:
             rows = app == code if measured is None else (app == code) & measured
             result[name] = self._query_metrics(rows, span_s)
         return result
+
+    def _streamed_summary(self, warmup_ns: int, by: str | None) -> dict[str, Any]:
+        st = self.streamed
+        assert st is not None
+        if warmup_ns > 0:
+            raise ValueError(
+                f"warmup_s={warmup_ns / NS_PER_S:g}: a records={st['records']!r} run summarises "
+                "every query online, so its summary has no warm-up (use records='all')"
+            )
+        if by is None:
+            out = _streamed.query_metrics(st["overall"], self.drop_reason_names, self.duration_s)
+            out["warmup_s"] = 0.0
+            out["warmup_queries"] = 0
+            out.update(self._worker_metrics())
+            return out
+        if by != "app":
+            raise ValueError(f"by={by!r} must be None or 'app'")
+        return {
+            name: _streamed.query_metrics(g, self.drop_reason_names, self.duration_s)
+            for name, g in zip(self.app_names, st["apps"], strict=True)
+        }
 
     def per_app_summary(self, warmup_s: float = 0.0) -> pd.DataFrame:
         """``summary(by="app")`` as a DataFrame: one row per app, flattened metric columns."""
@@ -434,7 +487,7 @@ class Result:
     def _worker_metrics(self) -> dict[str, Any]:
         w = self.workers
         cost = float(np.sum(w["cost"], dtype=np.float64))
-        completed_all = int(np.count_nonzero(self.columns["status"] == COMPLETED))
+        completed_all = self._completed()
         active = w["active_ns"].astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             util = np.where(active > 0, w["busy_ns"] / active, np.nan)
@@ -482,6 +535,8 @@ class Result:
         window_ns = round(window_s * NS_PER_S)
         if window_ns <= 0:
             raise ValueError(f"window_s={window_s!r} must be > 0")
+        if self.streamed is not None:
+            return _streamed.timeseries(self.streamed, self.meta["duration_ns"], window_s)
         c = self.columns
         arrival, finish = c["arrival_ns"], c["finish_ns"]
         end_ns = self.meta["duration_ns"]
@@ -609,6 +664,11 @@ class Result:
         sharing a (worker, start) batch agree on finish, model, batch_queries (their count) and
         batch_items (their summed size); no worker runs two batches at once; each worker's
         ``batches`` count matches its records; busy <= active."""
+        if self.streamed is not None:
+            raise ValueError(
+                f"records={self.streamed['records']!r}: check_consistency() needs every record "
+                "(batches and workers are checked against them); rerun with records='all'"
+            )
         c = self.columns
         n = self._n
 

@@ -58,6 +58,13 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         raise ValueError("spin_us= is for servelab.serve; the simulator has no wall clock")
     sc = _scenario(scenario, overrides)
     kwargs: dict[str, Any] = {}
+    if sc.records != "all":
+        if world != "sim":
+            raise ValueError(
+                f"records={sc.records!r}: the serving loop keeps every record; "
+                "streamed summaries are for servelab.simulate"
+            )
+        kwargs["records"] = sc.records
     executors = _executors(sc, executor) if world == "serve" else None
     if executors is not None:
         kwargs["executors"] = executors
@@ -81,7 +88,7 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
             if built is not None:
                 group["executor"] = built.describe()
         raw["meta"]["executors"] = [b.describe() if b else "emulated" for b in executors]
-    return Result(raw["columns"], raw["workers"], raw["meta"])
+    return Result(raw["columns"], raw["workers"], raw["meta"], streamed=raw.get("streamed"))
 
 
 def simulate(scenario: Any = None, **overrides: Any) -> Result:
@@ -89,10 +96,16 @@ def simulate(scenario: Any = None, **overrides: Any) -> Result:
 
     ``scenario`` is a dict, a YAML/JSON path, a built-in name (``builtin_scenarios()``) or a
     Scenario; keyword arguments (profile, workers, workload, scheduler, seed, decision_statistic,
-    service, drain_s) override its keys, or make the whole scenario::
+    service, drain_s, records) override its keys, or make the whole scenario::
 
         r = servelab.simulate("default", scheduler="jsq", seed=3)
         r.summary()["latency_ms"]["p99"]
+
+    ``records="all"`` (default) keeps every query's record. ``records="none"`` keeps none: the
+    summary, per-app metrics and a time series of 1 s windows are computed online, in memory
+    that does not grow with the number of queries (percentiles within 0.5% relative error;
+    ``r.streamed`` says which metrics are approximate). ``records="sample(p)"`` does the same and
+    also keeps the full records of a seeded Bernoulli sample of the queries (``r.columns``).
 
     ``profile`` and ``scheduler`` may also be live objects (a Profile, a Scheduler instance or
     subclass). A scheduler keeps per-run state: give each run a fresh one.

@@ -18,6 +18,7 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
     decision_statistic: mean               # what policies see (mean, p50, p95, p99, ...)
     service: sample                        # service times: sampled, or fixed to a statistic
     drain_s: 3600                          # how long after the last arrival the run may go on
+    records: all                           # simulate: all, none or sample(p) (streamed summaries)
 
 Errors name the key path and value, e.g. ``workers[1].count=0 must be >= 1``.
 """
@@ -37,7 +38,7 @@ from .schedulers import make_scheduler
 
 _TOP_KEYS = {
     "name", "description", "profile", "workers", "workload", "scheduler", "seed",
-    "decision_statistic", "service", "drain_s",
+    "decision_statistic", "service", "drain_s", "records",
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
@@ -120,6 +121,19 @@ def _spec(path: str, value: Any) -> str:
     )
 
 
+def _check_records(records: Any) -> None:
+    """``records``: "all", "none" or "sample(p)" with 0 <= p <= 1 (the simulator checks the
+    same; this names the key before anything is built)."""
+    ok = isinstance(records, str) and records in ("all", "none")
+    if isinstance(records, str) and records.startswith("sample(") and records.endswith(")"):
+        try:
+            ok = 0.0 <= float(records[len("sample(") : -1]) <= 1.0
+        except ValueError:
+            ok = False
+    if not ok:
+        raise _fail("records", records, "must be 'all', 'none' or 'sample(p)' with 0 <= p <= 1")
+
+
 def builtin_scenarios() -> list[str]:
     """Names of the scenarios shipped with servelab (``servelab simulate NAME``)."""
     folder = resources.files(__package__) / "scenarios"
@@ -160,6 +174,7 @@ class Scenario:
     decision_statistic: str = "mean"
     service: str = "sample"
     drain_s: float = 3600.0
+    records: str = "all"
     name: str = ""
     description: str = ""
 
@@ -236,6 +251,8 @@ class Scenario:
                     raise _fail(key, d[key], "must be a string such as 'mean' or 'p99'")
             if "drain_s" in d and (not _is_number(d["drain_s"]) or not d["drain_s"] >= 0):
                 raise _fail("drain_s", d["drain_s"], "must be a non-negative number of seconds")
+            records = d.get("records", "all")
+            _check_records(records)
             return cls(
                 profile=d["profile"],
                 workers=[dict(w) for w in workers],
@@ -245,6 +262,7 @@ class Scenario:
                 decision_statistic=d.get("decision_statistic", "mean"),
                 service=d.get("service", "sample"),
                 drain_s=d.get("drain_s", 3600.0),
+                records=records,
                 name=d.get("name", ""),
                 description=d.get("description", ""),
             )
@@ -271,6 +289,8 @@ class Scenario:
             "service": self.service,
             "drain_s": self.drain_s,
         }
+        if self.records != "all":  # the default stays out, so existing scenarios read the same
+            out["records"] = self.records
         if self.name:
             out["name"] = self.name
         if self.description:

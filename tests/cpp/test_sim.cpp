@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <span>
+#include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
+#include "servelab/cluster/quantile_sketch.hpp"
 #include "servelab/core/errors.hpp"
 #include "sim_fixture.hpp"
 
@@ -169,6 +173,80 @@ TEST(Simulator, InvalidSpecsNameTheField) {
   EXPECT_EQ(r.queries.status[0], 1);  // no worker can serve it: dropped at once, with the reason
   EXPECT_EQ(r.drop_reasons.at(r.queries.drop_reason[0]), "no worker can serve it");
   EXPECT_EQ(r.queries.finish[0], 0);
+}
+
+// numpy's default percentile: linear interpolation between the order statistics.
+double exact_quantile(std::vector<std::int64_t> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos)), hi = static_cast<std::size_t>(std::ceil(pos));
+  return static_cast<double>(v[lo]) + static_cast<double>(v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+TEST(QuantileSketch, WithinTheStatedRelativeErrorOfNumpysPercentile) {
+  std::mt19937_64 gen(7);
+  std::lognormal_distribution<double> dist(16.0, 1.5);  // ns: about 9 ms, spread over decades
+  std::vector<std::int64_t> values;
+  cluster::QuantileSketch sketch, half_a, half_b;
+  for (int i = 0; i < 20000; ++i) {
+    const auto v = i % 50 == 0 ? std::int64_t{0} : static_cast<std::int64_t>(dist(gen)) + 1;
+    values.push_back(v);
+    sketch.add(v);
+    (i % 2 ? half_a : half_b).add(v);
+  }
+  half_a.merge(half_b);
+  ASSERT_EQ(sketch.count(), values.size());
+  for (const double q : {0.0, 0.01, 0.02, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0}) {
+    const double exact = exact_quantile(values, q);
+    EXPECT_LE(std::abs(sketch.quantile(q) - exact), cluster::QuantileSketch::kAlpha * exact + 1e-9) << "q=" << q;
+    EXPECT_EQ(half_a.quantile(q), sketch.quantile(q)) << "merging is exact, q=" << q;
+  }
+  EXPECT_TRUE(std::isnan(cluster::QuantileSketch{}.quantile(0.5)));
+}
+
+TEST(RecordMode, ParsesAndNamesTheFieldWhenWrong) {
+  EXPECT_EQ(cluster::parse_record_mode("all").kind, cluster::RecordMode::Kind::All);
+  EXPECT_EQ(cluster::parse_record_mode("none").kind, cluster::RecordMode::Kind::None);
+  const auto s = cluster::parse_record_mode("sample(0.25)");
+  EXPECT_EQ(s.kind, cluster::RecordMode::Kind::Sample);
+  EXPECT_DOUBLE_EQ(s.p, 0.25);
+  for (const char* bad : {"bogus", "sample(1.5)", "sample()", "sample(0.5", "sample(-1)", "sample(nan)"}) {
+    try {
+      cluster::parse_record_mode(bad);
+      FAIL() << bad << " accepted";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(str("records='", bad, "'")), std::string::npos) << e.what();
+    }
+  }
+}
+
+cluster::RunSpec poisson_spec(std::int64_t count) {
+  auto spec = replay_spec({}, {{"fast", 4, {}, {}}});
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(300.0), spec.workload->apps(), count);
+  return spec;
+}
+
+TEST(Simulator, StreamedRunCountsEveryQueryInConstantMemory) {
+  auto spec = poisson_spec(100000);
+  const auto full = run(spec, "fcfs");
+  spec.records = cluster::parse_record_mode("none");
+  const auto small = run(spec, "fcfs");
+  ASSERT_TRUE(small.streamed);
+  EXPECT_EQ(small.queries.size_of(), 0u);
+  const auto all = small.streamed->overall();
+  EXPECT_EQ(all.queries, 100000);
+  std::int64_t completed = 0;
+  for (std::size_t i = 0; i < full.queries.size_of(); ++i) completed += full.queries.status[i] == 0;
+  EXPECT_EQ(all.completed, completed);
+  EXPECT_EQ(small.duration, full.duration);
+  EXPECT_EQ(small.workers.busy, full.workers.busy);
+  // Ten times the queries: the records held stay one block, only the time series grows.
+  auto spec10 = poisson_spec(1000000);
+  spec10.records = spec.records;
+  const auto large = run(spec10, "fcfs");
+  EXPECT_EQ(large.streamed->queries(), 1000000);
+  EXPECT_LE(large.peak_bytes, small.peak_bytes + large.streamed->windows().size() * 2 * sizeof(cluster::StreamWindow));
 }
 
 }  // namespace

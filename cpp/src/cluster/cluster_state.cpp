@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/core/rng.hpp"
 
 namespace servelab::cluster {
 namespace {
@@ -37,11 +38,16 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
   tables_.resize(profile.hardware().size() * n_models);
   // Records grow by one per arrival; reserving for a known count avoids reallocating them.
   const std::int64_t expected = std::min<std::int64_t>(spec.workload->max_count(), 50'000'000);
-  records_.reserve(static_cast<std::size_t>(expected));
+  records_.reserve(static_cast<std::size_t>(spec.records.streaming() ? std::min(expected, kStreamBlock) : expected));
   for (const auto& app : spec.workload->apps()) {
     app_names_.push_back(app.name);
     app_slo_.push_back(app.slo);
     app_floor_.push_back(static_cast<float>(app.accuracy_floor));
+  }
+  if (spec.records.streaming()) {
+    record_mode_ = spec.records;
+    stream_ = std::make_shared<StreamSummary>(app_names_.size(), spec.stream_window);
+    sample_key_ = Rng(spec.seed, "records/sample").identity();
   }
   for (const auto& group : spec.workers) {
     const HardwareId hw = profile.hardware_index(group.hardware);
@@ -104,6 +110,7 @@ QueryId ClusterState::arrive(const Query& q) {
   const auto id = arrived();
   records_.append(static_cast<std::int16_t>(q.app), q.size, q.arrival, q.deadline);
   records_.status.back() = kPending;  // and the worker column holds kUnplaced (-1)
+  if (stream_ && records_.size_of() >= stream_at_) stream_out();
   return id;
 }
 
@@ -118,12 +125,16 @@ Query ClusterState::query(QueryId id) const {
   if (id < 0 || id >= arrived()) {
     throw ValueError(str("query=", id, " has not arrived (", arrived(), " queries so far)"));
   }
+  if (id < base_) {
+    throw ValueError(str("query=", id, " has ended and its record was streamed out (records='", record_mode_.text(),
+                         "' keeps summaries, not records)"));
+  }
   Query q;
   q.id = id;
-  q.app = records_.app[id];
-  q.size = records_.size[id];
-  q.arrival = records_.arrival[id];
-  q.deadline = records_.deadline[id];
+  q.app = records_.app[id - base_];
+  q.size = records_.size[id - base_];
+  q.arrival = records_.arrival[id - base_];
+  q.deadline = records_.deadline[id - base_];
   q.accuracy_floor = app_floor_[q.app];
   return q;
 }
@@ -205,7 +216,7 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
   std::int64_t items = 0;
   for (const QueryId id : queries) {
     check_query(id, "dispatch");
-    items += records_.size[id];
+    items += records_.size[id - base_];
   }
   if (queries.size() > 1) {
     std::vector<QueryId> sorted(queries.begin(), queries.end());
@@ -223,7 +234,7 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
   for (const QueryId id : queries) {
     unlink(id);
     set_where(id, kRunning);
-    records_.dispatch[id] = now;
+    records_.dispatch[id - base_] = now;
   }
   RunningBatch& batch = w.batch;
   batch.model = model;
@@ -243,15 +254,16 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
   const double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
   const float accuracy = accuracy_[batch.model];
   for (const QueryId id : batch.queries) {
-    records_.start[id] = start;
-    records_.finish[id] = finish;
-    records_.worker[id] = worker;
-    records_.model[id] = static_cast<std::int16_t>(batch.model);
-    records_.batch_items[id] = static_cast<std::int32_t>(batch.items);
-    records_.batch_queries[id] = static_cast<std::int32_t>(batch.queries.size());
-    records_.status[id] = static_cast<std::int8_t>(QueryStatus::Completed);
-    records_.accuracy[id] = accuracy;
-    records_.cost[id] = static_cast<float>(batch_cost * records_.size[id] / static_cast<double>(batch.items));
+    records_.start[id - base_] = start;
+    records_.finish[id - base_] = finish;
+    records_.worker[id - base_] = worker;
+    records_.model[id - base_] = static_cast<std::int16_t>(batch.model);
+    records_.batch_items[id - base_] = static_cast<std::int32_t>(batch.items);
+    records_.batch_queries[id - base_] = static_cast<std::int32_t>(batch.queries.size());
+    records_.status[id - base_] = static_cast<std::int8_t>(QueryStatus::Completed);
+    records_.accuracy[id - base_] = accuracy;
+    records_.cost[id - base_] =
+        static_cast<float>(batch_cost * records_.size[id - base_] / static_cast<double>(batch.items));
   }
   w.busy += finish - start;
   w.last_latency = finish - start;
@@ -275,12 +287,12 @@ BatchDone ClusterState::fail_batch(WorkerId worker, Nanos start, Nanos finish, s
   --workers_[worker].batches;  // `batches` counts the batches the records show: completed ones
   for (const QueryId id : queries) {
     end_dropped(id, reason);
-    records_.worker[id] = -1;
-    records_.model[id] = -1;
-    records_.batch_items[id] = 0;
-    records_.batch_queries[id] = 0;
-    records_.accuracy[id] = std::numeric_limits<float>::quiet_NaN();
-    records_.cost[id] = 0.f;
+    records_.worker[id - base_] = -1;
+    records_.model[id - base_] = -1;
+    records_.batch_items[id - base_] = 0;
+    records_.batch_queries[id - base_] = 0;
+    records_.accuracy[id - base_] = std::numeric_limits<float>::quiet_NaN();
+    records_.cost[id - base_] = 0.f;
   }
   return done;
 }
@@ -330,13 +342,13 @@ std::int8_t ClusterState::reason_index(std::string_view reason) {
 }
 
 void ClusterState::end_dropped(QueryId id, std::string_view reason) {
-  records_.status[id] = static_cast<std::int8_t>(QueryStatus::Dropped);
-  records_.drop_reason[id] = reason_index(reason);
-  records_.finish[id] = hooks_.now();
-  records_.dispatch[id] = -1;  // a batch cut off at the end of a run never counts as served
-  records_.start[id] = -1;
-  records_.worker[id] = -1;
-  records_.model[id] = -1;
+  records_.status[id - base_] = static_cast<std::int8_t>(QueryStatus::Dropped);
+  records_.drop_reason[id - base_] = reason_index(reason);
+  records_.finish[id - base_] = hooks_.now();
+  records_.dispatch[id - base_] = -1;  // a batch cut off at the end of a run never counts as served
+  records_.start[id - base_] = -1;
+  records_.worker[id - base_] = -1;
+  records_.model[id - base_] = -1;
 }
 
 void ClusterState::drop(QueryId id, std::string_view reason) {
@@ -439,8 +451,12 @@ bool ClusterState::has_pending_queries() const {
 bool ClusterState::quiescent() const { return running_ == 0 && transitions_ == 0 && !has_pending_queries(); }
 
 RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string world, std::string scheduler) {
-  for (QueryId id = 0; id < arrived(); ++id) {
+  for (QueryId id = base_; id < arrived(); ++id) {
     if (where(id) != kEnded) end_dropped(id, reason);
+  }
+  if (stream_) {
+    stream_out();
+    stream_->finish();
   }
   central_.clear();
   RunResult result;
@@ -458,7 +474,15 @@ RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string w
     result.workers.batches.push_back(w.batches);
   }
   for (auto& w : workers_) w.queue.clear();
-  result.queries = std::move(records_);
+  if (stream_) {
+    result.records = record_mode_;
+    result.streamed = std::move(stream_);
+    result.queries = std::move(sampled_);
+    result.sampled_ids = std::move(sampled_ids_);
+    result.peak_bytes = peak_bytes_;
+  } else {
+    result.queries = std::move(records_);
+  }
   records_ = {};
   result.drop_reasons = reasons_;
   result.models = profile_->models();
@@ -466,6 +490,36 @@ RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string w
   result.apps = app_names_;
   result.app_slo = app_slo_;
   return result;
+}
+
+void ClusterState::stream_out() {
+  // Every record before the oldest pending query has ended: summarise it (in id order, so the
+  // summary is deterministic), keep it if sampled, and free it.
+  const std::size_t n = records_.size_of();
+  std::size_t ended = 0;
+  while (ended < n && records_.status[ended] != kPending) ++ended;
+  const bool sample = record_mode_.kind == RecordMode::Kind::Sample;
+  // A query is in the sample when a hash of (run seed's stream, id) falls below p: a seeded
+  // Bernoulli draw that does not depend on when its record is streamed out.
+  const auto threshold = static_cast<double>(record_mode_.p) * 0x1.0p64;
+  for (std::size_t i = 0; i < ended; ++i) {
+    stream_->add(records_, i);
+    if (sample) {
+      const auto id = base_ + static_cast<QueryId>(i);
+      if (static_cast<double>(mix64(sample_key_ ^ static_cast<std::uint64_t>(id))) < threshold) {
+        sampled_.append_row(records_, i);
+        sampled_ids_.push_back(id);
+      }
+    }
+  }
+  const std::size_t held =
+      records_.capacity_bytes() + stream_->bytes() + sampled_.capacity_bytes() + sampled_ids_.capacity() * 8;
+  peak_bytes_ = std::max(peak_bytes_, held);
+  records_.erase_front(ended);
+  base_ += static_cast<QueryId>(ended);
+  // Pending queries older than half the block make the block grow, so the copying stays
+  // amortised O(1) per query; a steady run stays at kStreamBlock records.
+  stream_at_ = std::max<std::size_t>(kStreamBlock, 2 * records_.size_of());
 }
 
 }  // namespace servelab::cluster

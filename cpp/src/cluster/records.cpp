@@ -1,26 +1,49 @@
 #include "servelab/cluster/records.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace servelab::cluster {
+namespace {
+
+// Reserves a column and asks Linux to back its untouched capacity with 2 MB pages: the columns
+// are written once, front to back, and with 4 kB pages a run of millions of queries spends about
+// a tenth of its time in page faults. Advice only: the contents and the result do not change.
+template <typename T>
+void reserve_column(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = 2u << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data() + v.size());
+  const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity());
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+}
+
+}  // namespace
 
 void QueryRecords::reserve(std::size_t n) {
-  app.reserve(n);
-  size.reserve(n);
-  arrival.reserve(n);
-  deadline.reserve(n);
-  dispatch.reserve(n);
-  start.reserve(n);
-  finish.reserve(n);
-  worker.reserve(n);
-  model.reserve(n);
-  batch_items.reserve(n);
-  batch_queries.reserve(n);
-  status.reserve(n);
-  drop_reason.reserve(n);
-  accuracy.reserve(n);
-  cost.reserve(n);
+  reserve_column(app, n);
+  reserve_column(size, n);
+  reserve_column(arrival, n);
+  reserve_column(deadline, n);
+  reserve_column(dispatch, n);
+  reserve_column(start, n);
+  reserve_column(finish, n);
+  reserve_column(worker, n);
+  reserve_column(model, n);
+  reserve_column(batch_items, n);
+  reserve_column(batch_queries, n);
+  reserve_column(status, n);
+  reserve_column(drop_reason, n);
+  reserve_column(accuracy, n);
+  reserve_column(cost, n);
 }
 
 void QueryRecords::append(std::int16_t app_index, std::int32_t items, Nanos arrival_time, Nanos deadline_time) {
@@ -39,6 +62,49 @@ void QueryRecords::append(std::int16_t app_index, std::int32_t items, Nanos arri
   drop_reason.push_back(-1);
   accuracy.push_back(std::numeric_limits<float>::quiet_NaN());
   cost.push_back(0.f);
+}
+
+void QueryRecords::append_row(const QueryRecords& f, std::size_t i) {
+  app.push_back(f.app[i]);
+  size.push_back(f.size[i]);
+  arrival.push_back(f.arrival[i]);
+  deadline.push_back(f.deadline[i]);
+  dispatch.push_back(f.dispatch[i]);
+  start.push_back(f.start[i]);
+  finish.push_back(f.finish[i]);
+  worker.push_back(f.worker[i]);
+  model.push_back(f.model[i]);
+  batch_items.push_back(f.batch_items[i]);
+  batch_queries.push_back(f.batch_queries[i]);
+  status.push_back(f.status[i]);
+  drop_reason.push_back(f.drop_reason[i]);
+  accuracy.push_back(f.accuracy[i]);
+  cost.push_back(f.cost[i]);
+}
+
+namespace {
+template <typename T>
+void drop_front(std::vector<T>& v, std::size_t n) {
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+}
+}  // namespace
+
+void QueryRecords::erase_front(std::size_t n) {
+  drop_front(app, n);
+  drop_front(size, n);
+  drop_front(arrival, n);
+  drop_front(deadline, n);
+  drop_front(dispatch, n);
+  drop_front(start, n);
+  drop_front(finish, n);
+  drop_front(worker, n);
+  drop_front(model, n);
+  drop_front(batch_items, n);
+  drop_front(batch_queries, n);
+  drop_front(status, n);
+  drop_front(drop_reason, n);
+  drop_front(accuracy, n);
+  drop_front(cost, n);
 }
 
 }  // namespace servelab::cluster

@@ -37,7 +37,18 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     auto self = shared_from_this();
     state_ = std::shared_ptr<ClusterState>(new ClusterState(spec_, *this), [self](ClusterState* p) { delete p; });
     auto stream = spec_.workload->start(spec_.seed);
-    auto next = stream->next();
+    // Queries come in blocks (one virtual call per block); `next` points into the block.
+    std::vector<sched::Query> block(kArrivalBlock);
+    std::size_t pos = 0, len = 0;
+    auto fetch = [&]() -> sched::Query* {
+      if (pos == len) {
+        len = stream->next_block(block.data(), block.size());
+        pos = 0;
+        if (len == 0) return nullptr;
+      }
+      return &block[pos++];
+    };
+    sched::Query* next = fetch();
     Nanos last_arrival = 0;
     scheduler.on_start(*state_, *state_);
     const char* cut_reason = "unserved at end of run";
@@ -53,7 +64,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         next->id = id;
         scheduler.on_arrival(*next, *state_, *state_);
         state_->place_if_unplaced(id);
-        next = stream->next();
+        next = fetch();
         continue;
       }
       const Event e = events_.top();
@@ -88,6 +99,8 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     }
     return service_times_.draw(hardware, batch.model, batch.items, service_rng_[worker]);
   }
+
+  static constexpr std::size_t kArrivalBlock = 256;
 
   void push(Nanos at, EventKind kind, std::int64_t payload) { events_.push({at, kind, seq_++, payload}); }
 

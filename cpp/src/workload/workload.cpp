@@ -78,6 +78,11 @@ class Stream final : public QueryStream {
     if (!generator_.next(q)) return std::nullopt;
     return q;
   }
+  std::size_t next_block(Query* out, std::size_t n) override {
+    std::size_t i = 0;
+    while (i < n && generator_.next(out[i])) ++i;
+    return i;
+  }
 
  private:
   std::shared_ptr<const Workload> workload_;
@@ -157,6 +162,16 @@ Workload::Workload(std::shared_ptr<const ArrivalProcess> arrivals, std::vector<A
     throw ValueError("max_count and horizon are both unlimited: give at least one of them");
   }
   app_choice_ = detail::AliasTable(shares);
+}
+
+std::size_t QueryStream::next_block(Query* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i < n; ++i) {
+    auto q = next();
+    if (!q) break;
+    out[i] = *q;
+  }
+  return i;
 }
 
 std::unique_ptr<QueryStream> Workload::start(std::uint64_t seed) const {

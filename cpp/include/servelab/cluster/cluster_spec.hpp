@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "servelab/cluster/stream_summary.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
@@ -40,6 +41,10 @@ struct RunSpec {
   // How long after the last arrival the run may go on; what is still queued or running then is
   // dropped ("cut off at end of run").
   Nanos drain_limit = 3600 * kNanosPerSecond;
+  // Which records the run keeps; a streamed mode summarises ended queries online, in windows of
+  // stream_window of arrival time, and frees their records.
+  RecordMode records;
+  Nanos stream_window = kNanosPerSecond;
 
   // Checks everything a run needs, naming the field and value: a profile, a workload, at least
   // one worker, known hardware and models with latencies and prices, counts >= 1.

@@ -117,9 +117,15 @@ class ClusterState final : public sched::ClusterView,
   // only its record; ending a query writes its real worker (or -1) and status over them.
   static constexpr std::int32_t kUnplaced = -1, kCentral = -2, kRunning = -3, kEnded = -4;
   static constexpr std::int8_t kPending = 2;
-  std::int32_t where(QueryId id) const { return records_.status[id] == kPending ? records_.worker[id] : kEnded; }
-  void set_where(QueryId id, std::int32_t w) { records_.worker[id] = w; }
-  QueryId arrived() const { return static_cast<QueryId>(records_.size_of()); }
+  std::int32_t where(QueryId id) const {
+    return id >= base_ && records_.status[id - base_] == kPending ? records_.worker[id - base_] : kEnded;
+  }
+  void set_where(QueryId id, std::int32_t w) { records_.worker[id - base_] = w; }
+  QueryId arrived() const { return base_ + static_cast<QueryId>(records_.size_of()); }
+  // Streamed runs: summarises and frees the records of the ended queries before the oldest
+  // pending one (records_ then starts at id base_).
+  void stream_out();
+  static constexpr std::int64_t kStreamBlock = 1 << 16;
 
   struct Worker {
     HardwareId hardware = 0;
@@ -158,6 +164,13 @@ class ClusterState final : public sched::ClusterView,
   std::deque<QueryId> central_;
   std::int64_t running_ = 0, transitions_ = 0;
   QueryRecords records_;
+  QueryId base_ = 0;  // the id of records_'s first entry (0 unless streamed)
+  RecordMode record_mode_;
+  std::shared_ptr<StreamSummary> stream_;  // set when streamed
+  std::size_t stream_at_ = kStreamBlock, peak_bytes_ = 0;
+  std::uint64_t sample_key_ = 0;
+  QueryRecords sampled_;
+  std::vector<std::int64_t> sampled_ids_;
   std::vector<std::string> reasons_;
   std::vector<Nanos> app_slo_;
   std::vector<float> app_floor_;

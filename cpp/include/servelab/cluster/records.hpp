@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "servelab/cluster/stream_summary.hpp"
 #include "servelab/core/time.hpp"
 
 namespace servelab::cluster {
@@ -30,6 +32,11 @@ struct QueryRecords {
   void reserve(std::size_t n);
   // Appends a query that just arrived (not ended yet).
   void append(std::int16_t app_index, std::int32_t items, Nanos arrival_time, Nanos deadline_time);
+  // Appends a copy of record `i` of `from` (a sampled query of a streamed run).
+  void append_row(const QueryRecords& from, std::size_t i);
+  // Removes the first n records (streamed out), keeping the columns' capacity.
+  void erase_front(std::size_t n);
+  std::size_t capacity_bytes() const { return arrival.capacity() * kBytesPerRecord; }
   // Bytes of storage per record (the columns' element sizes summed).
   static constexpr std::size_t kBytesPerRecord = 2 + 4 + 8 * 5 + 4 + 2 + 4 + 4 + 1 + 1 + 4 + 4;
 };
@@ -53,6 +60,12 @@ struct RunResult {
   std::vector<Nanos> app_slo;
   // Per-query columns (id order) that only one world measures, e.g. the serving loop's "exec_ns".
   std::vector<std::pair<std::string, std::vector<Nanos>>> world_columns;
+  // A streamed run (records "none" or "sample(p)"): `queries` holds the sampled records only
+  // (their ids in sampled_ids) and every metric comes from `streamed`.
+  RecordMode records;
+  std::shared_ptr<const StreamSummary> streamed;
+  std::vector<std::int64_t> sampled_ids;
+  std::size_t peak_bytes = 0;  // the largest bytes held for records and summaries at once
 };
 
 }  // namespace servelab::cluster

@@ -56,6 +56,9 @@ class QueryStream {
   virtual ~QueryStream() = default;
   // The next query (ids 0, 1, 2, ...; arrivals non-decreasing) or nullopt once the workload ends.
   virtual std::optional<Query> next() = 0;
+  // Up to n next queries into out; fewer only where the workload ends. The same queries, in the
+  // same order, as calling next(): one call per block instead of one per query.
+  virtual std::size_t next_block(Query* out, std::size_t n);
 };
 
 class Workload {
