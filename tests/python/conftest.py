@@ -1,7 +1,18 @@
+import signal
+
 import pytest
 
 import servelab
 from servelab import backends
+
+
+def pytest_configure(config):
+    # A shell without job control starts background jobs (`make test &`, some CI runners) with
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler: every Ctrl-C test
+    # would fail for the way the suite was launched. Restore Python's own handler, which also
+    # gives the subprocesses the tests start the default disposition.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def skip_unless_usable(name: str) -> None:
