@@ -143,18 +143,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_registry(entries: list[dict[str, Any]], origin: bool = False) -> None:
+    """One entry per block: its spec with defaults (and the module it came from), then its doc."""
+    for e in entries:
+        params = ", ".join(
+            p["name"] + ("" if p["required"] else f"={p['default']!r}") for p in e["params"]
+        )
+        where = f"  [{e['module']}]" if origin else ""
+        print(f"{e['name']}({params}){where}\n    {e['doc']}")
+
+
 def _cmd_schedulers(args: argparse.Namespace) -> int:
     from .schedulers import list_schedulers
 
     entries = list_schedulers()
     if args.json:
         print(json.dumps(entries, indent=2))
-        return 0
-    for e in entries:
-        params = ", ".join(
-            p["name"] + ("" if p["required"] else f"={p['default']!r}") for p in e["params"]
-        )
-        print(f"{e['name']}({params})\n    {e['doc']}")
+    else:
+        _print_registry(entries)
     return 0
 
 
@@ -164,12 +170,8 @@ def _cmd_executors(args: argparse.Namespace) -> int:
     entries = list_executors()
     if args.json:
         print(json.dumps(entries, indent=2))
-        return 0
-    for e in entries:
-        params = ", ".join(
-            p["name"] + ("" if p["required"] else f"={p['default']!r}") for p in e["params"]
-        )
-        print(f"{e['name']}({params})  [{e['module']}]\n    {e['doc']}")
+    else:
+        _print_registry(entries, origin=True)
     return 0
 
 

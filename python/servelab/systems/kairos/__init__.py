@@ -23,8 +23,7 @@ Every public name below is imported on first use, so ``import servelab.kairos`` 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_exports
 
 # module -> the public names it provides
 _PUBLIC = {
@@ -76,19 +75,4 @@ _PUBLIC = {
 _MODULES = (*_PUBLIC, "cli")
 _WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    elif name in _MODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE, *_MODULES})
+__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _WHERE, modules=_MODULES)

@@ -23,8 +23,7 @@ package imports no pandas, scipy or matplotlib.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_exports
 
 # public name -> the module (of this package) that defines it
 _EXPORTS = {
@@ -76,17 +75,4 @@ _EXPORTS = {
     **dict.fromkeys(("plot_policy", "plot_policy_set"), "plotting"),
 }  # fmt: skip
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
