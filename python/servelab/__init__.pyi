@@ -30,6 +30,8 @@ from .backends import build_info as build_info
 from .executors import list_executors as list_executors
 from .executors import make_executor as make_executor
 from .experiments import QoS as QoS
+from .experiments import SweepError as SweepError
+from .experiments import SweepInterrupted as SweepInterrupted
 from .experiments import allowable_throughput as allowable_throughput
 from .experiments import sweep as sweep
 from .profiles import Profile as Profile

@@ -132,6 +132,30 @@ def test_kairos_homogeneous_pools_are_the_same_on_ray(ray_cluster):
     pd.testing.assert_frame_equal(serial, on_ray)
 
 
+def test_kairos_distributor_comparisons_are_the_same_on_ray(ray_cluster):
+    # Fig. 9's four schemes and Fig. 10's configuration x scheme measurements are sweep points.
+    from servelab import kairos
+
+    from .shared_data import shared_path
+
+    size = {"queries": 500, "seeds": (0,), "rel_tol": 0.05}
+    folder = shared_path("kairos")
+    config = {"g4dn.xlarge": 1, "r5n.large": 3}
+    serial = kairos.compare_distributors(folder, "ncf", size=size, config=config)
+    on_ray = kairos.compare_distributors(
+        folder, "ncf", size=size, config=config, backend="ray", processes=2
+    )
+    assert list(serial.index) == ["kairos", "ribbon", "clockwork", "drs", "oracle"]
+    pd.testing.assert_frame_equal(serial, on_ray)
+    assert serial.attrs["drs_tried"] == on_ray.attrs["drs_tried"] and serial.attrs["drs_tried"]
+    schemes = {"ribbon": "ribbon", "clockwork": "clockwork"}
+    serial = kairos.exploration_overhead(folder, "ncf", size=size, distributors=schemes)
+    on_ray = kairos.exploration_overhead(
+        folder, "ncf", size=size, distributors=schemes, backend="ray", processes=2
+    )
+    pd.testing.assert_frame_equal(serial, on_ray)
+
+
 # ---- retries and errors ------------------------------------------------------------------------
 
 

@@ -333,11 +333,16 @@ def compare_distributors(
     config: Mapping[str, int] | None = None,
     qos_ms: float | None = None,
     kairos: str = "kairos",
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> pd.DataFrame:
     """Fig. 9 for one model: the allowable throughput of Kairos, Ribbon, DRS (threshold tuned by
     hill climbing) and CLKWRK, each given ORCL's best configuration (or ``config``), with ORCL's
     own throughput of it. One row per scheme: ``rate`` (QPS) and ``kairos_over`` (Kairos's rate
-    divided by the scheme's). attrs: model, config, size, oracle table."""
+    divided by the scheme's). attrs: model, config, size, oracle table. The four schemes are
+    independent points of ``servelab.sweep`` (``processes``, ``backend``, ``ray_address`` as
+    there; DRS's hill climbing stays one point, its steps depend on each other)."""
     folder, run, qos = _comparison(source, model, size, qos_ms)
     if config is None:
         best = best_oracle_config(folder, model, qos_ms=qos, queries=run["oracle_queries"])
@@ -346,13 +351,16 @@ def compare_distributors(
         oracle_rate = oracle_throughput(
             folder, config, model=model, qos_ms=qos, queries=run["oracle_queries"]
         )
-    kw = _evaluate_kw(model, qos, run)
-    rows = []
-    for name, spec in (("kairos", kairos), ("ribbon", "ribbon"), ("clockwork", "clockwork")):
-        rate = evaluate_config(folder, config, spec, **kw).rate
-        rows.append({"scheme": name, "distributor": spec, "rate": rate})
-    drs = tune_drs_threshold(folder, config, **kw)
-    rows.append({"scheme": "drs", "distributor": drs.distributor, "rate": drs.rate})
+    points = [
+        {"scheme": name, "spec": spec}
+        for name, spec in (
+            ("kairos", kairos), ("ribbon", "ribbon"), ("clockwork", "clockwork"), ("drs", None),
+        )
+    ]  # fmt: skip
+    shared = {"folder": folder, "config": dict(config), "search": _evaluate_kw(model, qos, run)}
+    measured = _sweep_rates(_scheme_rate, points, shared, processes, backend, ray_address)
+    drs_tried = dict(measured[-1]["drs_tried"])
+    rows = [{k: m[k] for k in ("scheme", "distributor", "rate")} for m in measured]
     rows.append({"scheme": "oracle", "distributor": "ORCL (offline)", "rate": oracle_rate})
     frame = pd.DataFrame(rows).set_index("scheme")
     k = frame.loc["kairos", "rate"]
@@ -363,10 +371,52 @@ def compare_distributors(
             "config": dict(config),
             "size": size,
             "qos_ms": qos,
-            "drs_tried": drs.tried,
+            "drs_tried": drs_tried,
         }
     )
     return frame
+
+
+def _sweep_rates(
+    fn: Any,
+    points: list[dict[str, Any]],
+    shared: Mapping[str, Any],
+    processes: int,
+    backend: str,
+    ray_address: str | None,
+) -> list[dict[str, Any]]:
+    """``fn`` over ``points`` through ``servelab.sweep``: one dict per point, in order. A point
+    that raises raises what it raised (a bad distributor or setting), as a serial loop would."""
+    try:
+        frame = sweep(
+            fn, points, processes=processes, backend=backend, ray_address=ray_address,
+            shared=shared, retries=0, progress=False,
+        )  # fmt: skip
+    except SweepError as error:
+        raise error.__cause__ from None
+    return frame.to_dict("records")
+
+
+def _scheme_rate(
+    scheme: str, spec: str | None, folder: Path, config: dict[str, int], search: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One scheme of compare_distributors (module level: sweep workers import it); ``spec`` None
+    is DRS with its threshold tuned by hill climbing."""
+    if spec is not None:
+        rate = evaluate_config(folder, config, spec, **search).rate
+        return {"distributor": spec, "rate": rate, "drs_tried": None}
+    drs = tune_drs_threshold(folder, config, **search)
+    # As (threshold, rate) pairs: sweep would flatten a dict into one column per threshold.
+    return {"distributor": drs.distributor, "rate": drs.rate, "drs_tried": list(drs.tried.items())}
+
+
+def _config_rate(
+    scheme: str, counts: tuple[int, ...], spec: str, types: list[str], folder: Path,
+    search: Mapping[str, Any],
+) -> dict[str, float]:  # fmt: skip
+    """One configuration under one scheme for exploration_overhead (module level, as above)."""
+    present = {t: n for t, n in zip(types, counts, strict=True) if n}
+    return {"rate": evaluate_config(folder, present, spec, **search).rate}
 
 
 def exploration_overhead(
@@ -378,6 +428,9 @@ def exploration_overhead(
     distributors: Mapping[str, str] | None = None,
     known: Mapping[str, Mapping[tuple[int, ...], float]] | None = None,
     formula: str = "artifact",
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> pd.DataFrame:
     """Fig. 10 for one model: the online evaluations each distributor needs to reach its *own*
     optimum configuration when it explores with Kairos+ (Algorithm 1: bound order, bound and
@@ -393,6 +446,9 @@ def exploration_overhead(
     stops; ``evaluations_to_optimum`` and ``share_to_optimum`` (of the space), NaN when Kairos+
     stops without it (its sub-configuration pruning assumes that removing instances never helps,
     which FCFS-like distributors break); ``kairos_plus_rate``, the best Kairos+ found.
+
+    The measurements (every configuration x scheme not in ``known``) are the points of one
+    ``servelab.sweep``: ``processes``, ``backend`` and ``ray_address`` as there.
     """
     from .bounds import upper_bounds
     from .kairos_plus import search
@@ -406,14 +462,23 @@ def exploration_overhead(
     frame = upper_bounds(folder, model, formula=formula)
     types = list(frame.attrs["types"])
     space = [tuple(int(n) for n in row) for row in frame[types].to_numpy()]
-    kw = _evaluate_kw(model, qos, run)
+    values = {scheme: dict((known or {}).get(scheme, {})) for scheme in schemes}
+    points = [
+        {"scheme": scheme, "counts": key, "spec": spec}
+        for scheme, spec in schemes.items()
+        for key in space
+        if key not in values[scheme]
+    ]
+    shared = {"types": types, "folder": folder, "search": _evaluate_kw(model, qos, run)}
+    for point, found in zip(
+        points,
+        _sweep_rates(_config_rate, points, shared, processes, backend, ray_address),
+        strict=True,
+    ):
+        values[point["scheme"]][point["counts"]] = found["rate"]
     rows = []
     for scheme, spec in schemes.items():
-        measured = dict((known or {}).get(scheme, {}))
-        for key in space:
-            if key not in measured:
-                present = {t: n for t, n in zip(types, key, strict=True) if n}
-                measured[key] = evaluate_config(folder, present, spec, **kw).rate
+        measured = values[scheme]
         optimum = max(space, key=lambda key: (measured[key], [-n for n in key]))
         found = search(frame, objective=measured, method="kairos+")
         best = measured[optimum]
