@@ -21,8 +21,11 @@ scales variants horizontally and vertically (Sec. 4.2).
 Modules: ``catalogue`` (the variants as data, the Profile bridge, the metadata store),
 ``autoscaler`` (the Sec. 4.2.1 ILP and the Sec. 4.2.2 greedy), ``paper`` (Table 3 and the
 paper's numbers), ``schedulers`` (spec builders of the registered policies ``infaas``,
-``clipper_plus``, ``sm_plus``), ``cli`` (``servelab infaas ...``). Every name loads its module on
-first use.
+``clipper_plus``, ``sm_plus``), ``cli`` (``servelab infaas ...``); the real-serving API:
+``registry`` (``ModelRegistry``: register_model's variants, profiled), ``server``
+(``InfaasServer``: online and offline queries on real executors), ``loading`` (one variant on an
+executor), ``api`` (``register_model`` / ``online_query`` / ``offline_query`` on a default
+registry and server). Every name loads its module on first use.
 """
 
 from __future__ import annotations
@@ -47,6 +50,14 @@ _EXPORTS = {
     **dict.fromkeys(
         ("SCHEDULERS", "clipper_plus_spec", "infaas_spec", "sm_plus_spec"), "schedulers"
     ),
+    # the real-serving API (docs/infaas.md, "Real serving API")
+    **dict.fromkeys(
+        ("default_registry", "default_server", "offline_query", "online_query", "register_model"),
+        "api",
+    ),
+    "ModelRegistry": "registry",
+    **dict.fromkeys(("InfaasServer", "OfflineJob", "OnlineResult"), "server"),
+    "VariantLoadError": "loading",
 }  # fmt: skip
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -4,8 +4,12 @@
     servelab infaas query --accuracy 0.7 --latency-ms 50 [--batch 1] [--workers cpu,gpu]
     servelab infaas autoscale [--qps 1000 --slo-ms 300] [--catalogue table2] [--slack-qps 0]
     servelab infaas simulate [--rate 30] [--slo-ms 60] [--accuracy 0.7] [--count 400] [--seed 0]
+    servelab infaas register MODEL --app APP --accuracy 0.8 --registry FILE [--name N]
+    servelab infaas query --registry FILE (--app APP | --model N) [--inputs X.npy] [--out Y.npy]
 
-`autoscale` without --qps reproduces Table 3 (exact ILP, greedy, the paper's numbers). Every
+`autoscale` without --qps reproduces Table 3 (exact ILP, greedy, the paper's numbers).
+`register` profiles a model's variants on the real executors into a registry file; `query` with
+--registry serves one query on them (without: getVariant over a catalogue, nothing runs). Every
 command takes --json. Only argparse-level modules are imported here: each command imports what it
 runs when it runs, so that `servelab --help` stays fast.
 """
@@ -16,7 +20,13 @@ import argparse
 import json
 from typing import Any
 
-from ...cli_types import int_in_range, non_negative_float, positive_float, random_seed
+from ...cli_types import (
+    ignored_option,
+    int_in_range,
+    non_negative_float,
+    positive_float,
+    random_seed,
+)
 
 CATALOGUES = ("resnet50", "table2")
 
@@ -55,6 +65,12 @@ def _cmd_variants(args: argparse.Namespace) -> int:
 def _cmd_query(args: argparse.Namespace) -> int:
     from . import catalogue
 
+    if args.registry is not None:
+        return _cmd_query_real(args)
+    for option in ("app", "model", "cost", "input_file", "out"):
+        if getattr(args, option) is not None:
+            flag = "--inputs" if option == "input_file" else f"--{option}"
+            raise ignored_option(flag, "--registry", "it selects and runs a registered model")
     variants = _variants(args.catalogue)
     store = catalogue.metadata_store(variants)
     for hw in args.workers:
@@ -130,6 +146,95 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return _print(args, out, "\n".join(lines))
 
 
+def _positive_int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give positive integers separated by commas")
+    return values
+
+
+def _cmd_register(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .registry import ModelRegistry
+
+    path = Path(args.registry)
+    registry = ModelRegistry.load(path) if path.exists() else ModelRegistry()
+    name = args.name or Path(args.model).stem
+    out = registry.register_model(
+        name, args.model, app=args.app, task=args.task, accuracy=args.accuracy,
+        batches=args.batches, threads=args.threads, frameworks=args.frameworks,
+        repeats=args.repeats, warmup=args.warmup, progress=not args.json,
+    )  # fmt: skip
+    registry.save(path)
+    out["registry"] = str(path)
+    out["profiled"] = registry.variants(model=name)
+    lines = [f"{'variant':<40} {'lat@1 ms':>9} {'lat@max ms':>10} {'load ms':>8} {'MB':>7}"]
+    for v in out["profiled"]:
+        lines.append(
+            f"{v['name']:<40} {v['latency_ms'][0]:>9.3f} {v['latency_ms'][-1]:>10.3f} "
+            f"{v['load_s'] * 1e3:>8.1f} {v['memory_mb']:>7.1f}"
+        )
+    lines += [f"skipped {s['variant']}: {s['reason']}" for s in out["skipped"]]
+    lines.append(f"saved to {path}")
+    return _print(args, out, "\n".join(lines))
+
+
+def _cmd_query_real(args: argparse.Namespace) -> int:
+    import io
+
+    import numpy as np
+
+    from ... import textio
+    from . import loading
+    from .registry import ModelRegistry
+    from .server import InfaasServer
+
+    if (args.app is None) == (args.model is None):
+        raise ValueError("query --registry: give exactly one of --app and --model")
+    registry = ModelRegistry.load(args.registry)
+    name = registry.apps[registry.check_app(args.app)][0] if args.app else args.model
+    source = registry.models[registry.check_model(name)]["source"]
+    if args.input_file is not None:
+        raw = textio.read_bytes(args.input_file, what="query input (.npy / .npz)")
+        data = np.load(io.BytesIO(raw), allow_pickle=False)
+        inputs = (data["dense"], data["sparse"]) if args.input_file.endswith(".npz") else data
+    elif source["kind"] == "torchscript":
+        rng = np.random.default_rng(args.seed)  # seeded inputs: the same command, the same output
+        inputs = rng.uniform(-1, 1, (args.rows, source["width"])).astype(np.float32)
+    else:
+        from ... import recsys
+
+        gen = recsys.generator(source["model"], args.seed, scale=source["scale"])
+        inputs = gen.first(args.rows)
+    inputs = loading.check_inputs(inputs, source)
+    hardware = sorted({v["hardware"] for v in registry.variants()})
+    with InfaasServer(registry, workers={hw: 1 for hw in hardware}) as server:
+        result = server.online_query(
+            inputs, app=args.app, model=args.model, latency_ms=args.latency_ms,
+            accuracy=args.accuracy, cost=args.cost,
+        )  # fmt: skip
+    if args.out is not None:
+        np.save(args.out, result.outputs)
+    out = dict(result.record, outputs_shape=list(result.outputs.shape))
+    if args.out is None and args.json:
+        out["outputs"] = result.outputs.tolist()
+    r = result.record
+    text = (
+        f"{r['kind']}: {r['variant']} on worker {r['worker']} ({r['hardware']}): {r['rows']} rows "
+        f"in {r['batches']} batches, {r['latency_ms']:.3f} ms (load {r['load_ms']:.1f} ms)"
+    )
+    if r["reason"]:
+        text += f"\n  {r['reason']}"
+    text += f"\noutputs {list(result.outputs.shape)}" + (
+        f" saved to {args.out}" if args.out else ""
+    )
+    return _print(args, out, text)
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Adds the `infaas` command and its subcommands to servelab's CLI."""
     p = sub.add_parser("infaas", help="INFaaS: model-less serving, variant selection, autoscaling")
@@ -156,7 +261,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=["cpu", "inferentia", "gpu"],
         help="hardware of the workers, comma-separated (default cpu,inferentia,gpu)",
     )
-    qry.set_defaults(run=_cmd_query)
+    real = qry.add_argument_group(
+        "real serving (with --registry; the catalogue options are unused)"
+    )
+    real.add_argument("--registry", help="registry file written by servelab infaas register")
+    real.add_argument("--app", help="the application (with --accuracy, --latency-ms, --cost)")
+    real.add_argument("--model", help="a registered model (any of its variants)")
+    real.add_argument("--cost", type=non_negative_float, help="ceiling, $/s of the variant")
+    real.add_argument(
+        "--inputs", dest="input_file", help=".npy [rows, width] (.npz dense, sparse for recsys)"
+    )
+    real.add_argument(
+        "--rows", type=int_in_range(1, 1 << 20, "an integer in 1..2**20"), default=1,
+        help="rows of seeded random inputs without --inputs (default 1)",
+    )  # fmt: skip
+    real.add_argument("--seed", type=random_seed, default=0, help="of the random inputs")
+    real.add_argument("--out", help="save the outputs to this .npy file")
+    qry.set_defaults(run=_cmd_query, inputs=("registry", "input_file"))
+
+    reg = cmds.add_parser("register", help="profile a model's variants into a registry file")
+    reg.add_argument("model", help="a TorchScript file (torch.jit.save) or a recsys model name")
+    reg.add_argument("--registry", required=True, help="registry JSON file (created if absent)")
+    reg.add_argument("--name", help="registered name (default: the file's stem or model name)")
+    reg.add_argument("--app", help="application it serves (default: --task)")
+    reg.add_argument("--task", default="classification", help="default classification")
+    reg.add_argument("--accuracy", type=non_negative_float, required=True, help="0..1")
+    reg.add_argument("--batches", type=_positive_int_list, default=[1, 4, 8], help="1,4,8")
+    reg.add_argument("--threads", type=_positive_int_list, default=[1, 2], help="1,2")
+    reg.add_argument(
+        "--frameworks", type=lambda t: [x.strip() for x in t.split(",") if x.strip()],
+        help="comma-separated (default: every one of the model's kind but torchscript-frozen)",
+    )  # fmt: skip
+    reg.add_argument(
+        "--repeats", type=int_in_range(1, 10**6, "an integer >= 1"), default=3, help="per cell"
+    )
+    reg.add_argument(
+        "--warmup", type=int_in_range(0, 10**6, "an integer >= 0"), default=1, help="per cell"
+    )
+    reg.add_argument("--json", action="store_true", help="print JSON")
+    reg.set_defaults(run=_cmd_register, inputs=("model",))
 
     aut = cmds.add_parser("autoscale", help="the Model-Autoscaler: Table 3, or one (QPS, SLO)")
     common(aut, catalogue="table2")
