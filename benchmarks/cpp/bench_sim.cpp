@@ -2,7 +2,12 @@
 // policies on the same cluster. Reports simulated queries per second.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <queue>
+#include <vector>
 
 #include "servelab/catalogue/catalogue.hpp"
 #include "servelab/sim/engine.hpp"
@@ -45,6 +50,78 @@ void run(benchmark::State& state, const char* scheduler, bool sampled, std::int3
       benchmark::Counter(static_cast<double>(state.iterations() * state.range(0)), benchmark::Counter::kIsRate);
 }
 
+// The issue's headline case: 100 workers, every query 10 ms (size 1), Poisson 8,000 q/s.
+cluster::RunSpec make_issue_spec(std::int64_t queries) {
+  auto profile = std::make_shared<profile::Profile>();
+  profile->set_price("cpu", 0.1);
+  profile->set_latency("cpu", "m", 1, profile::LatencyDistribution::from_samples({0.010}));
+  workload::Application app{"a", 1.0, 100 * kNanosPerMilli, nullptr, 0.0};
+  cluster::RunSpec spec;
+  spec.profile = profile;
+  spec.workers = {{"cpu", 100, {"m"}, {}}};
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(8000.0), std::vector{app}, queries);
+  spec.seed = 7;
+  spec.service_statistic = profile::Statistic::Mean;
+  return spec;
+}
+
+// The floor the engine is compared with: the same queries from the same workload stream, then
+// the plain heap-of-free-times loop (reference_heapq.py in C++) writing one finish time each.
+std::vector<Nanos> heap_loop(const cluster::RunSpec& spec, bool generate_only) {
+  auto stream = spec.workload->start(spec.seed);
+  std::vector<sched::Query> block(256);
+  std::vector<Nanos> finish;
+  finish.reserve(static_cast<std::size_t>(spec.workload->max_count()));
+  std::priority_queue<Nanos, std::vector<Nanos>, std::greater<>> free(std::greater<>{}, std::vector<Nanos>(100, 0));
+  const Nanos service = 10 * kNanosPerMilli;
+  while (const std::size_t n = stream->next_block(block.data(), block.size())) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (generate_only) {
+        finish.push_back(block[i].arrival);
+        continue;
+      }
+      const Nanos done = std::max(block[i].arrival, free.top()) + service;
+      free.pop();
+      free.push(done);
+      finish.push_back(done);
+    }
+  }
+  return finish;
+}
+
+// Nanoseconds per query of `fn` over `queries` (the best of 3 runs), timed once per process.
+double ns_per_query(const std::function<void()>& fn, std::int64_t queries) {
+  double best = 1e300;
+  for (int r = 0; r < 3; ++r) {
+    const auto t = std::chrono::steady_clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t).count());
+  }
+  return best / static_cast<double>(queries);
+}
+
+// Engine on the issue's case, with ratios against the heap loop and the workload alone, both
+// measured in this process: "x heap loop" is how many times slower than that floor it runs.
+void BM_FcfsIssueCase(benchmark::State& state) {
+  const auto spec = make_issue_spec(state.range(0));
+  const double heap_ns = ns_per_query([&] { benchmark::DoNotOptimize(heap_loop(spec, false).data()); }, state.range(0));
+  const double gen_ns = ns_per_query([&] { benchmark::DoNotOptimize(heap_loop(spec, true).data()); }, state.range(0));
+  for (auto _ : state) {
+    auto policy = catalogue::schedulers().make("fcfs");
+    auto result = sim::simulate(spec, *policy);
+    benchmark::DoNotOptimize(result.queries.finish.data());
+  }
+  const double queries = static_cast<double>(state.iterations() * state.range(0));
+  state.counters["queries/s"] = benchmark::Counter(queries, benchmark::Counter::kIsRate);
+  state.counters["ns/query"] =
+      benchmark::Counter(queries * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["heap_loop_ns"] = heap_ns;
+  state.counters["workload_ns"] = gen_ns;
+  state.counters["x_heap_loop"] =
+      benchmark::Counter(queries * 1e-9 * heap_ns, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void BM_Fcfs100Workers(benchmark::State& state) { run(state, "fcfs", false); }
 void BM_Fcfs100WorkersSampled(benchmark::State& state) { run(state, "fcfs", true); }
 // records="none": summaries and sketches online instead of per-query columns.
@@ -75,6 +152,7 @@ void scaling_args(benchmark::internal::Benchmark* b) {
   }
 }
 
+BENCHMARK(BM_FcfsIssueCase)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100WorkersSampled)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100WorkersStreamed)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);

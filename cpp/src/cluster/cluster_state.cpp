@@ -82,11 +82,8 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   return id;
 }
 
-const ClusterState::Worker& ClusterState::at(WorkerId worker) const {
-  if (worker < 0 || worker >= num_workers()) {
-    throw ValueError(str("worker=", worker, " is not a worker id (0..", num_workers() - 1, ")"));
-  }
-  return workers_[worker];
+void ClusterState::bad_worker(WorkerId worker) const {
+  throw ValueError(str("worker=", worker, " is not a worker id (0..", num_workers() - 1, ")"));
 }
 
 void ClusterState::set_status(WorkerId worker, WorkerStatus status) {
@@ -139,19 +136,16 @@ Query ClusterState::query(QueryId id) const {
   return q;
 }
 
-void ClusterState::check_query(QueryId id, std::string_view action) const {
+void ClusterState::bad_query(QueryId id, std::string_view action) const {
   if (id < 0 || id >= arrived()) {
     throw ValueError(str(action, ": query=", id, " has not arrived (", arrived(), " queries so far)"));
   }
-  const auto w = where(id);
-  if (w == kRunning) throw ValueError(str(action, ": query=", id, " is already running"));
-  if (w == kEnded) throw ValueError(str(action, ": query=", id, " has already ended"));
+  if (where(id) == kRunning) throw ValueError(str(action, ": query=", id, " is already running"));
+  throw ValueError(str(action, ": query=", id, " has already ended"));
 }
 
-void ClusterState::check_model(ModelId model, std::string_view action) const {
-  if (model < 0 || model >= static_cast<ModelId>(accuracy_.size())) {
-    throw ValueError(str(action, ": model=", model, " is not a model id (0..", accuracy_.size() - 1, ")"));
-  }
+void ClusterState::bad_model(ModelId model, std::string_view action) const {
+  throw ValueError(str(action, ": model=", model, " is not a model id (0..", accuracy_.size() - 1, ")"));
 }
 
 void ClusterState::unlink(QueryId id) {
@@ -179,7 +173,7 @@ std::int64_t ClusterState::config(WorkerId worker, std::string_view key, std::in
   return it == w.config.end() ? fallback : it->second;
 }
 
-const std::vector<Nanos>& ClusterState::table(HardwareId hardware, ModelId model) const {
+const std::vector<Nanos>& ClusterState::load_table(HardwareId hardware, ModelId model) const {
   auto& t = tables_[static_cast<std::size_t>(hardware) * accuracy_.size() + model];
   if (t.empty() && profile_->has_latency(hardware, model)) t = profile_->decision_table(hardware, model, decision_);
   return t;
@@ -219,7 +213,8 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
     items += records_.size[id - base_];
   }
   if (queries.size() > 1) {
-    std::vector<QueryId> sorted(queries.begin(), queries.end());
+    std::vector<QueryId>& sorted = batch_ids_;
+    sorted.assign(queries.begin(), queries.end());
     std::sort(sorted.begin(), sorted.end());
     const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
     if (dup != sorted.end()) throw ValueError(str("dispatch: query=", *dup, " appears twice in the batch"));
@@ -253,17 +248,34 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
   const RunningBatch& batch = w.batch;
   const double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
   const float accuracy = accuracy_[batch.model];
+  // The columns' addresses in locals: the int8 status column may alias anything, so indexing
+  // through the vectors would reload every address after each of its writes.
+  Nanos* const start_col = records_.start.data();
+  Nanos* const finish_col = records_.finish.data();
+  std::int32_t* const worker_col = records_.worker.data();
+  std::int16_t* const model_col = records_.model.data();
+  std::int32_t* const items_col = records_.batch_items.data();
+  std::int32_t* const queries_col = records_.batch_queries.data();
+  std::int8_t* const status_col = records_.status.data();
+  float* const accuracy_col = records_.accuracy.data();
+  float* const cost_col = records_.cost.data();
+  const std::int32_t* const size_col = records_.size.data();
+  const auto model = static_cast<std::int16_t>(batch.model);
+  const auto items = static_cast<std::int32_t>(batch.items);
+  const auto count = static_cast<std::int32_t>(batch.queries.size());
+  const auto items_d = static_cast<double>(batch.items);
   for (const QueryId id : batch.queries) {
-    records_.start[id - base_] = start;
-    records_.finish[id - base_] = finish;
-    records_.worker[id - base_] = worker;
-    records_.model[id - base_] = static_cast<std::int16_t>(batch.model);
-    records_.batch_items[id - base_] = static_cast<std::int32_t>(batch.items);
-    records_.batch_queries[id - base_] = static_cast<std::int32_t>(batch.queries.size());
-    records_.status[id - base_] = static_cast<std::int8_t>(QueryStatus::Completed);
-    records_.accuracy[id - base_] = accuracy;
-    records_.cost[id - base_] =
-        static_cast<float>(batch_cost * records_.size[id - base_] / static_cast<double>(batch.items));
+    const auto i = static_cast<std::size_t>(id - base_);
+    start_col[i] = start;
+    finish_col[i] = finish;
+    worker_col[i] = worker;
+    model_col[i] = model;
+    items_col[i] = items;
+    queries_col[i] = count;
+    status_col[i] = static_cast<std::int8_t>(QueryStatus::Completed);
+    accuracy_col[i] = accuracy;
+    // One item: x * 1 / 1 is x exactly, without the division.
+    cost_col[i] = items == 1 ? static_cast<float>(batch_cost) : static_cast<float>(batch_cost * size_col[i] / items_d);
   }
   w.busy += finish - start;
   w.last_latency = finish - start;

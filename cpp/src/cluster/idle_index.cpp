@@ -65,12 +65,8 @@ void IdleIndex::add_worker(WorkerId worker, HardwareId hardware) {
     groups_.back().bits.resize(n);
   }
   for (auto& g : groups_) g.bits.resize(n);
-  hardware_.resize(n, hardware);
-  hardware_[worker] = hardware;
-  pos_.resize(n, -1);
-  hw_pos_.resize(n, -1);
-  since_.resize(n, 0);
-  for (int s = 0; s < 2; ++s) prev_[s].resize(n, -1), next_[s].resize(n, -1);
+  slots_.resize(n, Slot{-1, -1, {-1, -1}, {-1, -1}, hardware, 0});
+  slots_[worker].hardware = hardware;
   if (single_ == -2) single_ = hardware;
   if (!split_ && hardware != single_) split();
 }
@@ -79,22 +75,22 @@ void IdleIndex::split() {
   split_ = true;
   // Fill the hardware groups from the all-group's list, longest idle first, so each keeps the
   // order in which its workers became idle.
-  for (WorkerId w = groups_[0].head; w >= 0; w = next_[0][w]) add_to_hardware_group(w);
+  for (WorkerId w = groups_[0].head; w >= 0; w = slots_[w].next[0]) add_to_hardware_group(w);
 }
 
 void IdleIndex::add_to_hardware_group(WorkerId w) {
-  Group& hw = groups_[hardware_[w] + 1];
-  hw_pos_[w] = static_cast<std::int32_t>(hw.dense.size());
+  Group& hw = groups_[slots_[w].hardware + 1];
+  slots_[w].hw_pos = static_cast<std::int32_t>(hw.dense.size());
   hw.dense.push_back(w);
   hw.bits.insert(w);
   link(hw, 1, w);
 }
 
 void IdleIndex::link(Group& g, int slot, WorkerId w) {
-  prev_[slot][w] = g.tail;
-  next_[slot][w] = -1;
+  slots_[w].prev[slot] = g.tail;
+  slots_[w].next[slot] = -1;
   if (g.tail >= 0) {
-    next_[slot][g.tail] = w;
+    slots_[g.tail].next[slot] = w;
   } else {
     g.head = w;
   }
@@ -102,16 +98,16 @@ void IdleIndex::link(Group& g, int slot, WorkerId w) {
 }
 
 void IdleIndex::unlink(Group& g, int slot, WorkerId w) {
-  const WorkerId p = prev_[slot][w], n = next_[slot][w];
-  (p >= 0 ? next_[slot][p] : g.head) = n;
-  (n >= 0 ? prev_[slot][n] : g.tail) = p;
+  const WorkerId p = slots_[w].prev[slot], n = slots_[w].next[slot];
+  (p >= 0 ? slots_[p].next[slot] : g.head) = n;
+  (n >= 0 ? slots_[n].prev[slot] : g.tail) = p;
 }
 
 void IdleIndex::set_idle(WorkerId w) {
-  if (pos_[w] >= 0) return;
-  since_[w] = ++clock_;
+  if (slots_[w].pos >= 0) return;
+  slots_[w].since = ++clock_;
   Group& all = groups_[0];
-  pos_[w] = static_cast<std::int32_t>(all.dense.size());
+  slots_[w].pos = static_cast<std::int32_t>(all.dense.size());
   all.dense.push_back(w);
   all.bits.insert(w);
   link(all, 0, w);
@@ -119,23 +115,23 @@ void IdleIndex::set_idle(WorkerId w) {
 }
 
 void IdleIndex::set_not_idle(WorkerId w) {
-  if (pos_[w] < 0) return;
+  if (slots_[w].pos < 0) return;
   Group& all = groups_[0];
   // Swap-with-last removal: the order idle_workers() shows is the one it always had.
   const WorkerId last = all.dense.back();
-  all.dense[pos_[w]] = last;
-  pos_[last] = pos_[w];
+  all.dense[slots_[w].pos] = last;
+  slots_[last].pos = slots_[w].pos;
   all.dense.pop_back();
-  pos_[w] = -1;
+  slots_[w].pos = -1;
   all.bits.erase(w);
   unlink(all, 0, w);
   if (!split_) return;
-  Group& hw = groups_[hardware_[w] + 1];
+  Group& hw = groups_[slots_[w].hardware + 1];
   const WorkerId hw_last = hw.dense.back();
-  hw.dense[hw_pos_[w]] = hw_last;
-  hw_pos_[hw_last] = hw_pos_[w];
+  hw.dense[slots_[w].hw_pos] = hw_last;
+  slots_[hw_last].hw_pos = slots_[w].hw_pos;
   hw.dense.pop_back();
-  hw_pos_[w] = -1;
+  slots_[w].hw_pos = -1;
   hw.bits.erase(w);
   unlink(hw, 1, w);
 }
@@ -144,12 +140,6 @@ std::span<const WorkerId> IdleIndex::members(HardwareId g) const {
   const Group* group_ptr = group(g);
   if (!group_ptr) return {};
   return group_ptr->dense;
-}
-
-WorkerId IdleIndex::lowest_from(HardwareId g, WorkerId from) const {
-  const Group* group_ptr = group(g);
-  if (!group_ptr || from < 0) return -1;
-  return static_cast<WorkerId>(group_ptr->bits.find_next(static_cast<std::size_t>(from)));
 }
 
 WorkerId IdleIndex::longest_idle(HardwareId g) const {

@@ -9,12 +9,17 @@ namespace servelab::cluster {
 ServiceTimes::ServiceTimes(std::shared_ptr<const profile::Profile> profile, std::optional<profile::Statistic> fixed)
     : profile_(std::move(profile)), fixed_(fixed) {
   if (!profile_) throw ValueError("ServiceTimes: profile is null");
-  tables_.resize(profile_->hardware().size() * profile_->models().size());
+  n_models_ = profile_->models().size();
+  tables_.resize(profile_->hardware().size() * n_models_);
 }
 
 Nanos ServiceTimes::draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng) {
+  if (!fixed_) return profile_->sample_ns(hardware, model, items, rng);
+  return fixed_time(hardware, model, items);
+}
+
+Nanos ServiceTimes::fixed_time_slow(std::int32_t hardware, std::int32_t model, std::int64_t items) {
   const auto& profile = *profile_;
-  if (!fixed_) return profile.sample_ns(hardware, model, items, rng);
   auto& table = tables_[static_cast<std::size_t>(hardware) * profile.models().size() + model];
   if (table.empty()) table = profile.decision_table(hardware, model, *fixed_);  // entry b = batch b
   const auto max_batch = static_cast<std::int64_t>(table.size()) - 1;

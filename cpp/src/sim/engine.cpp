@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
+#include "servelab/cluster/config_model.hpp"
 #include "servelab/cluster/service_times.hpp"
 #include "servelab/cluster/world_event.hpp"
 #include "servelab/core/interrupt.hpp"
@@ -94,6 +95,14 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
  private:
   Nanos service_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
+    const Nanos drawn = fixed_service_ ? service_times_.fixed_time(hardware, batch.model, batch.items)
+                                       : sampled_time(worker, hardware, batch);
+    if (!spec_.config_model) return drawn;  // no config model: the profile's time, untouched
+    return cluster::scaled_service_time(*spec_.config_model, *state_, worker, batch.model, batch.items, drawn);
+  }
+
+  // A worker's stream is made at its first batch; fixed service times need none (2.5 KB each).
+  Nanos sampled_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
     while (static_cast<std::size_t>(worker) >= service_rng_.size()) {
       service_rng_.push_back(cluster::service_stream(spec_.seed, static_cast<WorkerId>(service_rng_.size())));
     }
@@ -111,6 +120,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   cluster::WorldEventQueue events_;
   std::vector<Nanos> started_;  // by worker: when its current batch started
   cluster::ServiceTimes service_times_;
+  const bool fixed_service_ = spec_.service_statistic.has_value();
   std::vector<Rng> service_rng_;  // by worker
 };
 

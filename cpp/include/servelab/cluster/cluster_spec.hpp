@@ -18,6 +18,8 @@
 
 namespace servelab::cluster {
 
+class ConfigModel;  // config_model.hpp
+
 // The most workers one group may have (RunSpec::validate).
 inline constexpr std::int32_t kMaxWorkersPerGroup = 1'000'000;
 
@@ -45,6 +47,9 @@ struct RunSpec {
   // stream_window of arrival time, and frees their records.
   RecordMode records;
   Nanos stream_window = kNanosPerSecond;
+  // Simulator only: scales each drawn service time by the worker's set_config knobs (null: the
+  // profile's times, untouched). See config_model.hpp.
+  std::shared_ptr<const ConfigModel> config_model;
 
   // Checks everything a run needs, naming the field and value: a profile, a workload, at least
   // one worker, known hardware and models with latencies and prices, counts >= 1.

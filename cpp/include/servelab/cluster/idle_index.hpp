@@ -4,6 +4,7 @@
 // worker (a dense list, O(1)). ClusterState updates it on every status change.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -20,7 +21,15 @@ class HierarchicalBitset {
   void insert(std::size_t i);
   void erase(std::size_t i);
   // The smallest member >= from, or -1.
-  std::int64_t find_next(std::size_t from) const { return find_at(0, from); }
+  std::int64_t find_next(std::size_t from) const {
+    // Inline when `from`'s own word has a member (the common case), else up the levels.
+    if (!levels_.empty() && (from >> 6) < levels_[0].size()) {
+      const std::uint64_t w = levels_[0][from >> 6] & (~std::uint64_t{0} << (from & 63));
+      if (w)
+        return static_cast<std::int64_t>((from & ~std::size_t{63}) + static_cast<std::size_t>(std::countr_zero(w)));
+    }
+    return find_at(0, from);
+  }
 
  private:
   std::int64_t find_at(std::size_t level, std::size_t from) const;
@@ -36,16 +45,20 @@ class IdleIndex {
   void add_worker(sched::WorkerId worker, sched::HardwareId hardware);
   void set_idle(sched::WorkerId worker);
   void set_not_idle(sched::WorkerId worker);
-  bool idle(sched::WorkerId worker) const { return pos_[worker] >= 0; }
+  bool idle(sched::WorkerId worker) const { return slots_[worker].pos >= 0; }
 
   // Every idle worker (kAll) or those of one hardware type, in no fixed order.
   std::span<const sched::WorkerId> members(sched::HardwareId group) const;
   // The lowest idle id >= from in the group, or -1.
-  sched::WorkerId lowest_from(sched::HardwareId group, sched::WorkerId from) const;
+  sched::WorkerId lowest_from(sched::HardwareId g, sched::WorkerId from) const {
+    const Group* group_ptr = group(g);
+    if (!group_ptr || from < 0) return -1;
+    return static_cast<sched::WorkerId>(group_ptr->bits.find_next(static_cast<std::size_t>(from)));
+  }
   // The group's worker idle the longest, or -1.
   sched::WorkerId longest_idle(sched::HardwareId group) const;
   // Increases each time a worker becomes idle: smaller = idle for longer.
-  std::uint64_t idle_since(sched::WorkerId worker) const { return since_[worker]; }
+  std::uint64_t idle_since(sched::WorkerId worker) const { return slots_[worker].since; }
 
  private:
   struct Group {
@@ -62,11 +75,16 @@ class IdleIndex {
   void link(Group& g, int slot, sched::WorkerId w);
   void unlink(Group& g, int slot, sched::WorkerId w);
 
+  // A worker's entries, together: a status change touches one cache line, not six arrays.
+  struct Slot {
+    std::int32_t pos = -1, hw_pos = -1;  // place in the dense lists, -1 if not idle
+    sched::WorkerId prev[2] = {-1, -1};  // [0] the all-list, [1] its hardware's list
+    sched::WorkerId next[2] = {-1, -1};
+    sched::HardwareId hardware = 0;
+    std::uint64_t since = 0;
+  };
   std::vector<Group> groups_;  // [0]: all workers, [h + 1]: hardware h
-  std::vector<sched::HardwareId> hardware_;
-  std::vector<std::int32_t> pos_, hw_pos_;          // by worker: place in the dense lists, -1 if not idle
-  std::vector<sched::WorkerId> prev_[2], next_[2];  // by worker: [0] the all-list, [1] its hardware's list
-  std::vector<std::uint64_t> since_;
+  std::vector<Slot> slots_;    // by worker
   std::uint64_t clock_ = 0;
   // While every worker has the same hardware (`single_`), the hardware groups are not kept: the
   // all-group answers for them, which halves the cost of a status change. A second type splits.

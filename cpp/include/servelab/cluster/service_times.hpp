@@ -22,12 +22,21 @@ class ServiceTimes {
   // The service time of `items` items of `model` on `hardware`; draws from `rng` only when sampling.
   // ValueError when the batch is outside the profile.
   Nanos draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng);
+  // draw() when fixed() is set, without a stream: the table lookup inline, a table's first use
+  // and the errors out of line.
+  Nanos fixed_time(std::int32_t hardware, std::int32_t model, std::int64_t items) {
+    const auto& table = tables_[static_cast<std::size_t>(hardware) * n_models_ + static_cast<std::size_t>(model)];
+    if (items >= 1 && items < static_cast<std::int64_t>(table.size())) return table[items];
+    return fixed_time_slow(hardware, model, items);
+  }
   std::optional<profile::Statistic> fixed() const { return fixed_; }
 
  private:
   std::shared_ptr<const profile::Profile> profile_;
   std::optional<profile::Statistic> fixed_;
   std::vector<std::vector<Nanos>> tables_;  // decision_table() by hardware * models + model, lazily
+  std::size_t n_models_ = 0;
+  Nanos fixed_time_slow(std::int32_t hardware, std::int32_t model, std::int64_t items);
 };
 
 // The stream a worker's service times come from: Rng(seed, "service").derive("worker<i>").

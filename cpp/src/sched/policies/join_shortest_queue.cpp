@@ -13,10 +13,10 @@
 #include <memory>
 #include <vector>
 
+#include "jsq_load_heap.hpp"
 #include "per_worker_queue.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/sched/worker_classes.hpp"
-#include "servelab/sched/worker_heap.hpp"
 
 namespace servelab::sched {
 namespace {
@@ -65,7 +65,7 @@ class JoinShortestQueue final : public PerWorkerQueue {
   }
 
   WorkerClasses classes_;
-  std::vector<WorkerHeap> heaps_;  // by class
+  std::vector<LoadHeap> heaps_;  // by class: WorkerHeap's order, packed for large clusters
   WorkerId known_ = 0;
 };
 
