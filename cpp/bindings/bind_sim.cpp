@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "long_call.hpp"
+#include "registry_binding.hpp"
 #include "run_binding.hpp"
+#include "servelab/catalogue/catalogue.hpp"
+#include "servelab/cluster/config_model.hpp"
 #include "servelab/sim/engine.hpp"
 
 namespace py = pybind11;
@@ -14,21 +17,31 @@ namespace py = pybind11;
 namespace servelab::bindings {
 
 void init_sim(py::module_& m) {
+  py::class_<cluster::ConfigModel, std::shared_ptr<cluster::ConfigModel>>(
+      m, "ConfigModel", "How a worker's set_config knobs scale its simulated service times (make_config_model).")
+      .def("describe", &cluster::ConfigModel::describe)
+      .def("__repr__", &cluster::ConfigModel::describe);
+  bind_registry<cluster::ConfigModel>(m, "config_model", "config_models", &catalogue::config_models);
   m.def(
       "simulate_run",
       [](const profile::Profile& profile, std::vector<cluster::WorkerGroup> workers, const workload::Workload& workload,
          sched::Scheduler& scheduler, const py::object& seed, const std::string& decision_statistic,
-         const std::string& service, double drain_s, const std::string& records) {
+         const std::string& service, double drain_s, const std::string& records, const py::object& config_model) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
         spec.records = cluster::parse_record_mode(records);
+        if (!config_model.is_none()) {
+          spec.config_model = product_or_spec(config_model, "config_model", catalogue::config_models(), "a ConfigModel",
+                                              "'rrl_cpu(cores=2)'");
+        }
         auto result = run_long([&] { return sim::simulate(spec, scheduler); });
         return result_to_python(std::move(result));
       },
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),
       py::arg("seed") = 0, py::arg("decision_statistic") = "mean", py::arg("service") = "sample",
-      py::arg("drain_s") = 3600.0, py::arg("records") = "all",
+      py::arg("drain_s") = 3600.0, py::arg("records") = "all", py::arg("config_model") = py::none(),
       "Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate),\n"
-      "and 'streamed' (online summaries) when records is 'none' or 'sample(p)'.\n"
+      "and 'streamed' (online summaries) when records is 'none' or 'sample(p)'. config_model: None (profiled\n"
+      "service times) or a config model (spec or make_config_model) scaling them by the workers' knobs.\n"
       "Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it.");
 }
 

@@ -60,3 +60,43 @@ def test_pinning_to_cores_of_this_machine():
         os.sched_setaffinity(0, before)
     with pytest.raises(ValueError, match="not cores of this machine"):
         hera.pin_to_cores([10**6])
+
+
+def onednn_or_skip() -> None:
+    from servelab import backends
+
+    status = backends.status("onednn")
+    if not status.usable:
+        pytest.skip(f"the oneDNN backend is not usable: {status.reason}")
+
+
+def test_calibration_from_the_executor_fits_the_measured_points():
+    onednn_or_skip()
+    node = hera.machine_node(bandwidth_mb=32)
+    assert node.cores == len(os.sched_getaffinity(0))
+    result = hera.calibrate_from_executor(("ncf",), node=node, repeats=3, warmup=1)
+    cal = result["ncf"]
+    out = cal.summary()
+    print(f"\n{out}")
+    assert [p["workers"] for p in cal.points] == [1, 2]
+    for p in cal.points:
+        assert p["qps"] == pytest.approx(p["workers"] * 1e3 / p["service_ms"])
+    # The reported errors are the fitted profile's on the measured points, and the fit (least
+    # squares started from the shipped Table I profile) is at least as close as that profile.
+    for p, e in zip(cal.points, cal.fit.errors, strict=True):
+        point = {"workers": p["workers"], "service_ms": p["service_ms"]}
+        assert hera.predict(node, cal.fit.profile, point) / p["service_ms"] - 1 == pytest.approx(e)
+
+    def squares(errors):
+        return sum(e * e for e in errors)
+
+    assert squares(cal.fit.errors) <= squares(cal.default_errors) + 1e-12
+
+
+def test_calibration_from_the_executor_rejects_bad_input():
+    with pytest.raises(ValueError, match="dlrm_a"):
+        hera.measure_points("dlrm_a")
+    with pytest.raises(ValueError, match="workers"):
+        hera.measure_points("ncf", workers=[])
+    with pytest.raises(ValueError, match="models"):
+        hera.calibrate_from_executor("ncf", node="xeon-gold-6242")

@@ -1,9 +1,11 @@
 #include "servelab/catalogue/catalogue.hpp"
 
 #include "servelab/systems/hera/register.hpp"
+#include "servelab/systems/infaas/interference.hpp"
 #include "servelab/systems/infaas/register.hpp"
 #include "servelab/systems/kairos/register.hpp"
 #include "servelab/systems/ramsis/register.hpp"
+#include "servelab/systems/rrl/config_model.hpp"
 
 namespace servelab::catalogue {
 
@@ -15,6 +17,16 @@ const sched::SchedulerRegistry& schedulers() {
     ramsis::register_schedulers(r);
     hera::register_schedulers(r);
     infaas::register_schedulers(r);
+    return std::move(r).freeze();
+  }();
+  return registry;
+}
+
+const cluster::ConfigModelRegistry& config_models() {
+  static const cluster::ConfigModelRegistry registry = [] {  // thread-safe initialisation
+    cluster::ConfigModelRegistry r("config model");
+    rrl::register_config_models(r);
+    infaas::register_config_models(r);
     return std::move(r).freeze();
   }();
   return registry;

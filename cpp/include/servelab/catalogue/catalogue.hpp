@@ -6,6 +6,7 @@
 // (sched) and each system's (systems/<paper>), which depend on sched.
 #pragma once
 
+#include "servelab/cluster/config_model.hpp"
 #include "servelab/core/registry.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/solvers/search/search.hpp"
@@ -20,5 +21,8 @@ const sched::SchedulerRegistry& schedulers();
 inline const Registry<workload::ArrivalProcess>& arrival_processes() { return workload::arrival_registry(); }
 inline const Registry<workload::SizeDistribution>& size_distributions() { return workload::size_registry(); }
 inline const Registry<solvers::search::Searcher>& search_methods() { return solvers::search::searcher_registry(); }
+// Config models (cluster/config_model.hpp): how set_config knobs scale simulated service times;
+// RRL's parallelism performance model.
+const cluster::ConfigModelRegistry& config_models();
 
 }  // namespace servelab::catalogue

@@ -45,7 +45,13 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("ClusterPlan", "schedule", "servers_needed", "targets_for"), "cluster"),
     **dict.fromkeys(("FIG15_LEVELS", "PAPER", "comparison", "format_comparison"), "paper"),
-    **dict.fromkeys(("Fit", "fit_profile", "predict"), "calibration"),
+    **dict.fromkeys(
+        (
+            "Calibration", "Fit", "calibrate_from_executor", "fit_profile", "machine_node",
+            "measure_points", "predict",
+        ),
+        "calibration",
+    ),  # fmt: skip
     **dict.fromkeys(
         ("HARDWARE", "MANAGERS", "node_profile", "node_scenario", "run_managed"), "experiments"
     ),

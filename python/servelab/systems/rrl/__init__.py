@@ -14,7 +14,9 @@ Modules: ``spaces`` (the CPU and GPU configuration spaces), ``model`` (the paral
 model and its fitting hook), ``workloads`` (the artifact's trace, the dynamic and spiky processes),
 ``tuning`` (one simulated tuning experiment: the learners against the oracle), ``experiments``
 (method comparisons, the region-size sweep), ``real`` (a short run on a real executor's
-threads), ``paper`` (the paper's numbers and our report beside
+threads), ``sim_policy`` (RRL as a serving policy that sets the workers' knobs with set_config,
+simulated through the ``rrl_cpu`` config model), ``calibration`` (the CPU model fitted to
+measurements of a real executor), ``paper`` (the paper's numbers and our report beside
 them), ``data`` (the artifact's files), ``cli`` and ``plotting``. Every name below loads its module
 on first use, so importing this package imports no pandas or matplotlib.
 """
@@ -39,6 +41,11 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("compare_methods", "region_sweep", "regret_table"), "experiments"),
     **dict.fromkeys(("ExecutorTuning", "tune_executor"), "real"),
+    **dict.fromkeys(
+        ("RrlTuner", "SimulatedTuning", "config_model_spec", "register_tuner", "tune_in_simulator"),
+        "sim_policy",
+    ),
+    **dict.fromkeys(("ProfilerFit", "concurrent_batch_ms", "fit_from_profiler"), "calibration"),
     **dict.fromkeys(("PAPER", "format_comparison", "format_region_sweep"), "paper"),
     **dict.fromkeys(("DATA_ENV", "data_dir", "read_trace_gaps"), "data"),
     **dict.fromkeys(("plot_convergence", "plot_region_sweep", "plot_regret"), "plotting"),

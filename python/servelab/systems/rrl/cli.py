@@ -4,10 +4,12 @@
     servelab rrl tune     --space gpu --workload spiky --rate 61 --objective slo --slo-ms 520 --json
     servelab rrl simulate --space cpu --cores 16 --workload trace --rate 14 --config 2,1,8
     servelab rrl simulate --space cpu --cores 8 --workload dynamic --rate 7 --oracle --json
+    servelab rrl fit      --executor "recsys(model='rm2', backend='onednn')" --threads 1,2 --json
 
 `tune` runs simulated tuning experiments (the learners against the static oracle) and reports
 convergence, the final configuration and regret; `simulate` serves a workload under one
-configuration (or the oracle's) on the performance model. Every command takes --json.
+configuration (or the oracle's) on the performance model; `fit` fits the CPU performance model to
+measurements of a real executor on this machine. Every command takes --json.
 
 Only argparse-level modules are imported here: each command imports what it runs when it runs, so
 that `servelab --help` stays fast.
@@ -161,6 +163,40 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give integers as 'a,b,c'") from None
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    from servelab.systems.rrl import calibration  # on use: see the module doc
+
+    fit = calibration.fit_from_profiler(
+        args.executor,
+        threads=args.threads,
+        concurrency=args.concurrency,
+        batch=args.batch,
+        repeats=args.repeats,
+        seed=args.seed,
+    )
+    out = fit.summary()
+    if args.json:
+        print(json.dumps(out, indent=2, default=float))
+        return 0
+    print(f"{out['executor']}: batches of {out['batch']}, {out['cores']} cores "
+          f"(load average {out['load_average']:.1f})")  # fmt: skip
+    for r in out["rows"]:
+        print(
+            f"  intra_op {r['intra_op']}, {r['in_service']} in service: measured "
+            f"{r['measured_ms']:.2f} ms, fitted {r['fitted_ms']:.2f} ms"
+        )
+    params = ", ".join(f"{k}={v:.3g}" for k, v in out["params"].items())
+    print(f"  fitted {params}; rms relative error {out['rms_relative_error']:.3f}")
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Adds the `rrl` command and its subcommands to servelab's CLI."""
     p = sub.add_parser("rrl", help="RRL: region-based Q-learning of serving parallelism")
@@ -189,3 +225,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("--oracle", action="store_true", help="the static best configuration")
     sim.add_argument("--episodes", type=positive_int32, default=50, help="default 50")
     sim.set_defaults(run=_cmd_simulate, inputs=("data",))
+
+    fit = cmds.add_parser(
+        "fit", help="fit the CPU performance model to measurements of a real executor"
+    )
+    fit.add_argument(
+        "--executor", default="recsys(model='rm2', backend='onednn')", help="executor spec"
+    )
+    fit.add_argument("--threads", type=_int_list, default=[1, 2], help="intra-op threads, 1,2")
+    fit.add_argument(
+        "--concurrency", type=_int_list, default=[1, 2], help="requests in service, 1,2"
+    )
+    fit.add_argument("--batch", type=positive_int32, default=64, help="queries per request")
+    fit.add_argument("--repeats", type=positive_int32, default=20, help="timed batches per cell")
+    fit.add_argument("--seed", type=random_seed, default=0, help="default 0")
+    fit.add_argument("--json", action="store_true", help="print JSON")
+    fit.set_defaults(run=_cmd_fit)
