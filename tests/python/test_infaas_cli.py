@@ -53,3 +53,14 @@ def test_bad_options_are_refused(capsys):
     assert "--batch" in capsys.readouterr().err
     assert cli.main(["infaas", "autoscale", "--qps", "10"]) == 2  # --slo-ms missing
     assert "slo-ms" in capsys.readouterr().err
+
+
+def test_evaluate_runs_fig6_and_the_offline_run(capsys):
+    out = run_json(capsys, "evaluate", "--loads", "flat")
+    rows = {r["system"]: r for r in out["fig6"]["flat"]}
+    assert set(rows) == {"infaas", "clipper_plus_cpu", "clipper_plus_gpu", "sm_plus_cpu",
+                         "sm_plus_gpu"}  # fmt: skip
+    assert rows["clipper_plus_gpu"]["cost_vs_infaas"] > 1
+    assert set(out["offline"]) == {"colocated", "online_only"}
+    assert cli.main(["infaas", "evaluate", "--loads", "bursty"]) == 2
+    assert "loads" in capsys.readouterr().err

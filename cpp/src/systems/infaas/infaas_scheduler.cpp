@@ -1,31 +1,47 @@
 // The `infaas` policy: the Dispatcher's per-query getVariant (Sec. 4.1) over the run's profile,
-// the variant state machine kept from the predicted queues, and model-level autoscaling through
-// the core's load_model / unload_model actions.
+// the variant state machine kept from the predicted queues and measured batches, the periodic
+// Model-Autoscaler, offline queries, and the VM-Autoscaler.
 //  - A query asks for its application's goals: accuracy >= its floor, latency <= its SLO.
 //  - An Active instance whose worker cannot finish the query by its deadline (queue + batch) is
 //    marked Overloaded and getVariant is asked again; it turns Active again once its worker's
-//    queue is empty. When every instance is Overloaded, getVariant places a new instance on the
-//    least-utilised worker without one (model-horizontal scaling), or a different variant
-//    (model-vertical scaling) when that has the lower load + inference latency. On a worker with
-//    queued work only an upgrade (higher saturation QPS than what it holds) is loaded, one load at
-//    a time; otherwise the query joins the overloaded instance that starts it soonest.
-//  - Scale-down (Sec. 4.2.2): an idle worker unloads a variant with no queued query that has not
-//    been chosen for its own load time T_v; a worker keeps at least one variant loaded.
+//    queue is empty. A batch slower than the profile's p99 by more than interference_tol marks
+//    its instance Interfered until one runs within it again.
+//  - The periodic Model-Autoscaler (model_autoscaler.hpp, when autoscale_s > 0, the default): every
+//    period, per application, the Sec. 4.2.2 greedy over the measured load (plus the queued
+//    backlog) decides replicate / upgrade (at once) or remove / downgrade (once proposed for the
+//    removed variants' load time T_v). A new instance is loaded on its worker first and joins the
+//    metadata store when ready; the instances it replaces then leave the store and their queued
+//    queries move to it. Queries follow the store (getVariant); a variant the store dropped is
+//    unloaded once its queue is empty. Per-query scaling is then reserved for cold starts: a
+//    query with an (overloaded) instance joins the one that starts it soonest. A plan that needs
+//    more workers than there are asks the VM-Autoscaler for one of its hardware.
+//  - With autoscale_s = 0 (the first slice's per-query scaling): when every instance is
+//    Overloaded, getVariant places a new instance or a different variant; on a worker with queued
+//    work only an upgrade (higher saturation QPS) is loaded, one load at a time. An idle worker
+//    unloads a variant not chosen for its load time T_v; a worker keeps one variant.
+//  - Offline applications: their queries wait in the central queue; an idle worker with nothing
+//    queued serves a batch of them with a variant it holds (one holding nothing loads the
+//    cheapest acceptable one), within a busy-time budget of max_utilisation (40 %) of the
+//    period, and not after a period above it or an online batch slower than its profile
+//    (Sec. 4.2.3, 6.3.2). Those still waiting at the end are dropped by the run with its reason.
 //  - No variant meets the goals: the closest one serves the query (the model-less API would report
 //    the reason to the caller; a run records which variant served it).
 //  - VM-Autoscaler (Sec. 4.2.3), when max_workers > 0: every poll_s, a worker of a hardware type
 //    is started (startup_s, no variant loaded: getVariant places them) when every live worker of
-//    that type is over `threshold` utilisation, or when more than `threshold` of the live workers
-//    hold an Overloaded instance (on the hardware with the most of them); one start at a time.
+//    that type is over `threshold` utilisation (rule 1), every instance on it is Interfered
+//    (rule 2), or more than `threshold` of the live workers hold an Overloaded instance (rule 3,
+//    on the hardware with the most of them), or the Model-Autoscaler asked; one start at a time.
 //    Utilisation is the share of the next poll period already committed (predicted wait / poll_s,
 //    capped at 1): the simulator has no busy-time counter a policy can read. Workers it started
 //    are stopped after idle_s idle (the paper does not say when workers go down).
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "model_autoscaler.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/systems/infaas/get_variant.hpp"
@@ -38,11 +54,13 @@ namespace servelab::infaas {
 namespace {
 
 using sched::ModelId;
+using sched::QueryId;
 using sched::WorkerId;
 
 class InfaasScheduler final : public VariantQueues {
  public:
-  InfaasScheduler(std::vector<std::string> models, VmScaling vm) : models_(std::move(models)), vm_(vm) {}
+  InfaasScheduler(std::vector<std::string> models, VmScaling vm, ModelScaling scaling, OfflineServing offline)
+      : models_(std::move(models)), vm_(vm), ms_(scaling), off_(std::move(offline)) {}
   std::string describe() const override {
     std::string list, out;
     for (const auto& m : models_) list += (list.empty() ? "" : ",") + m;
@@ -51,10 +69,27 @@ class InfaasScheduler final : public VariantQueues {
       out += str(out.empty() ? "" : ", ", "max_workers=", vm_.max_workers, ", startup_s=", vm_.startup_s,
                  ", poll_s=", vm_.poll_s, ", threshold=", vm_.threshold, ", idle_s=", vm_.idle_s);
     }
+    const ModelScaling d;
+    if (ms_.period_s != d.period_s || ms_.slack != d.slack || ms_.window_s != d.window_s) {
+      out += str(out.empty() ? "" : ", ", "autoscale_s=", ms_.period_s, ", slack=", ms_.slack,
+                 ", load_window_s=", ms_.window_s);
+    }
+    if (!off_.apps.empty()) {
+      std::string apps;
+      for (const auto a : off_.apps) apps += str(apps.empty() ? "" : ",", a);
+      out += str(out.empty() ? "" : ", ", "offline_apps='", apps, "', offline_util=", off_.max_utilisation);
+    }
+    if (off_.tolerance != OfflineServing{}.tolerance) {
+      out += str(out.empty() ? "" : ", ", "interference_tol=", off_.tolerance);
+    }
     return out.empty() ? "infaas" : "infaas(" + out + ")";
   }
 
   void on_timer(std::int64_t tag, const sched::ClusterView& view, sched::Actions& actions) override {
+    if (tag == kTickTag) {
+      tick(view, actions);
+      return;
+    }
     if (tag != kPollTag) return;
     sync_workers(view);
     scale_vms(view, actions);
@@ -98,10 +133,26 @@ class InfaasScheduler final : public VariantQueues {
     last_active_.assign(static_cast<std::size_t>(view.num_workers()), view.now());
     starting_ = -1;
     if (vm_.max_workers > 0) actions.set_timer(view.now() + seconds_to_nanos(vm_.poll_s, "poll_s"), kPollTag);
+    const std::size_t n = static_cast<std::size_t>(view.num_workers());
+    busy_ns_.assign(n, 0), util_.assign(n, 0.0), slow_.assign(n, 0), offline_batch_.assign(n, 0);
+    goals_.clear(), down_since_.clear(), needs_vm_.clear(), p99_.clear(), pending_.clear();
+    if (ms_.period_s > 0) {
+      meter_.reset(static_cast<std::int32_t>(std::ceil(ms_.window_s / ms_.period_s - 1e-9)), ms_.period_s);
+    }
+    if (ms_.period_s > 0 || !off_.apps.empty()) actions.set_timer(view.now() + tick_ns(), kTickTag);
   }
 
  protected:
   Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
+    if (query.app >= static_cast<std::int32_t>(goals_.size())) {
+      goals_.resize(static_cast<std::size_t>(query.app) + 1), down_since_.resize(goals_.size(), -1);
+    }
+    AppGoals& g = goals_[query.app];
+    const double slo_ms = static_cast<double>(query.deadline - query.arrival) / 1e6;
+    g.slo_ms = g.seen ? std::min(g.slo_ms, slo_ms) : slo_ms;
+    g.accuracy = std::max(g.accuracy, static_cast<double>(query.accuracy_floor));
+    g.seen = true;
+    if (ms_.period_s > 0) meter_.add(query.app, query.size);
     Requirements req;
     req.task = kProfileTask;
     req.accuracy = std::clamp(static_cast<double>(query.accuracy_floor), 0.0, 1.0);
@@ -120,8 +171,26 @@ class InfaasScheduler final : public VariantQueues {
     // A new instance on a worker with queued work must be an upgrade (a higher saturation QPS than
     // what it holds) and the only load under way there; else loads would pile up behind each
     // other on a busy worker and the query is better off on the overloaded instance.
-    if (overloaded.variant >= 0 && c.kind != ChoiceKind::Active && c.worker >= 0 && backlog_ns(c.worker) > 0 &&
-        (load_pending(c.worker, view) || !upgrade(c.variant, c.worker, view))) {
+    // Instances marked Overloaded by earlier queries are not retried by getVariant: the one that
+    // starts this query soonest stands in for the retry loop's.
+    if (ms_.period_s > 0 && overloaded.variant < 0 && c.kind != ChoiceKind::Active) {
+      for (VariantId v = 0; v < store_->num_variants(); ++v) {
+        const Variant& var = store_->variant(v);
+        if (var.accuracy < req.accuracy || var.max_batch() < req.batch) continue;
+        for (const Instance& i : store_->instances(v)) {
+          if (i.state != VariantState::Overloaded || !store_->alive(i.worker)) continue;
+          const Nanos wait = wait_ns(i.worker, view);
+          if (overloaded.variant < 0 || wait < overloaded_wait) {
+            overloaded = {ChoiceKind::Active, v, i.worker, {}}, overloaded_wait = wait;
+          }
+        }
+      }
+    }
+    // With the periodic Model-Autoscaler the scaling decisions are its own: a query that has an
+    // (overloaded) instance joins it; only a query with none places a new one (a cold start).
+    if (overloaded.variant >= 0 && c.kind != ChoiceKind::Active &&
+        (ms_.period_s > 0 || (c.worker >= 0 && backlog_ns(c.worker) > 0 &&
+                              (load_pending(c.worker, view) || !upgrade(c.variant, c.worker, view))))) {
       c = overloaded;
     }
     if (c.kind == ChoiceKind::None) return {-1, -1, c.reason};
@@ -137,8 +206,9 @@ class InfaasScheduler final : public VariantQueues {
     return {w, model_[c.variant], {}};
   }
 
-  void changed(WorkerId w, const sched::ClusterView& view) override {
+  void changed(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) override {
     sync_workers(view);
+    complete_pending(w, view, actions);
     if (!store_->alive(w)) return;
     if (!view.is_idle(w) || backlog_ns(w) > 0) last_active_[w] = view.now();
     store_->set_utilisation(w, static_cast<double>(wait_ns(w, view)) / 1e9);
@@ -150,6 +220,26 @@ class InfaasScheduler final : public VariantQueues {
 
   void before_serving(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) override {
     if (!store_->alive(w)) return;
+    const auto pending = pending_.find(w);  // a variant the Model-Autoscaler placed here
+    if (pending != pending_.end()) {
+      if (!view.has_model(w, model_[pending->second.variant])) {
+        actions.load_model(w, model_[pending->second.variant]);
+        return;
+      }
+      complete_pending(w, view, actions);  // before the unloads below: it joins the store
+      if (!view.is_idle(w)) return;
+    }
+    if (ms_.period_s > 0) {  // the Model-Autoscaler decided: unload what the store dropped, once unused
+      for (const ModelId m : std::vector<ModelId>(view.models(w))) {
+        const auto it = by_pair_.find(key(view.hardware(w), m));
+        if (it == by_pair_.end() || queued_for(w, m) > 0) continue;
+        if (store_->state(it->second, w) != VariantState::Inactive) continue;
+        if (view.models(w).size() == 1 && !view.central_queue().empty()) continue;  // offline work waits
+        actions.unload_model(w, m);
+        last_chosen_[w].erase(it->second);
+      }
+      return;
+    }
     for (const ModelId m : std::vector<ModelId>(view.models(w))) {
       if (view.models(w).size() <= 1) break;
       const auto it = by_pair_.find(key(view.hardware(w), m));
@@ -166,6 +256,248 @@ class InfaasScheduler final : public VariantQueues {
 
  private:
   static constexpr std::int32_t kMaxRetries = 8;
+  static constexpr std::int64_t kTickTag = -2;
+
+  bool is_offline(const sched::Query& query) const override {
+    return std::find(off_.apps.begin(), off_.apps.end(), query.app) != off_.apps.end();
+  }
+
+  Nanos tick_ns() const { return seconds_to_nanos(ms_.period_s > 0 ? ms_.period_s : 1.0, "autoscale_s"); }
+
+  void grow_monitor(const sched::ClusterView& view) {
+    const auto n = static_cast<std::size_t>(view.num_workers());
+    if (busy_ns_.size() >= n) return;
+    busy_ns_.resize(n, 0), util_.resize(n, 0.0), slow_.resize(n, 0), offline_batch_.resize(n, 0);
+  }
+
+  void batch_done(const sched::BatchDone& done, const sched::ClusterView& view) override {
+    grow_monitor(view);
+    busy_ns_[done.worker] += done.measured();
+    if (offline_batch_[done.worker]) {
+      offline_batch_[done.worker] = 0;
+      return;
+    }
+    // Sec. 4.1: an instance slower than its profile (by more than the tolerance) is Interfered
+    // until a batch runs within it again; offline work pauses on that worker meanwhile.
+    const auto profiled = static_cast<double>(profiled_p99(view, done.worker, done.model, done.items));
+    const bool slow = static_cast<double>(done.measured()) > profiled * (1.0 + off_.tolerance);
+    slow_[done.worker] = slow ? 1 : 0;
+    const auto it = by_pair_.find(key(view.hardware(done.worker), done.model));
+    if (it == by_pair_.end() || !store_->alive(done.worker)) return;
+    const VariantState state = store_->state(it->second, done.worker);
+    if (slow && state == VariantState::Active) store_->set_state(it->second, done.worker, VariantState::Interfered);
+    if (!slow && state == VariantState::Interfered) store_->set_state(it->second, done.worker, VariantState::Active);
+  }
+
+  // The profile's p99 latency of a batch (what monitoring compares a measured batch with, so
+  // that sampled service times within the profile's own spread do not count as interference).
+  Nanos profiled_p99(const sched::ClusterView& view, WorkerId w, ModelId m, std::int64_t items) {
+    const std::int64_t k = key(view.hardware(w), m);
+    auto it = p99_.find(k);
+    if (it == p99_.end()) {
+      it = p99_.emplace(k, view.profile().decision_table(view.hardware(w), m, profile::Statistic::P99)).first;
+    }
+    const auto& table = it->second;  // indexed by batch
+    return items >= 1 && items < static_cast<std::int64_t>(table.size()) ? table[items]
+                                                                         : view.predicted_latency(w, m, items);
+  }
+
+  // The monitoring period: utilisation, the Model-Autoscaler, offline work on idle workers.
+  void tick(const sched::ClusterView& view, sched::Actions& actions) {
+    sync_workers(view);
+    grow_monitor(view);
+    const double period = static_cast<double>(tick_ns());
+    for (std::size_t w = 0; w < busy_ns_.size(); ++w) {
+      util_[w] = static_cast<double>(busy_ns_[w]) / period;
+      busy_ns_[w] = 0;
+      slow_[w] = 0;
+    }
+    if (ms_.period_s > 0) {
+      meter_.close_period();
+      autoscale_models(view, actions);
+    }
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      if (store_->alive(w) && view.is_idle(w) && view.worker_queue(w).empty()) serve(w, view, actions);
+    }
+    actions.set_timer(view.now() + tick_ns(), kTickTag);
+  }
+
+  void serve_offline(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) override {
+    grow_monitor(view);
+    if (!store_->alive(w) || util_[w] > off_.max_utilisation || slow_[w]) return;  // throttled
+    const auto& central = view.central_queue();
+    QueryId first = -1;
+    for (const QueryId id : central) {
+      if (is_offline(view.query(id))) {
+        first = id;
+        break;
+      }
+    }
+    if (first < 0) return;
+    const sched::Query head = view.query(first);
+    ModelId model = -1;  // a variant the worker holds that meets the oldest query's floor
+    for (const ModelId m : view.models(w)) {
+      const auto it = by_pair_.find(key(view.hardware(w), m));
+      if (it != by_pair_.end() && store_->variant(it->second).accuracy >= head.accuracy_floor &&
+          view.max_batch(w, m) >= head.size) {
+        model = m;
+        break;
+      }
+    }
+    if (model < 0) {  // a worker holding nothing loads the cheapest variant the offline query accepts
+      if (view.models(w).empty()) load_for_offline(w, head, view, actions);
+      return;
+    }
+    const double accuracy = store_->variant(by_pair_.at(key(view.hardware(w), model))).accuracy;
+    // Utilisation budget: this period's busy time plus the batch stays within max_utilisation
+    // (one query at least on a worker idle so far this period).
+    const auto budget = static_cast<Nanos>(off_.max_utilisation * static_cast<double>(tick_ns())) - busy_ns_[w];
+    const std::int64_t cap = view.max_batch(w, model);
+    std::vector<QueryId> batch;
+    std::int64_t items = 0;
+    for (const QueryId id : central) {
+      const sched::Query q = view.query(id);
+      if (!is_offline(q) || q.accuracy_floor > accuracy) continue;
+      if (items + q.size > cap) break;
+      const bool fits = view.predicted_latency(w, model, items + q.size) <= budget;
+      if (!fits && !(batch.empty() && busy_ns_[w] == 0)) break;
+      batch.push_back(id);
+      items += q.size;
+      if (!fits) break;
+    }
+    if (batch.empty()) return;
+    offline_batch_[w] = 1;
+    actions.dispatch(w, model, batch);
+  }
+
+  void load_for_offline(WorkerId w, const sched::Query& head, const sched::ClusterView& view, sched::Actions& actions) {
+    VariantId best = -1;
+    for (VariantId v = 0; v < store_->num_variants(); ++v) {
+      const Variant& var = store_->variant(v);
+      if (var.hardware != store_->worker_hardware(w) || var.accuracy < head.accuracy_floor ||
+          var.max_batch() < head.size) {
+        continue;
+      }
+      const Variant* b = best < 0 ? nullptr : &store_->variant(best);
+      if (!b || var.cost_per_s < b->cost_per_s || (var.cost_per_s == b->cost_per_s && var.memory_mb < b->memory_mb)) {
+        best = v;
+      }
+    }
+    if (best < 0) return;
+    actions.load_model(w, model_[best]);
+    store_->load(best, w);
+    last_chosen_[w][best] = view.now();
+  }
+
+  // Sec. 4.2.2, per application: scale up at once, scale down once proposed for T_v.
+  void autoscale_models(const sched::ClusterView& view, sched::Actions& actions) {
+    needs_vm_.clear();
+    std::erase_if(pending_, [this](const auto& entry) { return !store_->alive(entry.first); });
+    if (!pending_.empty()) return;  // one scaling action at a time: wait for its loads
+    // The load counts the queued backlog too (drained over one window): arrivals the variants
+    // could not keep up with are demand the window's average has not caught up with yet.
+    std::vector<std::int64_t> backlog(goals_.size(), 0);
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      for (const QueryId id : view.worker_queue(w)) {
+        const sched::Query q = view.query(id);
+        if (q.app >= 0 && q.app < static_cast<std::int32_t>(backlog.size())) backlog[q.app] += q.size;
+      }
+    }
+    for (std::int32_t app = 0; app < static_cast<std::int32_t>(goals_.size()); ++app) {
+      if (!goals_[app].seen || std::find(off_.apps.begin(), off_.apps.end(), app) != off_.apps.end()) continue;
+      std::vector<VariantId> ids;
+      const double load = meter_.qps(app) + static_cast<double>(backlog[app]) / ms_.window_s;
+      const ScalingProblem problem = application_problem(*store_, goals_[app], load, ms_.slack, ids);
+      if (ids.empty()) continue;
+      const ScalingPlan plan = plan_scaling(problem);
+      if (plan.status == "needs_vm") needs_vm_ = wanted_hardware(problem, ids);
+      if (!plan.feasible) continue;
+      const bool change = std::any_of(plan.delta.begin(), plan.delta.end(), [](std::int64_t d) { return d != 0; });
+      if (!change) {
+        down_since_[app] = -1;
+        continue;
+      }
+      if (plan.strategy == "remove" || plan.strategy == "downgrade") {
+        if (down_since_[app] < 0) down_since_[app] = view.now();
+        double wait_s = 0;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+          if (plan.delta[i] < 0) wait_s = std::max(wait_s, problem.load_s[i]);
+        }
+        if (view.now() - down_since_[app] < seconds_to_nanos(wait_s, "load_s")) continue;
+      }
+      down_since_[app] = -1;
+      apply_plan(ids, plan, view, actions);
+    }
+  }
+
+  // The hardware of the fastest candidate meeting the SLO (where the VM-Autoscaler should add).
+  std::string wanted_hardware(const ScalingProblem& problem, const std::vector<VariantId>& ids) const {
+    std::int32_t best = -1;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (problem.latency_ms[i] > problem.slo_ms) continue;
+      if (best < 0 || problem.saturation_qps[i] > problem.saturation_qps[best]) best = static_cast<std::int32_t>(i);
+    }
+    return best < 0 ? std::string() : store_->variant(ids[best]).hardware;
+  }
+
+  // Removals without a replacement act at once on the store; a new instance is loaded first
+  // (the worker loads it when idle) and joins the store once ready, when the instances it
+  // replaces leave and their queued queries move to it (the paper loads asynchronously).
+  void apply_plan(const std::vector<VariantId>& ids, const ScalingPlan& plan, const sched::ClusterView& view,
+                  sched::Actions& actions) {
+    std::vector<std::pair<VariantId, WorkerId>> removed;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      for (std::int64_t k = plan.delta[i]; k < 0; ++k) {
+        WorkerId victim = -1;  // the least utilised holder carries the least
+        for (const Instance& inst : store_->instances(ids[i])) {
+          if (std::find(removed.begin(), removed.end(), std::pair{ids[i], inst.worker}) != removed.end()) continue;
+          if (victim < 0 || store_->utilisation(inst.worker) < store_->utilisation(victim)) victim = inst.worker;
+        }
+        if (victim >= 0) removed.emplace_back(ids[i], victim);
+      }
+    }
+    bool placed = false;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      for (std::int64_t k = 0; k < plan.delta[i]; ++k) {
+        // The least-utilised live worker of its hardware without it, one holding no other candidate
+        // (or only ones being replaced) first; none with a load pending.
+        WorkerId target = -1;
+        bool target_free = false;
+        for (const auto& [util, w] : store_->workers_of(store_->variant(ids[i]).hardware)) {
+          if (store_->state(ids[i], w) != VariantState::Inactive || pending_.contains(w)) continue;
+          bool free = true;
+          for (const VariantId u : ids) {
+            const bool leaving = std::find(removed.begin(), removed.end(), std::pair{u, w}) != removed.end();
+            free = free && (store_->state(u, w) == VariantState::Inactive || leaving);
+          }
+          if (target < 0 || (free && !target_free)) target = w, target_free = free;
+          if (target_free) break;
+        }
+        if (target < 0) break;
+        Pending p{ids[i], placed ? std::vector<std::pair<VariantId, WorkerId>>{} : removed};
+        placed = true;
+        pending_[target] = std::move(p);
+        if (view.is_idle(target) && view.worker_queue(target).empty()) serve(target, view, actions);
+      }
+    }
+    if (!placed) {
+      for (const auto& [u, w] : removed) store_->unload(u, w);
+    }
+  }
+
+  // A pending instance whose variant is now loaded joins the store; what it replaces leaves.
+  void complete_pending(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) {
+    const auto it = pending_.find(w);
+    if (it == pending_.end() || !view.has_model(w, model_[it->second.variant])) return;
+    const Pending p = std::move(it->second);
+    pending_.erase(it);
+    store_->load(p.variant, w);
+    last_chosen_[w][p.variant] = view.now();
+    for (const auto& [u, uw] : p.replaced) {
+      if (store_->alive(uw) && store_->state(u, uw) != VariantState::Inactive) store_->unload(u, uw);
+      if (store_->alive(uw)) migrate(uw, model_[u], w, model_[p.variant], view, actions);
+    }
+  }
 
   // Whether variant v serves more queries per second than every variant worker w holds.
   bool upgrade(VariantId v, WorkerId w, const sched::ClusterView& view) const {
@@ -204,6 +536,7 @@ class InfaasScheduler final : public VariantQueues {
     std::int64_t live = 0, overloaded = 0;
     std::unordered_map<sched::HardwareId, std::pair<std::int64_t, std::int64_t>> busy;  // hw -> (over, all)
     std::unordered_map<sched::HardwareId, std::int64_t> overloaded_on;
+    std::unordered_map<sched::HardwareId, std::pair<std::int64_t, std::int64_t>> interfered;  // hw -> (hit, all)
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
       if (!store_->alive(w)) continue;
       ++live;
@@ -212,7 +545,13 @@ class InfaasScheduler final : public VariantQueues {
       const double util = std::min(1.0, static_cast<double>(wait_ns(w, view)) / static_cast<double>(poll));
       if (view.status(w) != sched::WorkerStatus::Starting && util > vm_.threshold) ++over;
       bool has_overloaded = false;
-      for (const auto& [v, _] : last_chosen_[w]) has_overloaded |= store_->state(v, w) == VariantState::Overloaded;
+      for (const auto& [v, _] : last_chosen_[w]) {
+        const VariantState state = store_->state(v, w);
+        has_overloaded |= state == VariantState::Overloaded;
+        if (state == VariantState::Inactive) continue;
+        auto& [hit, all_instances] = interfered[view.hardware(w)];
+        ++all_instances, hit += state == VariantState::Interfered ? 1 : 0;
+      }
       if (has_overloaded) ++overloaded, ++overloaded_on[view.hardware(w)];
     }
     if (live >= vm_.max_workers) return;
@@ -220,12 +559,16 @@ class InfaasScheduler final : public VariantQueues {
     for (const auto& [hw, counts] : busy) {  // rule 1: a hardware type over the threshold everywhere
       if (counts.first == counts.second && (target < 0 || hw < target)) target = hw;
     }
+    for (const auto& [hw, counts] : interfered) {  // rule 2: every instance on a hardware type Interfered
+      if (target < 0 && counts.second > 0 && counts.first == counts.second) target = hw;
+    }
     if (target < 0 && static_cast<double>(overloaded) > vm_.threshold * static_cast<double>(live)) {  // rule 3
       std::int64_t most = 0;
       for (const auto& [hw, n] : overloaded_on) {
         if (n > most || (n == most && hw < target)) target = hw, most = n;
       }
     }
+    if (target < 0 && !needs_vm_.empty()) target = view.profile().hardware_index(needs_vm_);  // Sec. 4.2.2 (d)
     if (target < 0) return;
     starting_ = actions.add_worker(view.profile().hardware()[target], {}, seconds_to_nanos(vm_.startup_s, "startup_s"));
     sync_workers(view);
@@ -234,6 +577,22 @@ class InfaasScheduler final : public VariantQueues {
 
   std::vector<std::string> models_;  // the registered models queries may use (empty: all)
   VmScaling vm_;
+  ModelScaling ms_;
+  OfflineServing off_;
+  LoadMeter meter_;
+  std::vector<AppGoals> goals_;      // by application
+  std::vector<Nanos> down_since_;    // by application: since when a scale-down is proposed (-1: none)
+  std::string needs_vm_;             // hardware the Model-Autoscaler could not fit (empty: none)
+  std::vector<Nanos> busy_ns_;       // by worker: busy time in the current period
+  std::vector<double> util_;         // by worker: busy share of the last period
+  std::vector<char> slow_;           // by worker: its last online batch exceeded the profile
+  std::vector<char> offline_batch_;  // by worker: its running batch is offline work
+  std::unordered_map<std::int64_t, std::vector<Nanos>> p99_;  // (hardware, model) -> p99 by batch
+  struct Pending {
+    VariantId variant = -1;
+    std::vector<std::pair<VariantId, WorkerId>> replaced;  // leave the store once it is loaded
+  };
+  std::unordered_map<WorkerId, Pending> pending_;  // by worker: the instance being loaded there
   WorkerId initial_ = 0, starting_ = -1;
   std::vector<Nanos> last_active_;  // by worker: last time it was busy or had queued work
   std::unique_ptr<MetadataStore> store_;
@@ -242,137 +601,11 @@ class InfaasScheduler final : public VariantQueues {
   std::vector<std::unordered_map<VariantId, Nanos>> last_chosen_;  // by worker
 };
 
-// Clipper+ (Table 5): the variants pre-loaded on the workers, fixed; each query goes to the worker
-// that can start it soonest among those with a loaded model that serves its size.
-class ClipperPlus final : public VariantQueues {
- public:
-  std::string describe() const override { return "clipper_plus"; }
-
- protected:
-  Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
-    Assignment best;
-    Nanos best_wait = 0;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      const auto status = view.status(w);
-      if (status == sched::WorkerStatus::Stopped || status == sched::WorkerStatus::Starting) continue;
-      for (const ModelId m : view.models(w)) {
-        if (query.size > view.max_batch(w, m)) continue;
-        const Nanos wait = wait_ns(w, view);
-        if (best.worker < 0 || wait < best_wait) best = {w, m, {}}, best_wait = wait;
-        break;  // the worker's first loaded model that serves the size
-      }
-    }
-    if (best.worker < 0) best.reason = str("no pre-loaded variant serves a batch of ", query.size);
-    return best;
-  }
-};
-
-// SM+ (Table 5's SageMaker-like baseline): one fixed variant, the model first loaded on the
-// lowest-numbered worker on that worker's hardware (the developer's choice), scaled horizontally
-// only. A query goes to the
-// holder that can start it soonest; when even that one would miss its deadline, the variant is
-// replicated onto an idle worker of its hardware without it (model-horizontal scaling), else a
-// worker of that hardware is started with it (VM scaling, `startup_s`, at most `max_workers` live
-// workers, one start at a time). Workers it started are stopped after `idle_s` idle.
-class SmPlus final : public VariantQueues {
- public:
-  SmPlus(double startup_s, double idle_s, std::int64_t max_workers)
-      : startup_(seconds_to_nanos(startup_s, "startup_s")),
-        idle_(seconds_to_nanos(idle_s, "idle_s")),
-        max_workers_(max_workers) {}
-
-  std::string describe() const override {
-    return str("sm_plus(startup_s=", static_cast<double>(startup_) / 1e9, ", idle_s=", static_cast<double>(idle_) / 1e9,
-               ", max_workers=", max_workers_, ")");
-  }
-
-  void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
-    VariantQueues::on_start(view, actions);
-    model_ = -1;
-    for (WorkerId w = 0; w < view.num_workers() && model_ < 0; ++w) {
-      if (view.status(w) != sched::WorkerStatus::Stopped && !view.models(w).empty()) {
-        model_ = view.models(w).front(), hardware_ = view.hardware(w);
-      }
-    }
-    if (model_ < 0) throw ValueError("sm_plus: no worker starts with a model: load its fixed variant on one");
-    initial_ = view.num_workers();
-    idle_since_.assign(static_cast<std::size_t>(view.num_workers()), view.now());
-    starting_ = -1;
-  }
-
-  void on_timer(std::int64_t tag, const sched::ClusterView& view, sched::Actions& actions) override {
-    const auto w = static_cast<WorkerId>(tag);
-    if (w < initial_ || w >= view.num_workers() || !view.is_idle(w) || !view.worker_queue(w).empty()) return;
-    if (view.now() - idle_since_[w] >= idle_) actions.remove_worker(w);
-  }
-
- protected:
-  Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
-    idle_since_.resize(static_cast<std::size_t>(view.num_workers()), view.now());
-    if (starting_ >= 0 && view.status(starting_) != sched::WorkerStatus::Starting) starting_ = -1;
-    WorkerId best = -1;
-    Nanos best_wait = 0;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (view.status(w) == sched::WorkerStatus::Stopped || !holds(w, view)) continue;
-      const Nanos wait = wait_ns(w, view);
-      if (best < 0 || wait < best_wait) best = w, best_wait = wait;
-    }
-    const std::int64_t cap = best >= 0 ? view.max_batch(best, model_) : 0;
-    if (best < 0 || query.size > cap) return {-1, -1, str("the fixed variant does not serve a batch of ", query.size)};
-    if (view.now() + best_wait + view.predicted_latency(best, model_, query.size) <= query.deadline) {
-      return {best, model_, {}};
-    }
-    // Replicate onto an idle worker of the variant's hardware (serve() loads it there).
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (view.hardware(w) == hardware_ && view.is_idle(w) && !holds(w, view) && view.worker_queue(w).empty()) {
-        replicas_.push_back(w);
-        return {w, model_, {}};
-      }
-    }
-    if (starting_ < 0 && live_workers(view) < max_workers_) {  // VM scaling: one start at a time
-      const ModelId models[] = {model_};
-      starting_ = actions.add_worker(view.profile().hardware()[hardware_], models, startup_);
-    }
-    return {best, model_, {}};
-  }
-
-  void before_serving(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) override {
-    if (view.worker_queue(w).empty()) {
-      idle_since_.resize(static_cast<std::size_t>(view.num_workers()), view.now());
-      idle_since_[w] = view.now();
-      if (w >= initial_) actions.set_timer(view.now() + idle_, w);
-    }
-  }
-
- private:
-  bool holds(WorkerId w, const sched::ClusterView& view) const {
-    if (view.hardware(w) != hardware_) return false;  // the same model elsewhere is another variant
-    return view.has_model(w, model_) || std::find(replicas_.begin(), replicas_.end(), w) != replicas_.end();
-  }
-  std::int64_t live_workers(const sched::ClusterView& view) const {
-    std::int64_t n = 0;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) n += view.status(w) != sched::WorkerStatus::Stopped ? 1 : 0;
-    return n;
-  }
-
-  Nanos startup_, idle_;
-  std::int64_t max_workers_;
-  ModelId model_ = -1;
-  sched::HardwareId hardware_ = -1;
-  WorkerId initial_ = 0, starting_ = -1;
-  std::vector<WorkerId> replicas_;  // workers it replicated the variant onto (loading or loaded)
-  std::vector<Nanos> idle_since_;
-};
-
 }  // namespace
 
-std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s, double idle_s, std::int64_t max_workers) {
-  return std::make_shared<SmPlus>(startup_s, idle_s, max_workers);
+std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models, VmScaling vm,
+                                                        ModelScaling scaling, OfflineServing offline) {
+  return std::make_shared<InfaasScheduler>(std::move(models), vm, scaling, std::move(offline));
 }
-
-std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models, VmScaling vm) {
-  return std::make_shared<InfaasScheduler>(std::move(models), vm);
-}
-std::shared_ptr<sched::Scheduler> make_clipper_plus() { return std::make_shared<ClipperPlus>(); }
 
 }  // namespace servelab::infaas

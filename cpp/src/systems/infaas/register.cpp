@@ -1,9 +1,12 @@
 #include "servelab/systems/infaas/register.hpp"
 
+#include <cstdint>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "servelab/core/errors.hpp"
 #include "servelab/systems/infaas/scheduler.hpp"
 
 namespace servelab::infaas {
@@ -16,6 +19,24 @@ std::vector<std::string> split_models(const std::string& list) {
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
     if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::vector<std::int32_t> split_indices(const std::string& list) {
+  std::vector<std::int32_t> out;
+  for (const auto& item : split_models(list)) {
+    std::size_t used = 0;
+    long value = -1;
+    try {
+      value = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || value < 0 || value > 1'000'000) {
+      throw ValueError(str("offline_apps='", list, "': '", item, "' is not an application index (0, 1, ...)"));
+    }
+    out.push_back(static_cast<std::int32_t>(value));
   }
   return out;
 }
@@ -54,15 +75,66 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            1.0,
                            true,
                            {}},
-                 ParamSpec::positive("idle_s", 60.0, "a worker it started, idle this long, is stopped")},
+                 ParamSpec::positive("idle_s", 60.0, "a worker it started, idle this long, is stopped"),
+                 ParamSpec{"autoscale_s",
+                           ParamType::Float,
+                           1.0,
+                           "the Model-Autoscaler's period (Sec. 5: 1 s); 0: off, per-query scaling only",
+                           0.0,
+                           3600.0,
+                           false,
+                           {}},
+                 ParamSpec{"slack",
+                           ParamType::Float,
+                           1.05,
+                           "the Model-Autoscaler's slack-threshold: minimum capacity / load (Sec. 5: 1.05)",
+                           1.0,
+                           10.0,
+                           false,
+                           {}},
+                 ParamSpec::positive("load_window_s", 5.0, "the load is measured over this window (our choice)"),
+                 ParamSpec{"offline_apps",
+                           ParamType::String,
+                           ParamValue{std::string()},
+                           "indices of the workload's applications whose queries are offline (served from spare "
+                           "capacity), comma-separated; empty: none",
+                           {},
+                           {},
+                           false,
+                           {}},
+                 ParamSpec{"offline_util",
+                           ParamType::Float,
+                           0.4,
+                           "offline work pauses on a worker busier than this over the last period (Sec. 5: 40 %)",
+                           0.0,
+                           1.0,
+                           false,
+                           {}},
+                 ParamSpec{"interference_tol",
+                           ParamType::Float,
+                           0.1,
+                           "a batch slower than its profiled latency by more than this fraction marks its instance "
+                           "Interfered and pauses offline work on its worker",
+                           0.0,
+                           100.0,
+                           false,
+                           {}}},
                 [](const Params& p) {
+                  ModelScaling ms;
+                  ms.period_s = p.get_float("autoscale_s");
+                  ms.slack = p.get_float("slack");
+                  ms.window_s = p.get_float("load_window_s");
+                  OfflineServing off;
+                  off.apps = split_indices(p.get_string("offline_apps"));
+                  off.max_utilisation = p.get_float("offline_util");
+                  off.tolerance = p.get_float("interference_tol");
                   VmScaling vm;
                   vm.max_workers = p.get_int("max_workers");
                   vm.startup_s = p.get_float("startup_s");
                   vm.poll_s = p.get_float("poll_s");
                   vm.threshold = p.get_float("threshold");
                   vm.idle_s = p.get_float("idle_s");
-                  return make_infaas_scheduler(split_models(p.get_string("models")), vm);
+                  return make_infaas_scheduler(split_models(p.get_string("models")), vm, ms, std::move(off));
                 }});
   registry.add({"clipper_plus",
                 "Clipper+ (INFaaS baseline): the pre-loaded variants only, fixed; each query to the worker that can "

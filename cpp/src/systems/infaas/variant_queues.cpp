@@ -1,6 +1,7 @@
 #include "variant_queues.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace servelab::infaas {
 
@@ -38,8 +39,59 @@ bool VariantQueues::load_pending(WorkerId w, const sched::ClusterView& view) con
   return false;
 }
 
+void VariantQueues::retarget(WorkerId w, ModelId from, ModelId to, const sched::ClusterView& view) {
+  if (from == to || w >= static_cast<WorkerId>(backlog_.size()) || queued_for(w, from) == 0) return;
+  const std::int64_t cap = view.max_batch(w, to);
+  for (const QueryId id : view.worker_queue(w)) {
+    auto& [model, own] = queued_.at(id);
+    const std::int64_t size = view.query(id).size;
+    if (model != from || size > cap) continue;
+    const Nanos now_own = view.predicted_latency(w, to, size);
+    backlog_[w] += now_own - own;
+    --per_model_[w][from];
+    ++per_model_[w][to];
+    model = to;
+    own = now_own;
+  }
+}
+
+void VariantQueues::migrate(WorkerId w, ModelId from, WorkerId to_w, ModelId to, const sched::ClusterView& view,
+                            sched::Actions& actions) {
+  if (w == to_w) {
+    retarget(w, from, to, view);
+    return;
+  }
+  grow(view);
+  if (queued_for(w, from) == 0) return;
+  const std::int64_t cap = view.max_batch(to_w, to);
+  const std::vector<QueryId> ids(view.worker_queue(w).begin(), view.worker_queue(w).end());
+  for (const QueryId id : ids) {
+    auto& [model, own] = queued_.at(id);
+    const std::int64_t size = view.query(id).size;
+    if (model != from || size > cap) continue;
+    actions.enqueue_to_worker(to_w, id);
+    backlog_[w] -= own;
+    --per_model_[w][from];
+    model = to;
+    own = view.predicted_latency(to_w, to, size);
+    backlog_[to_w] += own;
+    ++per_model_[to_w][to];
+  }
+  if (view.is_idle(to_w)) serve(to_w, view, actions);
+  changed(w, view, actions);
+  changed(to_w, view, actions);
+}
+
 void VariantQueues::on_arrival(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) {
   grow(view);
+  if (is_offline(query)) {
+    actions.enqueue(query.id);
+    const std::vector<WorkerId> idle(view.idle_workers().begin(), view.idle_workers().end());
+    for (const WorkerId w : idle) {
+      if (view.is_idle(w) && view.worker_queue(w).empty()) serve(w, view, actions);
+    }
+    return;
+  }
   const Assignment a = assign(query, view, actions);
   grow(view);  // assign may have added a worker
   if (a.worker < 0) {
@@ -52,26 +104,31 @@ void VariantQueues::on_arrival(const sched::Query& query, const sched::ClusterVi
   backlog_[a.worker] += own;
   ++per_model_[a.worker][a.model];
   if (view.is_idle(a.worker)) serve(a.worker, view, actions);
-  changed(a.worker, view);
+  changed(a.worker, view, actions);
 }
 
 void VariantQueues::on_batch_done(const sched::BatchDone& done, const sched::ClusterView& view,
                                   sched::Actions& actions) {
   grow(view);
+  batch_done(done, view);
   if (view.is_idle(done.worker)) serve(done.worker, view, actions);
-  changed(done.worker, view);
+  changed(done.worker, view, actions);
 }
 
 void VariantQueues::on_worker_ready(WorkerId worker, const sched::ClusterView& view, sched::Actions& actions) {
   grow(view);
   if (view.is_idle(worker)) serve(worker, view, actions);
-  changed(worker, view);
+  changed(worker, view, actions);
 }
 
 void VariantQueues::serve(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) {
   before_serving(w, view, actions);
+  if (!view.is_idle(w)) return;  // before_serving started a load
   const auto& queue = view.worker_queue(w);
-  if (queue.empty()) return;
+  if (queue.empty()) {
+    if (view.is_idle(w) && !view.central_queue().empty()) serve_offline(w, view, actions);
+    return;
+  }
   const ModelId model = queued_.at(queue.front()).first;
   if (!view.has_model(w, model)) {
     actions.load_model(w, model);  // on_worker_ready serves once it is loaded

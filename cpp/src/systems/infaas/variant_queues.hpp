@@ -3,7 +3,8 @@
 // if it is missing (then on_worker_ready), else serves, in one batch, its queued queries of that
 // model in arrival order up to the profile's max batch. backlog_ns(w) is the predicted work queued
 // on w (each query's latency alone: batching only makes it shorter), the load measure the
-// policies compare workers by.
+// policies compare workers by. Offline queries (is_offline) wait in the central queue instead; an
+// idle worker with an empty queue offers itself to serve_offline.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +32,24 @@ class VariantQueues : public sched::Scheduler {
   // May act (load, add a worker) before answering; must not dispatch or enqueue the query itself.
   virtual Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) = 0;
   // After a worker's backlog or models changed (the policy re-keys its indexes).
-  virtual void changed(sched::WorkerId, const sched::ClusterView&) {}
+  virtual void changed(sched::WorkerId, const sched::ClusterView&, sched::Actions&) {}
   // Before an idle worker picks its next batch (scale-down decisions).
   virtual void before_serving(sched::WorkerId, const sched::ClusterView&, sched::Actions&) {}
+  // Offline queries are parked in the central queue and served only from spare capacity.
+  virtual bool is_offline(const sched::Query&) const { return false; }
+  // An idle worker with nothing queued may start a batch of central-queue queries here.
+  virtual void serve_offline(sched::WorkerId, const sched::ClusterView&, sched::Actions&) {}
+  // Every finished batch (monitoring).
+  virtual void batch_done(const sched::BatchDone&, const sched::ClusterView&) {}
+  // Moves w's queued queries of model `from` to model `to` (a variant replaced by another on w);
+  // queries larger than `to` serves keep `from`.
+  void retarget(sched::WorkerId w, sched::ModelId from, sched::ModelId to, const sched::ClusterView& view);
+  // Moves w's queued queries of model `from` to worker `to_w`'s queue for model `to` (another
+  // worker: the query leaves w's queue); an idle `to_w` starts serving them.
+  void migrate(sched::WorkerId w, sched::ModelId from, sched::WorkerId to_w, sched::ModelId to,
+               const sched::ClusterView& view, sched::Actions& actions);
+  // An idle worker serves its next batch, or offline work when its queue is empty.
+  void serve(sched::WorkerId w, const sched::ClusterView& view, sched::Actions& actions);
 
   Nanos backlog_ns(sched::WorkerId w) const {
     return w < static_cast<sched::WorkerId>(backlog_.size()) ? backlog_[w] : 0;
@@ -47,7 +63,6 @@ class VariantQueues : public sched::Scheduler {
 
  private:
   void grow(const sched::ClusterView& view);
-  void serve(sched::WorkerId w, const sched::ClusterView& view, sched::Actions& actions);
 
   std::vector<Nanos> backlog_;                                                   // by worker
   std::unordered_map<sched::QueryId, std::pair<sched::ModelId, Nanos>> queued_;  // model, predicted latency

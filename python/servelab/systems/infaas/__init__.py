@@ -21,7 +21,8 @@ scales variants horizontally and vertically (Sec. 4.2).
 Modules: ``catalogue`` (the variants as data, the Profile bridge, the metadata store),
 ``autoscaler`` (the Sec. 4.2.1 ILP and the Sec. 4.2.2 greedy), ``paper`` (Table 3 and the
 paper's numbers), ``schedulers`` (spec builders of the registered policies ``infaas``,
-``clipper_plus``, ``sm_plus``), ``cli`` (``servelab infaas ...``); the real-serving API:
+``clipper_plus``, ``sm_plus``), ``experiments`` (Fig. 6's panels and the online + offline run
+in the simulator), ``cli`` (``servelab infaas ...``); the real-serving API:
 ``registry`` (``ModelRegistry``: register_model's variants, profiled), ``server``
 (``InfaasServer``: online and offline queries on real executors), ``loading`` (one variant on an
 executor), ``api`` (``register_model`` / ``online_query`` / ``offline_query`` on a default
@@ -58,6 +59,11 @@ _EXPORTS = {
     "ModelRegistry": "registry",
     **dict.fromkeys(("InfaasServer", "OfflineJob", "OnlineResult"), "server"),
     "VariantLoadError": "loading",
+    # simulated fidelity runs (docs/infaas.md, "Fidelity runs")
+    **dict.fromkeys(
+        ("FIG6_LOADS", "FIG6_SYSTEMS", "fig6", "format_fig6", "offline_colocation", "variant_cost"),
+        "experiments",
+    ),
 }  # fmt: skip
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -6,6 +6,7 @@
     servelab infaas simulate [--rate 30] [--slo-ms 60] [--accuracy 0.7] [--count 400] [--seed 0]
     servelab infaas register MODEL --app APP --accuracy 0.8 --registry FILE [--name N]
     servelab infaas query --registry FILE (--app APP | --model N) [--inputs X.npy] [--out Y.npy]
+    servelab infaas evaluate [--loads flat,steady,fluctuating] [--no-offline] [--interference]
 
 `autoscale` without --qps reproduces Table 3 (exact ILP, greedy, the paper's numbers).
 `register` profiles a model's variants on the real executors into a registry file; `query` with
@@ -235,6 +236,49 @@ def _cmd_query_real(args: argparse.Namespace) -> int:
     return _print(args, out, text)
 
 
+_FIG6_LOADS = ("flat", "steady", "fluctuating")
+
+
+def _load_list(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in _FIG6_LOADS]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(
+            f"loads={text!r}: give some of {','.join(_FIG6_LOADS)} separated by commas"
+        )
+    return names
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from . import experiments
+
+    out: dict[str, Any] = {"fig6": {}}
+    lines = []
+    for load in args.loads:
+        rows = experiments.fig6(load=load, seed=args.seed)
+        out["fig6"][load] = rows
+        lines += [f"Fig. 6, {load} load:", experiments.format_fig6(rows), ""]
+    if not args.no_offline:
+        off = experiments.offline_colocation(seed=args.seed)
+        out["offline"] = off
+        lines.append("Sec. 6.3.2, online + offline on one CPU machine:")
+        for key, r in off.items():
+            lines.append(
+                f"  {key:<12} online SLO violations {r['online_violation_rate']:.1%}, offline "
+                f"{r['offline_completed']}/{r['offline_queries']} done "
+                f"({r['offline_in_lulls']} started in lulls)"
+            )
+    if args.interference:
+        fit = experiments.measure_interference(seed=args.seed)
+        out["interference"] = fit
+        lines.append(
+            f"interference: {fit['executor']} batch {fit['batch']}: alone "
+            f"{fit['median_alone_ms']:.3f} ms, co-located {fit['median_together_ms']:.3f} ms, "
+            f"alpha {fit['alpha']:.3f}"
+        )
+    return _print(args, out, "\n".join(lines))
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Adds the `infaas` command and its subcommands to servelab's CLI."""
     p = sub.add_parser("infaas", help="INFaaS: model-less serving, variant selection, autoscaling")
@@ -322,3 +366,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("--seed", type=random_seed, default=0, help="default 0")
     sim.add_argument("--json", action="store_true", help="print JSON")
     sim.set_defaults(run=_cmd_simulate)
+
+    ev = cmds.add_parser("evaluate", help="Fig. 6 cost panels and online + offline co-location")
+    ev.add_argument(
+        "--loads", type=_load_list, default=["flat", "steady", "fluctuating"],
+        help="Fig. 6 loads, comma-separated (default flat,steady,fluctuating)",
+    )  # fmt: skip
+    ev.add_argument("--no-offline", action="store_true", help="skip the Sec. 6.3.2 run")
+    ev.add_argument(
+        "--interference", action="store_true",
+        help="also fit alpha from two co-located recsys executors (real runs; a quiet machine)",
+    )  # fmt: skip
+    ev.add_argument("--seed", type=random_seed, default=0, help="default 0")
+    ev.add_argument("--json", action="store_true", help="print JSON")
+    ev.set_defaults(run=_cmd_evaluate)

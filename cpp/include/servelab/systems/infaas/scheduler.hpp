@@ -19,8 +19,27 @@ struct VmScaling {
   double idle_s = 60.0;     // a started worker idle this long is stopped (our choice)
 };
 
+// The periodic Model-Autoscaler (Sec. 4.2.2); period_s = 0 turns it off (per-query scaling only).
+struct ModelScaling {
+  double period_s = 1.0;  // Sec. 5: "a 1 second polling interval"
+  double slack = 1.05;    // Sec. 5: the slack-threshold (minimum headroom)
+  double window_s = 5.0;  // the load is measured over this window (our choice)
+};
+
+// Offline applications (Sec. 4.2.3, 6.3.2): their queries wait in the central queue and run
+// only on idle workers whose utilisation over the last period is at most max_utilisation and
+// whose last online batch did not exceed its profiled latency.
+struct OfflineServing {
+  std::vector<std::int32_t> apps;  // indices into the workload's applications
+  double max_utilisation = 0.4;    // Sec. 5: offline work pauses above 40 %
+  // A batch slower than its profiled latency by more than this fraction marks its instance
+  // Interfered (and pauses offline work on the worker); our choice, the paper gives none.
+  double tolerance = 0.1;
+};
+
 // models: the registered models queries may be served by (empty: every model of the profile).
-std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models = {}, VmScaling vm = {});
+std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models = {}, VmScaling vm = {},
+                                                        ModelScaling scaling = {}, OfflineServing offline = {});
 std::shared_ptr<sched::Scheduler> make_clipper_plus();
 // SM+: one fixed variant scaled horizontally (replicas, then new workers of its hardware).
 std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s = 20.0, double idle_s = 60.0,

@@ -1,0 +1,109 @@
+#include "model_autoscaler.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace servelab::infaas {
+
+void LoadMeter::reset(std::int32_t buckets, double period_s) {
+  apps_.clear();
+  buckets_ = std::max(1, buckets);
+  period_s_ = period_s;
+}
+
+void LoadMeter::add(std::int32_t app, std::int64_t items) {
+  if (app < 0) return;
+  if (app >= static_cast<std::int32_t>(apps_.size())) apps_.resize(static_cast<std::size_t>(app) + 1);
+  apps_[app].current += items;
+}
+
+void LoadMeter::close_period() {
+  for (App& a : apps_) {
+    a.closed.push_back(a.current);
+    a.in_window += a.current;
+    a.current = 0;
+    if (static_cast<std::int32_t>(a.closed.size()) > buckets_) {
+      a.in_window -= a.closed.front();
+      a.closed.pop_front();
+    }
+  }
+}
+
+double LoadMeter::qps(std::int32_t app) const {
+  if (app < 0 || app >= static_cast<std::int32_t>(apps_.size()) || apps_[app].closed.empty()) return 0.0;
+  const App& a = apps_[app];
+  return static_cast<double>(a.in_window) / (static_cast<double>(a.closed.size()) * period_s_);
+}
+
+ScalingProblem application_problem(const MetadataStore& store, const AppGoals& goals, double load_qps, double slack,
+                                   std::vector<VariantId>& ids) {
+  ScalingProblem p;
+  ids.clear();
+  std::map<std::string, std::int32_t> type_of;  // hardware -> resource row
+  // The greedy keeps the first of equally good plans: cheaper variants first, then the smaller
+  // memory footprint (Sec. 6.2 prices an instance by its footprint; a profile prices hardware).
+  std::vector<VariantId> order(static_cast<std::size_t>(store.num_variants()));
+  for (VariantId v = 0; v < store.num_variants(); ++v) order[v] = v;
+  std::stable_sort(order.begin(), order.end(), [&store](VariantId a, VariantId b) {
+    const Variant &x = store.variant(a), &y = store.variant(b);
+    return x.cost_per_s != y.cost_per_s ? x.cost_per_s < y.cost_per_s : x.memory_mb < y.memory_mb;
+  });
+  for (const VariantId v : order) {
+    const Variant& var = store.variant(v);
+    if (var.accuracy < goals.accuracy || store.workers_of(var.hardware).empty()) continue;
+    std::int64_t running = 0;
+    for (const Instance& i : store.instances(v)) running += store.alive(i.worker) ? 1 : 0;
+    ids.push_back(v);
+    p.names.push_back(var.name);
+    p.architecture.push_back(0);  // substitutes for one application: an upgrade replaces them all
+    p.saturation_qps.push_back(var.saturation_qps());
+    p.cost_per_s.push_back(var.cost_per_s);
+    p.load_s.push_back(var.load_s);
+    p.latency_ms.push_back(var.latency_at(1));
+    p.running.push_back(running);
+    if (!type_of.contains(var.hardware)) type_of.emplace(var.hardware, static_cast<std::int32_t>(type_of.size()));
+  }
+  if (ids.empty()) return p;
+  p.resource_types.resize(type_of.size());
+  p.requirement.assign(type_of.size(), std::vector<double>(ids.size(), 0.0));
+  p.capacity.assign(type_of.size(), 0.0);
+  for (const auto& [hw, t] : type_of) {
+    p.resource_types[t] = hw + " workers";
+    p.capacity[t] = static_cast<double>(store.workers_of(hw).size());
+  }
+  std::vector<double> held(type_of.size(), 0.0);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto t = type_of.at(store.variant(ids[i]).hardware);
+    p.requirement[t][i] = 1.0;
+    held[t] += static_cast<double>(p.running[i]);
+  }
+  // A worker may hold two candidates (loaded for queries before a decision): never infeasible as is.
+  for (std::size_t t = 0; t < held.size(); ++t) p.capacity[t] = std::max(p.capacity[t], held[t]);
+  p.load_qps = load_qps;
+  p.slack_qps = load_qps * (slack - 1.0);
+  p.slo_ms = goals.slo_ms;
+  return p;
+}
+
+ScalingPlan plan_scaling(const ScalingProblem& problem) {
+  ScalingPlan plan = greedy_scaling(problem);
+  if (plan.feasible) return plan;
+  // The most the workers can carry with one variant per worker of each hardware type.
+  double most = 0;
+  for (std::size_t i = 0; i < problem.size(); ++i) {
+    if (problem.latency_ms[i] > problem.slo_ms) continue;
+    for (std::size_t t = 0; t < problem.resource_types.size(); ++t) {
+      if (problem.requirement[t][i] > 0) most = std::max(most, problem.saturation_qps[i] * problem.capacity[t]);
+    }
+  }
+  if (most <= 0) return plan;
+  ScalingProblem reduced = problem;
+  reduced.load_qps = most * (1.0 - 1e-9);
+  reduced.slack_qps = 0;
+  ScalingPlan best = greedy_scaling(reduced);
+  if (!best.feasible) return plan;
+  best.status = "needs_vm";  // the configuration carries what it can; more workers are needed
+  return best;
+}
+
+}  // namespace servelab::infaas

@@ -1,0 +1,59 @@
+// The periodic Model-Autoscaler inside the `infaas` policy (Sec. 4.2.2), per application:
+//  - a load meter: the items each application sent over a sliding window of periods;
+//  - every period, the application's candidate variants (accuracy >= its floor) become a
+//    ScalingProblem (N_v: the live workers holding v; L: the measured load; slack: L x
+//    (slack-threshold - 1); one instance per worker, as a servelab worker runs one batch at a
+//    time, so each hardware type's live workers are constraint (3)'s capacity) solved by the
+//    Sec. 4.2.2 greedy (replicate vs upgrade, remove vs downgrade).
+// The caller applies the plan to the metadata store (scale-up at once, scale-down after the
+// removed variants' load time T_v, Sec. 4.2.2's wait).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "servelab/core/time.hpp"
+#include "servelab/systems/infaas/metadata_store.hpp"
+#include "servelab/systems/infaas/scaling.hpp"
+
+namespace servelab::infaas {
+
+// Items per application over the last `buckets` closed periods.
+class LoadMeter {
+ public:
+  void reset(std::int32_t buckets, double period_s);
+  void add(std::int32_t app, std::int64_t items);
+  void close_period();  // the current period's counts join the window
+  // Items/s of the application over the closed periods of the window (0 before the first).
+  double qps(std::int32_t app) const;
+
+ private:
+  struct App {
+    std::int64_t current = 0, in_window = 0;
+    std::deque<std::int64_t> closed;
+  };
+  std::vector<App> apps_;
+  std::int32_t buckets_ = 1;
+  double period_s_ = 1.0;
+};
+
+// An application's goals as the policy saw them: the tightest SLO and highest floor.
+struct AppGoals {
+  bool seen = false;
+  double slo_ms = 0.0;
+  double accuracy = 0.0;
+};
+
+// The ScalingProblem for one application; `ids[i]` is the store's variant of problem index i.
+// Empty (ids empty) when no variant meets the floor or none has a live worker of its hardware.
+// Candidates are ordered by cost, then memory footprint: the greedy keeps the first of ties.
+ScalingProblem application_problem(const MetadataStore& store, const AppGoals& goals, double load_qps, double slack,
+                                   std::vector<VariantId>& ids);
+
+// The greedy's plan for the problem; when no plan fits the workers (status "needs_vm"), the plan
+// that carries the most load they can (the VM-Autoscaler is asked for more workers).
+ScalingPlan plan_scaling(const ScalingProblem& problem);
+
+}  // namespace servelab::infaas

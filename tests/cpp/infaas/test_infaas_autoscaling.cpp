@@ -1,0 +1,69 @@
+// The periodic Model-Autoscaler inside `infaas`: on one worker with a batch-1 and a batch-8
+// variant, a load beyond the batch-1 variant's saturation is carried by the batch-8 one, a load
+// within it stays on batch 1. And the interference config model's checks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "servelab/catalogue/catalogue.hpp"
+#include "servelab/cluster/cluster_spec.hpp"
+#include "servelab/sim/engine.hpp"
+#include "servelab/systems/infaas/interference.hpp"
+#include "servelab/workload/arrivals.hpp"
+#include "servelab/workload/workload.hpp"
+
+namespace servelab::infaas {
+namespace {
+
+std::shared_ptr<profile::Profile> one_gpu_profile() {
+  auto p = std::make_shared<profile::Profile>();
+  p->add_hardware("gpu");
+  p->set_price("gpu", 1.0);
+  for (const char* m : {"b1", "b8"}) {
+    p->add_model(m);
+    p->set_accuracy(m, 0.8);
+    p->set_load_time("gpu", m, 0.5);
+  }
+  p->set_latency("gpu", "b1", 1, profile::LatencyDistribution::from_samples({0.010}));  // 100 QPS
+  for (int b = 1; b <= 8; ++b) {                                                        // 8 / 16 ms = 500 QPS
+    p->set_latency("gpu", "b8", b, profile::LatencyDistribution::from_samples({0.008 + 0.001 * b}));
+  }
+  return p;
+}
+
+cluster::RunSpec heavy(int count, double qps) {
+  cluster::RunSpec s;
+  s.profile = one_gpu_profile();
+  s.workers = {cluster::WorkerGroup{"gpu", 1, {"b1"}, {}}};
+  std::vector<double> times;
+  for (int i = 0; i < count; ++i) times.push_back(i / qps);
+  workload::Application app{"a", 1.0, millis_to_nanos(100), nullptr, 0.7};
+  s.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times), std::vector{app},
+                                                    static_cast<std::int64_t>(count));
+  return s;
+}
+
+double share_of_model(const cluster::RunResult& r, std::int32_t model) {
+  const auto& m = r.queries.model;
+  return static_cast<double>(std::count(m.begin(), m.end(), model)) / static_cast<double>(m.size());
+}
+
+TEST(InfaasModelAutoscaler, UpgradesToTheBatchedVariantUnderHeavyLoadOnly) {
+  auto busy = catalogue::schedulers().make("infaas");
+  const auto r = sim::simulate(heavy(3000, 300), *busy);  // 10 s at 300 QPS: beyond b1's 100
+  EXPECT_GT(share_of_model(r, 1), 0.8);
+  auto calm = catalogue::schedulers().make("infaas");
+  const auto q = sim::simulate(heavy(500, 50), *calm);  // 50 QPS: b1 keeps its headroom
+  EXPECT_GT(share_of_model(q, 0), 0.95);
+}
+
+TEST(InfaasInterference, BadParametersAreValueErrors) {
+  EXPECT_THROW(InterferenceModel(-0.1, "machine"), ValueError);
+  EXPECT_THROW(InterferenceModel(0.5, ""), ValueError);
+  EXPECT_EQ(InterferenceModel(0.5, "machine").describe(), "infaas_interference(alpha=0.5, key='machine')");
+}
+
+}  // namespace
+}  // namespace servelab::infaas
