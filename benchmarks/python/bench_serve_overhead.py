@@ -9,7 +9,10 @@ hand-over to a worker thread, its completion and the record. Two measures:
   per query, against a plain Python loop of the same shape (a controller thread, worker threads, a
   queue each way, per-query records), whose ratio python / servelab is printed;
 - light load: queries arrive one by one; the median and p99 of finish - arrival are the latency the
-  loop adds to a query that never waits for a worker.
+  loop adds to a query that never waits for a worker;
+- a no-op executor written in Python (``register_executor``) against the C++ ``constant``: runs
+  interleaved A/B, medians of the per-query wall time under saturation and of each batch's own
+  time in its worker (``exec_ns``: taking the GIL, building the batch object, the Python call).
 
 Printed, never asserted.
 
@@ -54,6 +57,38 @@ def serve_noop(rate: float, count: int) -> tuple[float, servelab.Result]:
     the loop, without building the run) and its result."""
     r = servelab.serve(scenario(rate, count), executor="constant(latency_ms=0)")
     return r.meta["duration_ns"] / 1e9, r
+
+
+class NoOp:
+    """The Python executor under test: does nothing with its batch."""
+
+    def run(self, batch) -> None:
+        pass
+
+
+def python_executor_overhead(count: int, rounds: int) -> None:
+    """A no-op Python executor vs constant(latency_ms=0), interleaved A/B in this process."""
+    servelab.register_executor("bench_noop", NoOp, params=[])
+    try:
+        walls: dict[str, list[float]] = {"constant": [], "python": []}
+        execs: dict[str, list[float]] = {"constant": [], "python": []}
+        for _ in range(rounds):
+            for label, spec in (("constant", "constant(latency_ms=0)"), ("python", "bench_noop")):
+                r = servelab.serve(scenario(1e9, count), executor=spec)
+                assert r.summary()["completed"] == count, r.meta["drop_reasons"]
+                walls[label].append(r.meta["duration_ns"] / count / 1e3)
+                execs[label].append(float(np.median(r.columns["exec_ns"])) / 1e3)
+    finally:
+        servelab.unregister_executor("bench_noop")
+    wall = {k: float(np.median(v)) for k, v in walls.items()}
+    run = {k: float(np.median(v)) for k, v in execs.items()}
+    print(
+        f"python no-op executor vs constant(latency_ms=0), saturated, {count} queries x {rounds} "
+        f"rounds (medians): {wall['python']:.2f} vs {wall['constant']:.2f} us/query, ratio "
+        f"python / constant = {wall['python'] / wall['constant']:.2f}; per batch in the worker "
+        f"{run['python']:.2f} vs {run['constant']:.2f} us "
+        f"(+{run['python'] - run['constant']:.2f} us)"
+    )
 
 
 def python_loop(count: int) -> float:
@@ -117,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         f"median {np.median(added_us):.1f} us, "
         f"p99 {np.percentile(added_us, 99):.1f} us per query (arrival to recorded finish)"
     )
+
+    python_executor_overhead(1_000 if args.smoke else 20_000, 3 if args.smoke else 5)
     return 0
 
 

@@ -21,36 +21,6 @@ namespace py = pybind11;
 namespace servelab::bindings {
 namespace {
 
-ParamType param_type_from(const std::string& entry, const std::string& name, const std::string& type) {
-  for (const ParamType t :
-       {ParamType::Bool, ParamType::Int, ParamType::Float, ParamType::String, ParamType::FloatList}) {
-    if (param_type_name(t) == type) return t;
-  }
-  throw ValueError(
-      str(entry, ": parameter '", name, "' has type='", type, "'; known: bool, int, float, str, list of float"));
-}
-
-std::optional<double> optional_number(const py::dict& d, const char* key) {
-  if (!d.contains(key) || d[key].is_none()) return std::nullopt;
-  return d[key].cast<double>();
-}
-
-// {"name", "type", "default" (absent: required), "doc", "min", "max", "min_exclusive", "choices"}.
-ParamSpec param_spec_from(const std::string& entry, const py::dict& d) {
-  ParamSpec spec;
-  spec.name = d["name"].cast<std::string>();
-  spec.type = param_type_from(entry, spec.name, d["type"].cast<std::string>());
-  if (d.contains("default")) spec.default_value = d["default"].cast<ParamValue>();
-  if (d.contains("doc")) spec.doc = d["doc"].cast<std::string>();
-  spec.min = optional_number(d, "min");
-  spec.max = optional_number(d, "max");
-  if (d.contains("min_exclusive")) spec.min_exclusive = d["min_exclusive"].cast<bool>();
-  if (d.contains("choices")) spec.choices = d["choices"].cast<std::vector<std::string>>();
-  // A default must itself pass the checks a user's value would.
-  if (spec.default_value) Params(entry, {spec}, ParamArgs{{spec.name, *spec.default_value}});
-  return spec;
-}
-
 // A C++ factory calling the Python one. The returned pointer keeps the Python object (and so the
 // policy's Python state) alive for as long as C++ holds it.
 sched::SchedulerRegistry::Factory python_factory(std::string name, py::object factory) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "executor_plugin.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
+#include "python_executor_registry.hpp"
 #include "registry_binding.hpp"
 #include "seed.hpp"
 #include "servelab/catalogue/executors.hpp"
@@ -30,6 +32,12 @@ std::map<std::string, std::string, std::less<>>& origins() {
   return by_name;
 }
 std::mutex origins_mutex;
+
+// The executors written in Python (servelab.register_executor).
+std::set<std::string, std::less<>>& python_executors() {
+  static std::set<std::string, std::less<>> names;
+  return names;
+}
 
 void join_from_module(serve::ExecutorRegistry::Entry entry, const std::string& module) {
   const std::string name = entry.name;
@@ -56,6 +64,26 @@ serve::ConfigKnobs knobs_from(const std::map<std::string, std::int64_t>& config)
 }
 
 }  // namespace
+
+void join_python_executor(serve::ExecutorRegistry::Entry entry, const std::string& module) {
+  const std::string name = entry.name;
+  join_from_module(std::move(entry), module);
+  std::lock_guard lock(origins_mutex);
+  python_executors().insert(name);
+}
+
+void retract_python_executor(const std::string& name) {
+  {
+    std::lock_guard lock(origins_mutex);
+    if (!python_executors().count(name)) {
+      throw KeyError(str("'", name, "' is not an executor registered from Python",
+                         catalogue::executors().contains(name) ? " (it is built in or comes from a backend)" : ""));
+    }
+    python_executors().erase(name);
+    origins().erase(name);
+  }
+  catalogue::executors().retract(name);
+}
 
 void init_executors(py::module_& m) {
   m.attr("_executor_plugins") = py::capsule(&plugin_table, kExecutorPluginCapsule);
@@ -126,7 +154,12 @@ void init_executors(py::module_& m) {
             std::lock_guard lock(origins_mutex);
             if (const auto it = origins().find(entry->name); it != origins().end()) module = it->second;
           }
-          d["origin"] = "c++";
+          bool python = false;
+          {
+            std::lock_guard lock(origins_mutex);
+            python = python_executors().count(entry->name) > 0;
+          }
+          d["origin"] = python ? "python" : "c++";
           d["module"] = module;
           py::list params;
           for (const auto& p : entry->params) params.append(describe_param(p));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "long_call.hpp"
+#include "query_inputs_binding.hpp"
 #include "run_binding.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/serve/executor_registry.hpp"
@@ -23,7 +24,8 @@ void init_serve(py::module_& m) {
       [](const profile::Profile& profile, std::vector<cluster::WorkerGroup> workers, const workload::Workload& workload,
          sched::Scheduler& scheduler, const py::object& seed, const std::string& decision_statistic,
          const std::string& service, double drain_s,
-         std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us) {
+         std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us,
+         std::shared_ptr<PyQueryInputs> inputs) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
         serve::ServeOptions options;
         if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
@@ -35,14 +37,16 @@ void init_serve(py::module_& m) {
           }
           options.executor = serve::executors_by_group({executors->begin(), executors->end()});
         }
-        // Worker threads never touch Python; a Python scheduler takes the GIL per hook on this thread.
+        options.inputs = std::move(inputs);
+        // Worker threads take the GIL only inside a Python executor's call or an inputs callable; a
+        // Python scheduler takes it per hook on this thread.
         auto result = run_long([&] { return serve::serve(spec, scheduler, options); });
         return result_to_python(std::move(result));
       },
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),
       py::arg("seed") = 0, py::arg("decision_statistic") = "mean", py::arg("service") = "sample",
       py::arg("drain_s") = 3600.0, py::arg("executors") = py::none(),
-      py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3,
+      py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3, py::arg("inputs") = py::none(),
       "Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',\n"
       "'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's\n"
       "batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:\n"
@@ -51,7 +55,7 @@ void init_serve(py::module_& m) {
       "or timer the controller spins rather than sleeps (0: never, leaving the cores to the executors). Takes the "
       "workload's duration in wall\n"
       "time. Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it and joins every\n"
-      "worker thread.");
+      "worker thread. `inputs`: a QueryInputs (the user's per-query inputs) handed to every batch, or None.");
 }
 
 }  // namespace servelab::bindings

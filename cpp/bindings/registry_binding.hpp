@@ -6,8 +6,10 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "servelab/core/errors.hpp"
 #include "servelab/core/registry.hpp"
@@ -54,6 +56,37 @@ inline ParamArgs args_from_python(const pybind11::kwargs& kwargs) {
     }
   }
   return args;
+}
+
+// A parameter declared from Python (a policy or executor written in Python):
+inline ParamType param_type_from(const std::string& entry, const std::string& name, const std::string& type) {
+  for (const ParamType t :
+       {ParamType::Bool, ParamType::Int, ParamType::Float, ParamType::String, ParamType::FloatList}) {
+    if (param_type_name(t) == type) return t;
+  }
+  throw ValueError(
+      str(entry, ": parameter '", name, "' has type='", type, "'; known: bool, int, float, str, list of float"));
+}
+
+inline std::optional<double> optional_number(const pybind11::dict& d, const char* key) {
+  if (!d.contains(key) || d[key].is_none()) return std::nullopt;
+  return d[key].cast<double>();
+}
+
+// {"name", "type", "default" (absent: required), "doc", "min", "max", "min_exclusive", "choices"}.
+inline ParamSpec param_spec_from(const std::string& entry, const pybind11::dict& d) {
+  ParamSpec spec;
+  spec.name = d["name"].cast<std::string>();
+  spec.type = param_type_from(entry, spec.name, d["type"].cast<std::string>());
+  if (d.contains("default")) spec.default_value = d["default"].cast<ParamValue>();
+  if (d.contains("doc")) spec.doc = d["doc"].cast<std::string>();
+  spec.min = optional_number(d, "min");
+  spec.max = optional_number(d, "max");
+  if (d.contains("min_exclusive")) spec.min_exclusive = d["min_exclusive"].cast<bool>();
+  if (d.contains("choices")) spec.choices = d["choices"].cast<std::vector<std::string>>();
+  // A default must itself pass the checks a user's value would.
+  if (spec.default_value) Params(entry, {spec}, ParamArgs{{spec.name, *spec.default_value}});
+  return spec;
 }
 
 // `value` as a product of `registry`: a bound Product, or a spec string ('name(a=1)') the registry

@@ -11,17 +11,38 @@ happens here on demand, so naming an executor is enough::
     servelab.serve("default", executor=ex)                # or executor="torchscript(path=...)"
     servelab.profile(ex, batches=[1, 8, 64], repeats=20)  # a native profile the simulator reads
 
+An executor written in Python joins the same registry with ``register_executor``: its factory
+returns an object with ``run(batch)`` (and, for knobs a scheduler sets at run time, a ``knobs``
+list and ``set_config(key, value)``); it runs in the real serving loop under every scheduler::
+
+    class Echo:
+        def __init__(self, delay_ms: float = 0.0): ...
+        def run(self, batch): ...          # batch.queries, batch.sizes, batch.inputs, ...
+
+    servelab.register_executor("echo", Echo)
+    servelab.serve("default", executor="echo(delay_ms=1)")
+
 See docs/executors.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _core, backends
+from .schedulers import Param, _params_from_signature
 
-__all__ = ["ExecutorBuilder", "list_executors", "make_executor", "spec_string"]
+__all__ = [
+    "ExecutorBuilder",
+    "list_executors",
+    "make_executor",
+    "query_inputs",
+    "register_executor",
+    "spec_string",
+    "unregister_executor",
+]
 
 ExecutorBuilder = _core.ExecutorBuilder
 
@@ -82,3 +103,88 @@ def make_executor(spec: Any, **params: Any) -> ExecutorBuilder:
                 + (f" (backends not usable here, {missing})" if missing else "")
             )
     return _core.make_executor(text, **params)
+
+
+def _is_spec_name(name: str) -> bool:
+    """What the spec grammar reads as a name: letters, digits, '_', '-', '.', '+'."""
+    return bool(name) and all(c.isalnum() or c in "_-.+" for c in name) and name.isascii()
+
+
+def register_executor(
+    name: str,
+    factory: Callable[..., Any],
+    doc: str = "",
+    params: Sequence[Param] | None = None,
+) -> None:
+    """Registers an executor written in Python.
+
+    ``factory(**params)`` is called once per worker when a serving run (or ``open()``) starts and
+    must return an object with ``run(batch)``: it runs the batch (``batch.queries``, ``.sizes``,
+    ``.items``, ``.inputs``, ``.model_name``, ``.config``) and returns when done; an exception fails
+    that batch alone (its queries end dropped with the reason ``executor failed: <spec>:
+    <exception>``). Optional: ``knobs`` (the config keys it reads, which a scheduler may set with
+    ``actions.set_config``) with ``set_config(key, value)``, called before a batch when a value
+    changed. ``params`` declares the parameters (types, defaults, ranges, docs); without it they
+    are read from the factory's signature, as for :func:`servelab.register_scheduler`.
+    """
+    if not isinstance(name, str) or not _is_spec_name(name):
+        raise ValueError(
+            f"name={name!r} must be a non-empty string of letters, digits, '_', '-', '.', '+'"
+        )
+    if not callable(factory):
+        raise TypeError(f"factory={factory!r} of executor {name!r} is not callable")
+    if params is not None and (
+        isinstance(params, str | Param) or not all(isinstance(p, Param) for p in params)
+    ):
+        raise TypeError(f"params={params!r} of executor {name!r} must be a list of servelab.Param")
+    declared = (
+        list(params) if params is not None else _params_from_signature(name, factory, "executor")
+    )
+    doc = doc or (inspect.getdoc(factory) or "").split("\n")[0]
+    module = getattr(factory, "__module__", None) or "__main__"
+    _load_backends()  # their executors first: a Python one must not take a backend's name
+    if name in _registered():
+        raise ValueError(f"name={name!r}: executor {name!r} is already registered")
+    _core.extend_executors(name, factory, [p.to_spec() for p in declared], doc, module)
+
+
+def unregister_executor(name: str) -> None:
+    """Removes an executor registered with :func:`register_executor` (KeyError for any other)."""
+    _core.retract_executor(name)
+
+
+def _takes_inputs(builder: ExecutorBuilder | None) -> bool:
+    return isinstance(builder, _core.PythonExecutorBuilder) or hasattr(builder, "width")
+
+
+def query_inputs(
+    inputs: Any,
+    executors: Sequence[ExecutorBuilder | None] | None,
+    workers: Sequence[Mapping[str, Any]],
+    count: int | None,
+) -> _core.QueryInputs:
+    """``serve(inputs=...)`` checked against the run before it starts: an array with one row per
+    query (query q takes row q) or a callable of the query id. Executors that read float rows
+    (torchscript) check the dtype and width now (a callable is asked for query 0); ValueError
+    naming the worker group, its executor and models, and the value."""
+    made = inputs if isinstance(inputs, _core.QueryInputs) else _core.QueryInputs(inputs)
+    if made.rows >= 0 and count is not None and made.rows < count:
+        raise ValueError(
+            f"inputs={made.describe()} has {made.rows} rows (one per query) "
+            f"for a workload of count={count} queries"
+        )
+    builders = list(executors) if executors is not None else [None] * len(workers)
+    if not any(_takes_inputs(b) for b in builders):
+        named = ", ".join(b.describe() if b is not None else "emulated" for b in builders)
+        raise ValueError(
+            f"inputs= is for executors that take inputs (torchscript, executors written in "
+            f"Python); this run's executors ({named}) make their own"
+        )
+    for i, (builder, group) in enumerate(zip(builders, workers, strict=True)):
+        if builder is not None and hasattr(builder, "width"):
+            models = group.get("models")
+            where = f"workers[{i}].executor={builder.describe()}" + (
+                f" (models {', '.join(models)})" if models else ""
+            )
+            made.check_float_rows(int(builder.width), where)
+    return made

@@ -21,7 +21,7 @@ from typing import Any
 from . import profiles
 from .executors import make_executor
 
-__all__ = ["profile"]
+__all__ = ["profile", "profile_from_run"]
 
 # What a sample is: run()'s wall time, as the serving loop sees a batch (inputs made and the
 # model run), or the executor's own measure (the model alone, when it reports one).
@@ -143,3 +143,64 @@ def profile(
     if path is not None:
         profiles.save(result, path)
     return result
+
+
+def profile_from_run(
+    result: Any, base: profiles.Profile | None = None, *, min_samples: int = 5
+) -> profiles.Profile:
+    """A profile whose latencies are the service times a serving run measured (``finish - start``
+    of each completed batch, one sample per batch), keyed by the worker's hardware, the model and
+    the batch's items: profiling *at the load* the run had, where a back-to-back profile misses
+    how caches, clocks and the operating system treat a worker that idles between batches.
+
+    ``base`` (optional) supplies everything else: prices, accuracies, memory, and the latency of
+    every (hardware, model, batch) the run saw fewer than ``min_samples`` times; without it,
+    hardware prices are 0 and only the run's batches are profiled.
+    """
+    import numpy as np
+
+    from .results import COMPLETED
+
+    min_samples = _count("min_samples", min_samples, 1)
+    if getattr(result, "meta", {}).get("world") != "serve":
+        raise ValueError(
+            f"result={result!r} is not a serving run (meta['world'] is "
+            f"{getattr(result, 'meta', {}).get('world')!r}): its service times were not measured"
+        )
+    c = result.columns
+    done = c["status"] == COMPLETED
+    worker, start = c["worker"][done], c["start_ns"][done]
+    # One sample per batch: the queries of a batch share its worker and start.
+    _, first = np.unique(np.stack([worker, start]), axis=1, return_index=True)
+    hw_of_worker = result.workers["hardware"]
+    keys = zip(
+        hw_of_worker[worker[first]].tolist(),
+        c["model"][done][first].tolist(),
+        c["batch_items"][done][first].tolist(),
+        (c["finish_ns"][done][first] - start[first]).tolist(),
+        strict=True,
+    )
+    samples: dict[tuple[str, str, int], list[float]] = {}
+    for hw, model, items, ns in keys:
+        key = (result.meta["hardware"][hw], result.meta["models"][model], int(items))
+        samples.setdefault(key, []).append(max(int(ns), 1) / 1e6)
+    measured = {k: v for k, v in samples.items() if len(v) >= min_samples}
+    if not measured:
+        raise ValueError(
+            f"the run has no (hardware, model, batch) with min_samples={min_samples} completed "
+            f"batches ({sum(len(v) for v in samples.values())} batches in all)"
+        )
+    data = (
+        profiles.to_dict(base)
+        if base is not None
+        else {"format": profiles.FORMAT, "version": 1, "hardware": {}, "models": {}, "latency": []}
+    )
+    data["latency"] = [
+        e for e in data["latency"] if (e["hardware"], e["model"], int(e["batch"])) not in measured
+    ]
+    for (hw, model, items), ms in sorted(measured.items()):
+        data["hardware"].setdefault(hw, {"price_per_hour": 0.0})
+        data["models"].setdefault(model, {})
+        data["latency"].append({"hardware": hw, "model": model, "batch": items, "samples_ms": ms})
+    data["description"] = f"service times measured in a serving run ({len(first)} batches)"
+    return profiles.Profile.from_dict(data)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .executors import ExecutorBuilder, make_executor, spec_string
+from .executors import ExecutorBuilder, make_executor, query_inputs, spec_string
 from .results import Result
 from .scenario import Scenario, load_scenario
 
@@ -52,10 +52,19 @@ def _executors(sc: Scenario, default: Any) -> list[ExecutorBuilder | None] | Non
 def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     executor = overrides.pop("executor", None)
     spin_us = overrides.pop("spin_us", None)
+    config_model = overrides.pop("config_model", None)
+    if config_model is not None and world != "sim":
+        raise ValueError(
+            f"config_model={config_model!r} is for servelab.simulate; "
+            "real executors read their knobs themselves"
+        )
+    inputs = overrides.pop("inputs", None)
     if executor is not None and world != "serve":
         raise ValueError("executor= is for servelab.serve; the simulator waits profiled latencies")
     if spin_us is not None and world != "serve":
         raise ValueError("spin_us= is for servelab.serve; the simulator has no wall clock")
+    if inputs is not None and world != "serve":
+        raise ValueError("inputs= is for servelab.serve; the simulator runs no model")
     sc = _scenario(scenario, overrides)
     kwargs: dict[str, Any] = {}
     if sc.records != "all":
@@ -70,6 +79,12 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         kwargs["executors"] = executors
     if spin_us is not None:
         kwargs["spin_us"] = float(spin_us)
+    if config_model is not None:  # a spec string or make_config_model's result
+        kwargs["config_model"] = (
+            _core.make_config_model(config_model) if isinstance(config_model, str) else config_model
+        )
+    if inputs is not None:
+        kwargs["inputs"] = query_inputs(inputs, executors, sc.workers, sc.workload.get("count"))
     run = _core.simulate_run if world == "sim" else _core.serve_run
     raw = run(
         sc.build_profile(),
@@ -83,6 +98,8 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         **kwargs,
     )
     raw["meta"]["scenario"] = sc.to_dict()
+    if config_model is not None:
+        raw["meta"]["config_model"] = kwargs["config_model"].describe()
     if executors is not None:  # the executors as specs, so the scenario replays the run
         for group, built in zip(raw["meta"]["scenario"]["workers"], executors, strict=True):
             if built is not None:
@@ -101,6 +118,10 @@ def simulate(scenario: Any = None, **overrides: Any) -> Result:
         r = servelab.simulate("default", scheduler="jsq", seed=3)
         r.summary()["latency_ms"]["p99"]
 
+    ``config_model`` (a spec such as ``"rrl_cpu(cores=2)"``, see ``servelab.list_config_models()``)
+    scales each service time by the worker's ``set_config`` knobs at the batch's start; without it
+    service times are the profile's (``meta["config_model"]`` records the one used).
+
     ``records="all"`` (default) keeps every query's record. ``records="none"`` keeps none: the
     summary, per-app metrics and a time series of 1 s windows are computed online, in memory
     that does not grow with the number of queries (percentiles within 0.5% relative error;
@@ -114,7 +135,12 @@ def simulate(scenario: Any = None, **overrides: Any) -> Result:
 
 
 def serve(
-    scenario: Any = None, *, executor: Any = None, spin_us: float | None = None, **overrides: Any
+    scenario: Any = None,
+    *,
+    executor: Any = None,
+    spin_us: float | None = None,
+    inputs: Any = None,
+    **overrides: Any,
 ) -> Result:
     """Runs the same scenario in the real-time serving loop, on the wall clock. Same arguments and
     Result as :func:`simulate`; it takes as long as the workload lasts.
@@ -135,7 +161,15 @@ def serve(
     of sleeping, for wake-ups within microseconds; under heavy load that costs a core, so with
     real executors on few cores ``spin_us=0`` leaves them the CPU (wake-ups then run some tens of
     microseconds late).
+
+    ``inputs``: the queries' own inputs instead of the ones executors derive from the seed: a
+    numpy array with one row per query (query q takes row q; torchscript repeats it for each of
+    the query's items) or a callable ``f(query_id)`` returning the query's input (for torchscript
+    a float32 array of shape (width,) or (size, width)). Torchscript and executors written in
+    Python (``batch.inputs``) read them; a wrong dtype or width is a ValueError before the run.
     """
+    if inputs is not None:
+        overrides["inputs"] = inputs
     if executor is not None:
         overrides["executor"] = executor
     if spin_us is not None:

@@ -85,7 +85,9 @@ def _type_name(annotation: Any, name: str) -> str:
     )
 
 
-def _params_from_signature(name: str, factory: Callable[..., Any]) -> list[Param]:
+def _params_from_signature(
+    name: str, factory: Callable[..., Any], kind: str = "scheduler"
+) -> list[Param]:
     """Parameters read from the factory's signature (annotations, else the default's type)."""
     try:
         signature = inspect.signature(factory)
@@ -99,7 +101,7 @@ def _params_from_signature(name: str, factory: Callable[..., Any]) -> list[Param
         if annotation is _REQUIRED:
             if p.default is _REQUIRED or p.default is None:
                 raise TypeError(
-                    f"scheduler {name!r}: parameter {p.name!r} needs a type annotation "
+                    f"{kind} {name!r}: parameter {p.name!r} needs a type annotation "
                     "(bool, int, float, str or list[float]) or pass params=[Param(...)]"
                 )
             annotation = type(p.default)

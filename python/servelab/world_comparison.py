@@ -20,6 +20,7 @@ from typing import Any
 
 from .executors import make_executor
 from .profiling import profile as measure_profile
+from .profiling import profile_from_run
 from .results import Result
 from .run import serve, simulate
 
@@ -125,6 +126,8 @@ def sim_vs_real(
     warmup_s: float = 0.0,
     seed: int = 0,
     progress: bool = False,
+    profile_from: str = "batches",
+    pilot_queries: int | None = None,
 ) -> WorldComparison:
     """Profiles ``executor`` (unless ``profile`` is given), then simulates and serves the same
     scenario and returns both (:class:`WorldComparison`).
@@ -138,11 +141,22 @@ def sim_vs_real(
       and ``warmup`` (default batches: ``size`` and the powers of two up to 4 x ``size``, so a
       batching scheduler finds its batches profiled).
     - ``warmup_s``: seconds of both runs left out of the table (the summaries' warmup).
+    - ``profile_from``: ``"batches"`` simulates on that profile (batches run back to back);
+      ``"serve"`` first serves a pilot run of the same scenario (``pilot_queries``, default
+      ``queries``, seed + 1) and simulates on the service times it measured
+      (:func:`servelab.profile_from_run`, the back-to-back profile filling the batch sizes the
+      pilot did not see): the service times at the target load. The offered rate stays the one
+      computed from the back-to-back profile.
     """
     workers = _positive_int("workers", workers)
     queries = _positive_int("queries", queries)
     size = _positive_int("size", size)
     utilisation = _fraction("utilisation", utilisation)
+    if profile_from not in ("batches", "serve"):
+        raise ValueError(f"profile_from={profile_from!r} must be 'batches' or 'serve'")
+    pilot_count = _positive_int(
+        "pilot_queries", queries if pilot_queries is None else pilot_queries
+    )
     built = make_executor(executor) if not hasattr(executor, "describe") else executor
     if profile is None:
         sizes = (
@@ -176,6 +190,15 @@ def sim_vs_real(
         "scheduler": scheduler,
         "seed": seed,
     }
+    meta: dict[str, Any] = {"profile_from": profile_from}
+    if profile_from == "serve":
+        pilot_scenario = {**scenario, "seed": seed + 1}
+        pilot_scenario["workload"] = {**scenario["workload"], "count": pilot_count}
+        pilot = serve(pilot_scenario, executor=built)
+        meta["base_profile"] = profile  # back to back: another utilisation's runs start from it
+        profile = profile_from_run(pilot, base=profile)
+        scenario["profile"] = profile
+        meta["pilot_batches"] = int(pilot.workers["batches"].sum())
     simulated = simulate(scenario)
     measured = serve(scenario, executor=built)
     return WorldComparison(
@@ -187,5 +210,5 @@ def sim_vs_real(
         simulated=simulated,
         measured=measured,
         warmup_s=warmup_s,
-        meta={"mean_latency_ms": mean_s * 1e3, "size": size, "workers": workers},
+        meta={"mean_latency_ms": mean_s * 1e3, "size": size, "workers": workers, **meta},
     )

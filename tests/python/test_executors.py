@@ -163,3 +163,43 @@ def test_simulate_ignores_a_groups_executor_so_one_scenario_runs_in_both_worlds(
     sc = _scenario([dict(CPU, executor="constant(latency_ms=1)")], count=40)
     r = servelab.simulate(sc, scheduler="fcfs")
     assert "exec_ns" not in r.columns and r.summary()["completed"] == 40
+
+
+def test_profile_from_run_keeps_the_service_times_a_serving_run_measured():
+    sc = _scenario([dict(CPU, executor="constant(latency_ms=2)")], count=60)
+    r = servelab.serve(sc, scheduler="fcfs")
+    base = servelab.profiles.example("hetero_cpu_gpu")
+    p = servelab.profile_from_run(r, base=base, min_samples=3)
+    c = r.columns
+    done = c["status"] == COMPLETED
+    items, counts = np.unique(c["batch_items"][done], return_counts=True)  # fcfs: a query a batch
+    profiled = [int(i) for i, n in zip(items, counts, strict=True) if n >= 3]
+    assert profiled
+    for i in profiled:
+        service = (c["finish_ns"] - c["start_ns"])[done & (c["batch_items"] == i)] / 1e9
+        got = p.latency("c5n.2xlarge", "rm2", [i], "mean")[0]
+        assert got == pytest.approx(service.mean(), rel=1e-6) and got >= 2e-3
+    # Everything else comes from the base profile.
+    other = ("t3.xlarge", "rm2", [4], "mean")
+    assert list(p.latency(*other)) == list(base.latency(*other))
+    with pytest.raises(ValueError, match="is not a serving run"):
+        servelab.profile_from_run(servelab.simulate(_scenario([CPU], count=20)))
+    with pytest.raises(ValueError, match="min_samples=1000 completed batches"):
+        servelab.profile_from_run(r, min_samples=1000)
+    with pytest.raises(ValueError, match="min_samples=0"):
+        servelab.profile_from_run(r, min_samples=0)
+
+
+def test_sim_vs_real_can_simulate_on_a_pilot_runs_service_times():
+    c = servelab.sim_vs_real(
+        "constant(latency_ms=1)", utilisation=0.3, queries=150, repeats=5, warmup=1,
+        profile_from="serve", pilot_queries=100,
+    )  # fmt: skip
+    assert c.meta["profile_from"] == "serve" and c.meta["pilot_batches"] == 100
+    assert c.simulated.summary()["completed"] == c.measured.summary()["completed"] == 150
+    # The simulated service time is the pilot's measured one, not the back-to-back profile's.
+    pilot_mean = c.profile.latency("cpu", "model", [1], "mean")[0]
+    assert pilot_mean != c.meta["base_profile"].latency("cpu", "model", [1], "mean")[0]
+    assert c.simulated.summary()["service_ms"]["mean"] == pytest.approx(pilot_mean * 1e3, rel=0.2)
+    with pytest.raises(ValueError, match="profile_from='disk' must be"):
+        servelab.sim_vs_real("constant", profile_from="disk")

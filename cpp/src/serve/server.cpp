@@ -58,7 +58,10 @@ std::string failure_message(const std::string& executor, const std::exception_pt
 class Server final : public cluster::WorldHooks, public std::enable_shared_from_this<Server> {
  public:
   Server(const cluster::RunSpec& spec, const ServeOptions& options)
-      : spec_(spec), factory_(options.executor ? options.executor : emulated_executors()), spin_(options.spin) {
+      : spec_(spec),
+        factory_(options.executor ? options.executor : emulated_executors()),
+        spin_(options.spin),
+        inputs_(options.inputs) {
     if (spin_ < 0) throw ValueError(str("spin=", spin_, " ns must be >= 0"));
   }
 
@@ -176,8 +179,8 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     while (static_cast<WorkerId>(threads_.size()) < state_->num_workers()) {
       const auto w = static_cast<WorkerId>(threads_.size());
       const HardwareId hw = state_->hardware(w);
-      threads_.push_back(std::make_unique<WorkerThread>(w, hw, factory_(w, hw, spec_),
-                                                        cluster::service_stream(spec_.seed, w), clock_, inbox_));
+      threads_.push_back(std::make_unique<WorkerThread>(
+          w, hw, factory_(w, hw, spec_), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_.get()));
     }
   }
 
@@ -235,6 +238,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   const cluster::RunSpec& spec_;
   ExecutorFactory factory_;
   Nanos spin_;
+  std::shared_ptr<const QueryInputs> inputs_;  // shared by the worker threads, which it outlives
   RunClock clock_;
   Nanos now_ = 0;
   bool ended_ = false;

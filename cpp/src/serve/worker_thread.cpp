@@ -28,13 +28,14 @@ void Inbox::take(std::vector<Completion>& out) {
 }
 
 WorkerThread::WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, std::unique_ptr<Executor> executor,
-                           Rng rng, const RunClock& clock, Inbox& inbox)
+                           Rng rng, const RunClock& clock, Inbox& inbox, const QueryInputs* inputs)
     : worker_(worker),
       hardware_(hardware),
       executor_(std::move(executor)),
       rng_(std::move(rng)),
       clock_(clock),
-      inbox_(inbox) {
+      inbox_(inbox),
+      inputs_(inputs) {
   if (!executor_) throw RuntimeError(str("the executor factory returned no executor for worker=", worker));
   knobs_ = executor_->knobs();
   name_ = executor_->describe();
@@ -64,7 +65,7 @@ void WorkerThread::loop(std::stop_token stop) {
     ExecReport report;
     try {
       executor_->run(ExecRequest{worker_, hardware_, job.model, job.items, job.queries, job.config, rng_, stop,
-                                 job.sizes, &report});
+                                 job.sizes, &report, inputs_});
     } catch (...) {
       done.error = std::current_exception();  // the controller drops the batch's queries (or stops)
     }

@@ -65,9 +65,9 @@ struct Job {
 
 class WorkerThread {
  public:
-  // Starts the thread. `clock` and `inbox` must outlive this object.
+  // Starts the thread. `clock`, `inbox` and `inputs` (null: none) must outlive this object.
   WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, std::unique_ptr<Executor> executor, Rng rng,
-               const RunClock& clock, Inbox& inbox);
+               const RunClock& clock, Inbox& inbox, const QueryInputs* inputs = nullptr);
   // Asks the thread to stop (abandoning a running batch if its executor allows) and joins it.
   ~WorkerThread() = default;
   WorkerThread(const WorkerThread&) = delete;
@@ -91,6 +91,7 @@ class WorkerThread {
   Rng rng_;
   const RunClock& clock_;
   Inbox& inbox_;
+  const QueryInputs* inputs_;
   std::mutex mutex_;
   std::condition_variable_any submitted_;
   std::optional<Job> job_;

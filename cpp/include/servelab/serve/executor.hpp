@@ -25,6 +25,7 @@
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/sched/scheduler.hpp"
+#include "servelab/serve/query_inputs.hpp"
 
 namespace servelab::serve {
 
@@ -56,6 +57,8 @@ struct ExecRequest {
   std::span<const std::int32_t> sizes = {};
   // Where run() may report its own timing; null when nobody reads it.
   ExecReport* report = nullptr;
+  // The run's user-supplied per-query inputs (serve(inputs=...)); null: the executor derives its own.
+  const QueryInputs* inputs = nullptr;
 };
 
 class Executor {

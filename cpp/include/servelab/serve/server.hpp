@@ -25,6 +25,8 @@
 // for the query's batch (ExecReport), -1 unless the query completed.
 #pragma once
 
+#include <memory>
+
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/cluster/records.hpp"
 #include "servelab/sched/scheduler.hpp"
@@ -38,6 +40,8 @@ struct ServeOptions {
   // wake-ups, for a core's worth of CPU under heavy load. 0: timed waits only (wake-ups some tens
   // of microseconds late), leaving the cores to executors that need them.
   Nanos spin = kDefaultSpin;
+  // User-supplied per-query inputs handed to every batch (ExecRequest::inputs); null: none.
+  std::shared_ptr<const QueryInputs> inputs;
 };
 
 // Runs `scheduler` (fresh: schedulers keep per-run state) on `spec` in real time; result.world is

@@ -18,6 +18,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/memory.hpp"
 #include "servelab/core/rng.hpp"
+#include "servelab/serve/query_inputs.hpp"
 
 namespace servelab::exec {
 namespace {
@@ -129,7 +130,11 @@ class TorchScriptExecutor final : public serve::Executor {
     core::check_fits_memory(static_cast<double>(rows), static_cast<double>(width) * sizeof(float),
                             str(spec, ": a batch of ", rows, " items"), "max_batch_items", "its input");
     reserve(rows);
-    fill_inputs(buffer_.data_ptr<float>(), request.queries, request.sizes, width, inputs_);
+    if (request.inputs) {  // the user's inputs (serve(inputs=...)); the drop reason names the executor
+      serve::fill_batch_rows(*request.inputs, request.queries, request.sizes, width, buffer_.data_ptr<float>(), "");
+    } else {
+      fill_inputs(buffer_.data_ptr<float>(), request.queries, request.sizes, width, inputs_);
+    }
     apply_threads(request.config);
     std::int64_t chunk = knob(request.config, kMaxItemsKnob, shared_->options.max_batch_items);
     if (chunk <= 0) chunk = rows;

@@ -1,0 +1,48 @@
+// User-supplied per-query inputs from Python (servelab.serve(inputs=...)): a numpy array with one
+// row per query (query q takes row q), or a callable of the query id returning its input.
+//
+// The torchscript executor reads float32 rows through serve::QueryInputs::fill_rows: from an array,
+// without the GIL (the array is a C-contiguous copy this object keeps); from a callable, taking
+// the GIL per query. A Python executor receives each query's input as the user gave it (row()).
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+
+#include "servelab/serve/query_inputs.hpp"
+
+namespace servelab::bindings {
+
+class PyQueryInputs final : public serve::QueryInputs {
+ public:
+  // Call with the GIL held. ValueError naming `inputs` and the value when `source` is neither.
+  explicit PyQueryInputs(const pybind11::object& source);
+  ~PyQueryInputs() override;  // takes the GIL to release the Python objects
+  PyQueryInputs(const PyQueryInputs&) = delete;
+  PyQueryInputs& operator=(const PyQueryInputs&) = delete;
+
+  void fill_rows(workload::QueryId query, std::int32_t size, std::int64_t width, float* out,
+                 const std::string& executor) const override;
+  std::string describe() const override { return description_; }
+
+  // Query `query`'s input as given: row `query` of the array, or what the callable returned.
+  // Takes the GIL; ValueError naming `executor` ("": no name) when the array has no such row.
+  pybind11::object row(workload::QueryId query, const std::string& executor) const;
+  // Checks, before a run, that `executor` can read float32 rows of `width` features: the whole
+  // array, or the callable's answer for query 0. ValueError naming `executor` and the value.
+  void check_float_rows(std::int64_t width, const std::string& executor) const;
+  // The array's rows (one per query), or -1 for a callable.
+  std::int64_t rows() const { return callable_ ? -1 : rows_; }
+
+ private:
+  pybind11::object source_;  // the C-contiguous array, or the callable
+  bool callable_ = false;
+  const float* data_ = nullptr;  // set when the array is 2-D float32
+  std::int64_t rows_ = 0, width_ = 0;
+  std::string description_;
+};
+
+}  // namespace servelab::bindings

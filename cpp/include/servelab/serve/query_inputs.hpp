@@ -1,0 +1,33 @@
+// Per-query inputs a user supplies to a serving run (servelab.serve(inputs=...)), used by the
+// executors that take float rows (torchscript, Python executors) instead of the inputs they would
+// derive from the run's seed and the query id.
+//
+// The source is shared by every worker thread of the run, so its methods must be thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "servelab/workload/query.hpp"
+
+namespace servelab::serve {
+
+class QueryInputs {
+ public:
+  virtual ~QueryInputs() = default;
+  // Writes query `query`'s `size` rows of `width` float32 features to out[0, size * width).
+  // `executor` names the executor (and its model) that asks, for the ValueError raised when the
+  // query's input does not fit: another width or dtype, or no input for that query. Empty: the
+  // message names none (inside a serving run, whose drop reason already names the executor).
+  virtual void fill_rows(workload::QueryId query, std::int32_t size, std::int64_t width, float* out,
+                         const std::string& executor) const = 0;
+  // What the inputs are, for messages: "inputs=array(float32, shape=(100, 16))".
+  virtual std::string describe() const = 0;
+};
+
+// Fills a batch's rows, query after query (sizes empty: one row per query).
+void fill_batch_rows(const QueryInputs& inputs, std::span<const workload::QueryId> queries,
+                     std::span<const std::int32_t> sizes, std::int64_t width, float* out, const std::string& executor);
+
+}  // namespace servelab::serve
