@@ -1,6 +1,7 @@
 #include "servelab/catalogue/executors.hpp"
 
 #include "servelab/exec/recsys/executor.hpp"
+#include "servelab/serve/remote/remote_executor.hpp"
 
 namespace servelab::catalogue {
 
@@ -10,6 +11,7 @@ const serve::ExecutorRegistry& executors() {
     // A built-in executor of another area adds its register_<name>_executors(r) call here.
     serve::register_serve_executors(r);
     exec::recsys::register_recsys_executors(r);
+    serve::remote::register_remote_executors(r);
     return std::move(r).freeze();
   }();
   return registry;

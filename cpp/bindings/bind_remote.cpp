@@ -1,0 +1,80 @@
+// servelab._core bindings of serving across processes: RemoteWorker (the worker process's server,
+// driven by servelab.worker_process) and remote_transport() (the per-query transport times that a
+// "remote" executor logged).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "long_call.hpp"
+#include "numpy_owner.hpp"
+#include "servelab/catalogue/executors.hpp"
+#include "servelab/core/errors.hpp"
+#include "servelab/serve/remote/remote_executor.hpp"
+#include "servelab/serve/remote/worker_server.hpp"
+
+namespace py = pybind11;
+
+namespace servelab::bindings {
+
+void init_remote(py::module_& m) {
+  py::class_<serve::remote::WorkerServer>(
+      m, "RemoteWorker",
+      "A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free\n"
+      "one) and runs the batches that `remote` executors send, on `executor` (an ExecutorBuilder).")
+      .def(py::init([](const std::string& listen, std::shared_ptr<serve::ExecutorBuilder> executor, bool allow_remote) {
+             serve::remote::WorkerServerOptions options;
+             options.listen = serve::remote::parse_address(listen, "listen", /*listen=*/true);
+             options.allow_remote = allow_remote;
+             return std::make_unique<serve::remote::WorkerServer>(std::move(executor), options,
+                                                                  &catalogue::executors());
+           }),
+           py::arg("listen"), py::arg("executor"), py::kw_only(), py::arg("allow_remote") = false)
+      .def_property_readonly("address", &serve::remote::WorkerServer::address,
+                             "The bound address (a TCP port 0 resolved).")
+      .def_property_readonly("executor", &serve::remote::WorkerServer::executor, "The hosted executor's spec.")
+      .def(
+          "serve", [](serve::remote::WorkerServer& w) { run_long([&] { w.serve(); }); },
+          "Serves until stop() or Ctrl-C (KeyboardInterrupt); connections are closed and their threads joined\n"
+          "before it returns. Releases the GIL.")
+      .def("stop", &serve::remote::WorkerServer::stop, "Makes serve() return (from another thread).");
+
+  m.def(
+      "remote_transport",
+      [] {
+        std::int64_t not_kept = 0;
+        const auto batches = serve::remote::TransportLog::global().take(not_kept);
+        std::vector<std::int64_t> query, worker, batch, round_trip, worker_time;
+        std::vector<std::uint8_t> ok;
+        py::list address;
+        for (const auto& b : batches) {
+          const py::str where(b.address);
+          for (const auto q : b.queries) {
+            query.push_back(q);
+            worker.push_back(b.worker);
+            batch.push_back(static_cast<std::int64_t>(b.batch));
+            round_trip.push_back(b.round_trip);
+            worker_time.push_back(b.worker_time);
+            ok.push_back(b.ok ? 1 : 0);
+            address.append(where);
+          }
+        }
+        py::dict out;
+        out["address"] = address;
+        out["worker"] = to_numpy(std::move(worker));
+        out["query"] = to_numpy(std::move(query));
+        out["batch"] = to_numpy(std::move(batch));
+        out["round_trip_ns"] = to_numpy(std::move(round_trip));
+        out["worker_ns"] = to_numpy(std::move(worker_time));
+        out["ok"] = to_numpy(std::move(ok)).attr("astype")("bool");
+        out["batches_not_kept"] = not_kept;
+        return out;
+      },
+      "Every query that this process's remote executors sent since the last call, one row each:\n"
+      "{'address', 'worker', 'query', 'batch', 'round_trip_ns' (at the controller), 'worker_ns' (on the\n"
+      "worker, -1: no reply), 'ok'}, plus 'batches_not_kept' (past the log's limit). Empties the log.");
+}
+
+}  // namespace servelab::bindings

@@ -1,0 +1,102 @@
+// The framed protocol between a serving run's controller (the `remote` executor) and a worker
+// process (`servelab worker`), over a Unix socket or TCP. docs/scale-out.md has the byte layout.
+//
+// Every message is a 20-byte header followed by `length` body bytes, all integers little-endian:
+//   magic "SLRW" | version u16 | type u16 | batch id u64 | length u32
+// The controller opens one connection per worker of the run and sends Hello, then one Batch at a
+// time; the worker answers each with HelloReply / BatchReply carrying the same batch id. A message
+// that breaks the protocol (magic, version, type, length, a body that does not add up) gets a
+// BatchReply with status Malformed and the connection is closed: its framing can no longer be trusted.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "servelab/core/errors.hpp"
+#include "servelab/core/time.hpp"
+#include "servelab/serve/executor.hpp"
+
+namespace servelab::serve::remote {
+
+inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'L', 'R', 'W'};
+inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 20;
+// Bounds that keep a bad or hostile peer from making the other side allocate without limit.
+inline constexpr std::uint32_t kMaxBodyBytes = 64u << 20;
+inline constexpr std::uint32_t kMaxTextBytes = 64u << 10;
+inline constexpr std::uint32_t kMaxKnobs = 1024;
+
+enum class MessageType : std::uint16_t { Hello = 1, HelloReply = 2, Batch = 3, BatchReply = 4 };
+
+enum class Status : std::uint32_t {
+  Ok = 0,
+  ExecutorFailed = 1,  // the executor raised: the batch failed, the connection stays usable
+  Malformed = 2,       // the message broke the protocol: the worker closes the connection
+  Refused = 3,         // Hello refused (the executor could not be built, or is not the one asked for)
+};
+
+// A message that breaks the protocol; the text says which field and value.
+class ProtocolError : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
+
+struct Header {
+  MessageType type = MessageType::Hello;
+  std::uint64_t batch = 0;
+  std::uint32_t length = 0;  // body bytes that follow
+};
+
+// The controller's first message: which worker of the run this connection serves.
+struct Hello {
+  std::int64_t worker = 0;
+  std::int64_t hardware = 0;
+  std::uint64_t seed = 0;  // the run's seed: the worker's executor makes the same inputs as in-process
+  std::string executor;    // the executor the worker must host ("": whatever it hosts)
+};
+
+struct HelloReply {
+  Status status = Status::Ok;
+  std::string text;                // Ok: the hosted executor's describe(); else why it was refused
+  std::vector<std::string> knobs;  // Executor::knobs() of the worker's executor
+};
+
+struct Batch {
+  std::int64_t model = 0;
+  std::int64_t items = 0;
+  std::vector<workload::QueryId> queries;
+  std::vector<std::int32_t> sizes;  // empty: one item per query
+  ConfigKnobs config;
+  std::uint32_t input_bytes = 0;  // bytes standing for the batch's inputs, read and dropped by the worker
+};
+
+struct BatchReply {
+  Status status = Status::Ok;
+  Nanos exec_ns = -1;    // the executor's own measure, else run()'s wall time on the worker
+  Nanos worker_ns = -1;  // from the batch fully received to its reply ready, on the worker
+  std::string error;     // why, unless Ok
+};
+
+using Bytes = std::vector<std::uint8_t>;
+
+// Header then body, appended to `out` (cleared first).
+void encode(const Hello& message, Bytes& out);
+void encode(const HelloReply& message, Bytes& out);
+void encode(std::uint64_t batch, const Batch& message, Bytes& out);
+void encode(std::uint64_t batch, const BatchReply& message, Bytes& out);
+
+// ProtocolError naming the field: wrong magic, version or type, or a length over kMaxBodyBytes.
+Header decode_header(std::span<const std::uint8_t> bytes);
+// Bodies (without the header); ProtocolError when the bytes do not add up to exactly one message.
+Hello decode_hello(std::span<const std::uint8_t> body);
+HelloReply decode_hello_reply(std::span<const std::uint8_t> body);
+Batch decode_batch(std::span<const std::uint8_t> body);
+BatchReply decode_batch_reply(std::span<const std::uint8_t> body);
+
+std::string_view status_name(Status status);
+
+}  // namespace servelab::serve::remote

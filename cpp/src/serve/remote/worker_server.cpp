@@ -1,0 +1,289 @@
+#include "servelab/serve/remote/worker_server.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <boost/asio/basic_socket_acceptor.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <chrono>
+#include <list>
+#include <optional>
+#include <thread>
+
+#include "servelab/cluster/service_times.hpp"
+#include "servelab/core/errors.hpp"
+#include "servelab/core/interrupt.hpp"
+#include "servelab/serve/remote/protocol.hpp"
+#include "socket_io.hpp"
+
+namespace servelab::serve::remote {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(20);
+
+// One controller connection and the thread that serves it. The socket is closed only by the
+// server's thread, after joining, so a shutdown() from there never meets a reused descriptor.
+struct Session {
+  explicit Session(asio::io_context& io) : socket(io) {}
+  Socket socket;
+  std::jthread thread;
+  std::atomic<bool> finished{false};
+};
+
+// "name(a=1)" as the registry would describe it once built (every parameter, in spec order),
+// without building it: what a Hello asks for, compared with what this worker hosts.
+std::string full_spec(const ExecutorRegistry* registry, const std::string& spec) {
+  if (registry == nullptr) return spec;
+  const auto [name, args] = parse_spec(spec);
+  const auto entry = registry->find(name);
+  return Params(entry->name, entry->params, args).describe();
+}
+
+// A Unix socket file left by a worker that died: nothing accepts on it any more.
+bool stale_socket(const std::string& path, asio::io_context& io) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode)) return false;
+  Socket probe(io);
+  boost::system::error_code ec;
+  probe.connect(Protocol::endpoint(asio::local::stream_protocol::endpoint(path)), ec);
+  return ec == asio::error::connection_refused;
+}
+
+// After an error reply: stops sending and reads what the peer still sends (bounded in bytes and
+// time) before the socket closes. Closing with unread bytes would reset the connection, and over
+// TCP a reset may destroy the error reply before the peer reads it.
+void close_gently(Socket& socket) {
+  boost::system::error_code ignored;
+  socket.shutdown(Socket::shutdown_send, ignored);
+  const int fd = socket.native_handle();
+  std::array<char, 4096> sink{};
+  std::size_t total = 0;
+  const auto until = Clock::now() + std::chrono::milliseconds(500);
+  while (total < (std::size_t{1} << 20) && Clock::now() < until) {
+    pollfd ready{fd, POLLIN, 0};
+    const int events = ::poll(&ready, 1, 50);
+    if (events < 0) return;
+    if (events == 0) continue;
+    const auto n = ::recv(fd, sink.data(), sink.size(), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return;
+    if (n > 0) total += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+struct WorkerServer::Impl {
+  std::shared_ptr<const ExecutorBuilder> builder;
+  const ExecutorRegistry* registry = nullptr;
+  Address listen;
+  std::string bound;
+  asio::io_context io;
+  asio::basic_socket_acceptor<Protocol> acceptor{io};
+  std::atomic<bool> stopping{false};
+  std::list<std::unique_ptr<Session>> sessions;
+
+  void bind(const WorkerServerOptions& options) {
+    listen = options.listen;
+    if (!listen.loopback() && !options.allow_remote) {
+      throw ValueError(str("listen='", listen.text(),
+                           "' is not a loopback address: the protocol has no authentication and a worker runs any "
+                           "batch sent to it, so binding it needs allow_remote=True (servelab worker --allow-remote)"));
+    }
+    if (listen.kind == Address::Kind::Unix && stale_socket(listen.path, io)) ::unlink(listen.path.c_str());
+    const auto endpoint = endpoint_of(listen, io);
+    boost::system::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec && listen.kind == Address::Kind::Tcp) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw RuntimeError(str("listen='", listen.text(), "': cannot listen: ", ec.message()));
+    if (listen.kind == Address::Kind::Tcp) listen.port = port_of(acceptor.local_endpoint());
+    bound = listen.text();
+  }
+
+  void serve() {
+    stopping = false;
+    std::unique_ptr<Session> pending;
+    bool accepted = false;
+    boost::system::error_code accept_error;
+    try {
+      while (!stopping) {
+        if (!pending) {
+          pending = std::make_unique<Session>(io);
+          accepted = false;
+          acceptor.async_accept(pending->socket, [&](const boost::system::error_code& ec) {
+            accept_error = ec;
+            accepted = true;
+          });
+        }
+        io.restart();
+        io.run_one_for(kPoll);
+        if (accepted) {
+          if (!accept_error) start(std::move(pending));
+          pending.reset();
+          if (accept_error) std::this_thread::sleep_for(kPoll);  // e.g. out of descriptors: retry later
+        }
+        reap();
+        core::check_interrupt();
+      }
+    } catch (...) {
+      end(pending);
+      throw;
+    }
+    end(pending);
+  }
+
+  // Cancels the pending accept, then stops and joins every session.
+  void end(std::unique_ptr<Session>& pending) {
+    boost::system::error_code ignored;
+    acceptor.cancel(ignored);
+    io.restart();
+    io.run();  // the cancelled accept's handler refers to serve()'s locals
+    pending.reset();
+    for (auto& s : sessions) {
+      s->thread.request_stop();                          // a running batch may return early
+      ::shutdown(s->socket.native_handle(), SHUT_RDWR);  // wakes a blocked read
+    }
+    sessions.clear();  // joins each thread, then closes its socket
+  }
+
+  void reap() {
+    sessions.remove_if([](const std::unique_ptr<Session>& s) { return s->finished.load(); });
+  }
+
+  void start(std::unique_ptr<Session> session) {
+    set_no_delay(session->socket, listen);
+    Session* s = session.get();
+    sessions.push_back(std::move(session));
+    s->thread = std::jthread([this, s](std::stop_token stop) {
+      try {
+        run_session(*s, stop);
+      } catch (...) {  // a connection never takes the worker process down
+      }
+      boost::system::error_code ignored;
+      s->socket.shutdown(Socket::shutdown_both, ignored);
+      s->finished = true;
+    });
+  }
+
+  // Reads messages until the controller closes the connection, the server stops, or a message
+  // breaks the protocol (answered with a Malformed reply first).
+  void run_session(Session& s, const std::stop_token& stop) {
+    std::array<std::uint8_t, kHeaderBytes> header_bytes{};
+    Bytes body, out;
+    std::unique_ptr<Executor> executor;
+    std::optional<Rng> rng;
+    Hello hello;
+    const auto send = [&] {
+      boost::system::error_code ec;
+      asio::write(s.socket, asio::buffer(out), ec);
+      return !ec;
+    };
+    const auto reject = [&](std::uint64_t batch, const std::string& why) {
+      encode(batch, BatchReply{Status::Malformed, -1, -1, why}, out);
+      if (send()) close_gently(s.socket);
+    };
+    for (;;) {
+      boost::system::error_code ec;
+      asio::read(s.socket, asio::buffer(header_bytes), ec);
+      if (ec || stop.stop_requested()) return;
+      Header header;
+      try {
+        header = decode_header(header_bytes);
+      } catch (const ProtocolError& e) {
+        return reject(0, e.what());
+      }
+      body.resize(header.length);
+      asio::read(s.socket, asio::buffer(body), ec);
+      if (ec || stop.stop_requested()) return;
+      const auto received = Clock::now();
+      try {
+        if (header.type == MessageType::Hello) {
+          if (executor) throw ProtocolError("a second hello on one connection");
+          hello = decode_hello(body);
+          HelloReply reply;
+          try {
+            if (!hello.executor.empty()) {
+              const auto wanted = full_spec(registry, hello.executor);
+              if (wanted != builder->describe()) {
+                throw ValueError(str("it hosts ", builder->describe(), ", not ", wanted));
+              }
+            }
+            executor =
+                builder->build(ExecutorContext{static_cast<sched::WorkerId>(hello.worker),
+                                               static_cast<sched::HardwareId>(hello.hardware), nullptr, hello.seed});
+            if (!executor) throw RuntimeError(str(builder->describe(), ": build() returned no executor"));
+            rng.emplace(cluster::service_stream(hello.seed, static_cast<std::int32_t>(hello.worker)));
+            reply.text = executor->describe();
+            reply.knobs = executor->knobs();
+          } catch (const std::exception& e) {
+            reply.status = Status::Refused;
+            reply.text = e.what();
+          }
+          encode(reply, out);
+          if (!send() || reply.status != Status::Ok) return;
+        } else if (header.type == MessageType::Batch) {
+          if (!executor) throw ProtocolError("a batch before hello");
+          Batch batch = decode_batch(body);
+          BatchReply reply;
+          ExecReport report;
+          const auto start = Clock::now();
+          try {
+            executor->run(ExecRequest{static_cast<sched::WorkerId>(hello.worker),
+                                      static_cast<sched::HardwareId>(hello.hardware),
+                                      static_cast<sched::ModelId>(batch.model), batch.items, batch.queries,
+                                      batch.config, *rng, stop, batch.sizes, &report});
+            const Nanos wall = (Clock::now() - start).count();
+            reply.exec_ns = report.compute >= 0 ? report.compute : wall;
+          } catch (const std::exception& e) {
+            reply.status = Status::ExecutorFailed;
+            reply.error = e.what();
+          } catch (...) {
+            reply.status = Status::ExecutorFailed;
+            reply.error = "an exception that is not a std::exception";
+          }
+          if (stop.stop_requested()) return;
+          reply.worker_ns = (Clock::now() - received).count();
+          encode(header.batch, reply, out);
+          if (!send()) return;
+        } else {
+          throw ProtocolError(str("type=", static_cast<int>(header.type), " is a reply, never sent to a worker"));
+        }
+      } catch (const ProtocolError& e) {
+        return reject(header.batch, e.what());
+      }
+    }
+  }
+};
+
+WorkerServer::WorkerServer(std::shared_ptr<const ExecutorBuilder> builder, const WorkerServerOptions& options,
+                           const ExecutorRegistry* registry)
+    : impl_(std::make_unique<Impl>()) {
+  if (!builder) throw ValueError("worker: executor is None");
+  impl_->builder = std::move(builder);
+  impl_->registry = registry;
+  impl_->bind(options);
+}
+
+WorkerServer::~WorkerServer() {
+  std::unique_ptr<Session> none;
+  impl_->end(none);
+  boost::system::error_code ignored;
+  impl_->acceptor.close(ignored);
+  if (impl_->listen.kind == Address::Kind::Unix) ::unlink(impl_->listen.path.c_str());
+}
+
+std::string WorkerServer::address() const { return impl_->bound; }
+std::string WorkerServer::executor() const { return impl_->builder->describe(); }
+void WorkerServer::serve() { impl_->serve(); }
+void WorkerServer::stop() { impl_->stopping = true; }
+
+}  // namespace servelab::serve::remote

@@ -1,0 +1,285 @@
+"""Serving workers in separate processes.
+
+A worker process (``servelab worker --listen unix:/tmp/w0.sock --executor SPEC``, or
+:func:`run_worker`) hosts one executor and runs the batches that ``remote`` executors send it; a
+serving run places a worker group there by giving the group that executor::
+
+    with servelab.worker_process.LocalWorkers(2, "constant(latency_ms=2)") as pool:
+        r = servelab.serve(scenario, executor=pool.spec(0))   # "remote(address='unix:...')"
+        transport = servelab.worker_process.transport_times()  # per query
+
+Workers on another host listen on TCP (``--listen tcp:0.0.0.0:7000 --allow-remote``) and the
+controller names them: ``remote(address='tcp:host:7000')``. See docs/scale-out.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+__all__ = ["LocalWorkers", "remote_spec", "run_worker", "transport_times"]
+
+
+def _quoted(field: str, text: str) -> str:
+    """``text`` as a quoted spec value (the spec grammar has no escapes)."""
+    if "'" not in text:
+        return f"'{text}'"
+    if '"' not in text:
+        return f'"{text}"'
+    raise ValueError(f"{field}={text!r} holds both quote characters; a spec value cannot")
+
+
+def remote_spec(address: str, executor: Any = None, **params: Any) -> str:
+    """The spec of a ``remote`` executor: ``remote(address='unix:/tmp/w.sock', ...)``.
+
+    ``executor`` (a spec, a dict or :func:`servelab.make_executor`'s result): what the worker must
+    host, checked when the run connects; other ``params`` are the entry's own
+    (``reply_timeout_ms``, ``connect_timeout_ms``, ``input_bytes_per_item``).
+    """
+    from .executors import spec_string
+
+    parts = [f"address={_quoted('address', str(address))}"]
+    if executor is not None:
+        parts.append(f"executor={_quoted('executor', spec_string(executor))}")
+    for name, value in params.items():
+        parts.append(f"{name}={_quoted(name, value) if isinstance(value, str) else value!r}")
+    return f"remote({', '.join(parts)})"
+
+
+def _print_ready(address: str, executor: str, as_json: bool = False) -> None:
+    if as_json:
+        print(json.dumps({"address": address, "executor": executor}), flush=True)
+    else:
+        print(f"servelab worker listening on {address} hosting {executor}", flush=True)
+
+
+def run_worker(
+    listen: str,
+    executor: Any,
+    *,
+    allow_remote: bool = False,
+    ready: Callable[[str, str], None] | None = None,
+) -> None:
+    """Hosts ``executor`` at ``listen`` (``unix:PATH`` or ``tcp:HOST:PORT``; port 0 picks a free
+    one) and serves ``remote`` executors until Ctrl-C or SIGTERM, then returns.
+
+    A TCP address other than loopback needs ``allow_remote=True``: the protocol has no
+    authentication. ``ready(address, executor)`` is called once listening (default: prints one
+    line). Bad arguments raise ValueError; an address in use raises RuntimeError.
+    """
+    from . import _core
+    from .executors import make_executor
+
+    builder = make_executor(executor)
+    worker = _core.RemoteWorker(str(listen), builder, allow_remote=bool(allow_remote))
+    try:
+        (ready or _print_ready)(worker.address, worker.executor)
+        with _terminate_as_interrupt():
+            worker.serve()
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the normal way a worker ends
+        pass
+    finally:
+        del worker  # unbinds and removes the socket file
+
+
+class _terminate_as_interrupt:
+    """SIGTERM raises KeyboardInterrupt while serving (main thread only), so that a terminated
+    worker closes its connections and removes its socket file."""
+
+    def __enter__(self) -> None:
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def transport_times() -> Any:
+    """Every query that this process's ``remote`` executors sent since the last call (the log is
+    process-wide and emptied by the call), one row each: ``address``, ``worker``, ``id`` (the
+    query), ``batch``, ``round_trip_ns`` (send to reply, at the controller), ``worker_ns`` (the
+    worker's time for the batch, -1 without a reply), ``transport_ns`` (the difference, -1
+    without a reply) and ``ok``. A pandas DataFrame: ``result.to_pandas().merge(t, on="id")``
+    joins the records. The log keeps at most 2**24 queries; ``attrs["batches_not_kept"]``
+    counts the batches past it."""
+    import numpy as np
+    import pandas as pd
+
+    from . import _core
+
+    cols = dict(_core.remote_transport())
+    cols["id"] = cols.pop("query")  # named like the records' query id
+    not_kept = int(cols.pop("batches_not_kept"))
+    replied = cols["worker_ns"] >= 0
+    cols["transport_ns"] = np.where(replied, cols["round_trip_ns"] - cols["worker_ns"], -1)
+    frame = pd.DataFrame(cols)
+    frame.attrs["batches_not_kept"] = not_kept
+    return frame
+
+
+class LocalWorkers:
+    """``count`` worker processes on this machine, each hosting ``executor`` and listening on a
+    Unix socket (``transport="unix"``, in a private temporary folder) or a free loopback TCP
+    port (``"tcp"``). A context manager: leaving it stops every process.
+
+    ``addresses`` lists where they listen, ``processes`` the ``subprocess.Popen`` objects;
+    ``spec(i, **params)`` is the ``remote`` executor spec for worker ``i``. Workers start in
+    their own session, so a Ctrl-C in the terminal reaches the controller only.
+    """
+
+    def __init__(
+        self,
+        count: int,
+        executor: Any = "constant",
+        *,
+        transport: str = "unix",
+        start_timeout_s: float = 60.0,
+    ) -> None:
+        from .executors import spec_string
+
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count={count!r} must be a positive integer")
+        if transport not in ("unix", "tcp"):
+            raise ValueError(f"transport={transport!r} must be 'unix' or 'tcp'")
+        if not start_timeout_s > 0:
+            raise ValueError(f"start_timeout_s={start_timeout_s!r} must be > 0")
+        self.executor = spec_string(executor)
+        self.processes: list[subprocess.Popen[str]] = []
+        self.addresses: list[str] = []
+        self._folder = (
+            tempfile.TemporaryDirectory(prefix="servelab-w-") if transport == "unix" else None
+        )
+        try:
+            for i in range(count):
+                if self._folder is not None:
+                    listen = f"unix:{os.path.join(self._folder.name, f'w{i}.sock')}"
+                else:
+                    listen = "tcp:127.0.0.1:0"
+                self.processes.append(self._spawn(listen))
+            deadline = time.monotonic() + start_timeout_s
+            for p in self.processes:
+                self.addresses.append(_wait_ready(p, deadline, start_timeout_s))
+        except BaseException:
+            self.close()
+            raise
+
+    def _spawn(self, listen: str) -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "servelab", "worker", "--json"]
+        command += ["--listen", listen, "--executor", self.executor]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+
+    def spec(self, i: int, **params: Any) -> str:
+        """``remote(address=...)`` for worker ``i``, with the entry's other ``params``."""
+        return remote_spec(self.addresses[i], **params)
+
+    def kill(self, i: int, sig: int = signal.SIGKILL) -> None:
+        """Sends ``sig`` (default SIGKILL: no goodbye) to worker ``i``."""
+        self.processes[i].send_signal(sig)
+
+    def close(self) -> None:
+        """Stops every worker (SIGTERM, then SIGKILL after 10 s) and waits for it."""
+        for p in self.processes:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.processes:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
+
+    def __enter__(self) -> LocalWorkers:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _wait_ready(p: subprocess.Popen[str], deadline: float, timeout_s: float) -> str:
+    """The address from a worker's ready line (JSON on its stdout)."""
+    assert p.stdout is not None
+    left = deadline - time.monotonic()
+    readable, _, _ = select.select([p.stdout], [], [], max(left, 0.0))
+    line = p.stdout.readline() if readable else ""
+    if not line:
+        code = p.poll()
+        if readable and code is None:  # its stdout closed: it is exiting
+            try:
+                code = p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = None
+        why = f"exited with code {code}" if code is not None else f"not ready in {timeout_s} s"
+        raise RuntimeError(f"worker process {' '.join(p.args)!r} {why} (its stderr says why)")
+    return str(json.loads(line)["address"])
+
+
+def add_parser(sub: Any) -> None:
+    """The ``servelab worker`` subcommand."""
+    p = sub.add_parser(
+        "worker", help="a worker process: runs the batches that remote executors send it"
+    )
+    p.add_argument(
+        "--listen",
+        required=True,
+        help="unix:PATH or tcp:HOST:PORT (port 0: any free port; the ready line says which)",
+    )
+    p.add_argument(
+        "--executor", required=True, help="the executor to host, e.g. \"recsys(model='rm2')\""
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback TCP address (the protocol has no authentication)",
+    )
+    p.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (repeatable): a module that registers Python executors",
+    )
+    p.add_argument("--json", action="store_true", help="print the ready line as JSON")
+    p.set_defaults(run=_cmd_worker)
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    for module in args.imports:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ValueError(f"--import {module!r}: {e}") from e
+
+    def ready(address: str, executor: str) -> None:
+        _print_ready(address, executor, args.json)
+
+    run_worker(args.listen, args.executor, allow_remote=args.allow_remote, ready=ready)
+    return 0
