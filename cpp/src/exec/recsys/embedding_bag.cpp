@@ -57,8 +57,9 @@ __attribute__((always_inline)) inline void bag_job(const BagJob& job, std::int64
 }
 
 // Compiled for AVX-512, AVX2 and baseline x86-64; the loader picks the best the CPU supports
-// (GCC function multi-versioning), so the wheel stays portable.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// (GCC function multi-versioning), so the wheel stays portable. Not under ThreadSanitizer, whose
+// instrumented resolver would run before the sanitizer's runtime is up.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void bag_dispatch(const BagJob& job, std::int64_t dim, std::int64_t begin, std::int64_t end) {

@@ -4,8 +4,10 @@
 #include <limits>
 
 // GCC and Clang on x86-64 Linux: an AVX2 clone of each kernel next to the baseline one, picked
-// once when the library loads.
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+// once when the library loads. Not under ThreadSanitizer: it instruments the clones' resolver,
+// which the loader runs before the sanitizer's runtime is up (a crash at start-up).
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(__SANITIZE_THREAD__)
 #define SERVELAB_LAP_KERNEL __attribute__((target_clones("avx2", "default")))
 #else
 #define SERVELAB_LAP_KERNEL
