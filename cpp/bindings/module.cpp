@@ -21,9 +21,11 @@ void init_profile(pybind11::module_& m);
 void init_sched(pybind11::module_& m);
 void init_catalogue(pybind11::module_& m);
 void init_executors(pybind11::module_& m);
+void init_python_executors(pybind11::module_& m);
 void init_cluster(pybind11::module_& m);
 void init_sim(pybind11::module_& m);
 void init_serve(pybind11::module_& m);
+void init_remote(pybind11::module_& m);
 void init_recsys(pybind11::module_& recsys);
 // Generic solvers, in _core.solvers.
 void init_lap(pybind11::module_& solvers);
@@ -50,9 +52,11 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_sched(m);
   servelab::bindings::init_catalogue(m);
   servelab::bindings::init_executors(m);
+  servelab::bindings::init_python_executors(m);
   servelab::bindings::init_cluster(m);
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);
+  servelab::bindings::init_remote(m);
 
   auto recsys = m.def_submodule("recsys", "Recommendation models: descriptions, weights, inputs, backends.");
   servelab::bindings::init_recsys(recsys);

@@ -29,6 +29,8 @@ from .backends import BackendUnavailable as BackendUnavailable
 from .backends import build_info as build_info
 from .executors import list_executors as list_executors
 from .executors import make_executor as make_executor
+from .executors import register_executor as register_executor
+from .executors import unregister_executor as unregister_executor
 from .experiments import QoS as QoS
 from .experiments import SweepError as SweepError
 from .experiments import SweepInterrupted as SweepInterrupted
@@ -36,6 +38,7 @@ from .experiments import allowable_throughput as allowable_throughput
 from .experiments import sweep as sweep
 from .profiles import Profile as Profile
 from .profiling import profile as profile
+from .profiling import profile_from_run as profile_from_run
 from .results import Result as Result
 from .run import serve as serve
 from .run import simulate as simulate

@@ -14,7 +14,7 @@ ramsis: typing.Any  # a submodule; use servelab.ramsis
 rrl: typing.Any  # a submodule; use servelab.rrl
 hera: typing.Any  # a submodule; use servelab.hera
 infaas: typing.Any  # a submodule; use servelab.infaas
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'Query', 'QueryStream', 'ReferenceMlp', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_executors', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_executor', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -949,6 +949,93 @@ class ExecutorBuilder:
         """
         An Executor outside a serving run (as the profiler uses one); `seed` seeds its per-query inputs.
         """
+class ExecutorBatch:
+    """
+    One batch handed to a Python executor's run(batch). It owns copies of its data: keeping it after
+    run() returns is safe.
+    """
+    def __len__(self) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def config(self) -> dict[str, int]:
+        """
+        The worker's knobs (the executor's `knobs`) as set when the batch was dispatched.
+        """
+    @property
+    def hardware(self) -> int:
+        """
+        The worker's hardware index in the run's profile.
+        """
+    @property
+    def inputs(self) -> typing.Any:
+        """
+        Each query's input given to serve(inputs=...) (a row of the array, or what the callable
+        returned), in query order; None when the run has no inputs.
+        """
+    @property
+    def items(self) -> int:
+        """
+        Items in the batch (the sum of sizes).
+        """
+    @property
+    def model(self) -> int:
+        """
+        The model's index in the run's profile.
+        """
+    @property
+    def model_name(self) -> str:
+        """
+        The model's name ('' outside a serving run).
+        """
+    @property
+    def queries(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        Query ids (int64 array).
+        """
+    @property
+    def sizes(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        Items of each query (int32 array, parallel to queries).
+        """
+    @property
+    def stop_requested(self) -> bool:
+        """
+        True once the run ends or stops (Ctrl-C) while the batch runs: return early if you can.
+        """
+    @property
+    def worker(self) -> int:
+        """
+        The worker running the batch.
+        """
+class PythonExecutorBuilder(ExecutorBuilder):
+    """
+    An executor written in Python (register_executor), made from a spec.
+    """
+class QueryInputs:
+    """
+    User-supplied per-query inputs for servelab.serve(inputs=...): an array with one row per query (query q
+    takes row q), or a callable of the query id returning its input.
+    """
+    def __init__(self, source: typing.Any) -> None:
+        ...
+    def check_float_rows(self, width: typing.SupportsInt | typing.SupportsIndex, executor: str) -> None:
+        """
+        ValueError naming `executor` unless it can read float32 rows of `width` features (the whole
+        array, or the callable's answer for query 0).
+        """
+    def describe(self) -> str:
+        ...
+    def float_rows(self, queries: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], width: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        The float32 rows [sum(sizes), width] an executor such as torchscript reads for these queries.
+        """
+    @property
+    def rows(self) -> int:
+        """
+        The array's rows, or -1 for a callable.
+        """
 class WorkerGroup:
     """
     `count` identical workers of one hardware type.
@@ -972,9 +1059,47 @@ class WorkerGroup:
     @property
     def models(self) -> list[str]:
         ...
+class ConfigModel:
+    """
+    How a worker's set_config knobs scale its simulated service times (make_config_model).
+    """
+    def __repr__(self) -> str:
+        ...
+    def describe(self) -> str:
+        ...
+class RemoteWorker:
+    """
+    A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free
+    one) and runs the batches that `remote` executors send, on `executor` (an ExecutorBuilder).
+    """
+    def __init__(self, listen: str, executor: ExecutorBuilder, *, allow_remote: bool = False) -> None:
+        ...
+    def serve(self) -> None:
+        """
+        Serves until stop() or Ctrl-C (KeyboardInterrupt); connections are closed and their threads joined
+        before it returns. Releases the GIL.
+        """
+    def stop(self) -> None:
+        """
+        Makes serve() return (from another thread).
+        """
+    @property
+    def address(self) -> str:
+        """
+        The bound address (a TCP port 0 resolved).
+        """
+    @property
+    def executor(self) -> str:
+        """
+        The hosted executor's spec.
+        """
 def build_info() -> dict:
     """
     What this build was compiled with (servelab.build_info() adds what is usable now).
+    """
+def extend_executors(name: str, factory: typing.Any, params: collections.abc.Sequence[dict], doc: str, module: str) -> None:
+    """
+    Adds an executor written in Python: factory(**params) returns a fresh executor object per worker.
     """
 def extend_schedulers(name: str, factory: typing.Any, params: collections.abc.Sequence[dict], doc: str) -> None:
     """
@@ -989,6 +1114,10 @@ def kairos_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 10) -> Si
 def list_arrival_processes() -> list:
     """
     Every registered arrival_process: name, doc and typed parameters.
+    """
+def list_config_models() -> list:
+    """
+    Every registered config_model: name, doc and typed parameters.
     """
 def list_executors() -> list:
     """
@@ -1005,6 +1134,10 @@ def list_size_distributions() -> list:
 def make_arrival_process(spec: str, **kwargs) -> ArrivalProcess:
     """
     Builds a arrival_process from 'name(a=1, ...)' or a name plus keyword arguments.
+    """
+def make_config_model(spec: str, **kwargs) -> ConfigModel:
+    """
+    Builds a config_model from 'name(a=1, ...)' or a name plus keyword arguments.
     """
 def make_executor(spec: str, **kwargs) -> ExecutorBuilder:
     """
@@ -1039,6 +1172,16 @@ def read_timestamps_csv(path: os.PathLike | str | bytes, unit: str = 's') -> num
     Arrival timestamps, one per line (optional header line, '#' comments), in unit 's', 'ms', 'us' or 'ns'.
     Returns float64 seconds; they must be non-negative and non-decreasing. Errors name the file and line.
     """
+def remote_transport() -> dict:
+    """
+    Every query that this process's remote executors sent since the last call, one row each:
+    {'address', 'worker', 'query', 'batch', 'round_trip_ns' (at the controller), 'worker_ns' (on the
+    worker, -1: no reply), 'ok'}, plus 'batches_not_kept' (past the log's limit). Empties the log.
+    """
+def retract_executor(name: str) -> None:
+    """
+    Removes an executor added with extend_executors (KeyError for any other name).
+    """
 def retract_scheduler(name: str) -> None:
     """
     Removes a policy added with extend_schedulers (KeyError for a built-in or unknown name).
@@ -1049,7 +1192,7 @@ def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> Siz
     10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to
     the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.
     """
-def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0) -> dict:
+def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None) -> dict:
     """
     Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',
     'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's
@@ -1058,12 +1201,13 @@ def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], 
     queries dropped with the error as the reason; the run goes on. `spin_us`: how long before each arrival
     or timer the controller spins rather than sleeps (0: never, leaving the cores to the executors). Takes the workload's duration in wall
     time. Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it and joins every
-    worker thread.
+    worker thread. `inputs`: a QueryInputs (the user's per-query inputs) handed to every batch, or None.
     """
-def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all') -> dict:
+def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None) -> dict:
     """
     Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate),
-    and 'streamed' (online summaries) when records is 'none' or 'sample(p)'.
+    and 'streamed' (online summaries) when records is 'none' or 'sample(p)'. config_model: None (profiled
+    service times) or a config model (spec or make_config_model) scaling them by the workers' knobs.
     Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it.
     """
 def zipf_shares(n: typing.SupportsInt | typing.SupportsIndex, exponent: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> numpy.typing.NDArray[numpy.float64]:

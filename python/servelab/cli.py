@@ -247,8 +247,9 @@ def _cmd_sim_vs_real(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             seed=args.seed,
             progress=not args.json and prof is None,
+            profile_from=args.profile_from,
         )
-        prof = c.profile  # measured once, simulated at every utilisation
+        prof = c.meta.get("base_profile", c.profile)  # measured once, used at every utilisation
         runs.append(c)
     if args.plot:
         import matplotlib
@@ -442,6 +443,10 @@ def build_parser() -> argparse.ArgumentParser:
     svr.add_argument("--scheduler", default="fcfs", help="a registered scheduler spec")
     svr.add_argument("--repeats", type=positive_int, default=30, help="profiled batches per size")
     svr.add_argument("--seed", type=random_seed, default=0, help="seeds arrivals and inputs")
+    svr.add_argument(
+        "--profile-from", choices=["batches", "serve"], default="batches",
+        help="simulate on batches timed back to back, or on a pilot serving run's service times",
+    )  # fmt: skip
     svr.add_argument("--plot", help="write both latency CDFs of every run to this image")
     svr.add_argument("--json", action="store_true", help="print JSON")
     svr.set_defaults(run=_cmd_sim_vs_real)
@@ -455,6 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"batch size of the smoke work (default 64, at most {SMOKE_MAX_BATCH})",
     )
     smoke_cmd.set_defaults(run=_cmd_smoke)
+
+    from servelab import worker_process  # servelab worker: a process that runs remote batches
+
+    worker_process.add_parser(sub)
 
     # The systems bring their own subcommands (servelab kairos ..., servelab ramsis ...).
     from servelab.systems.hera import cli as hera_cli
