@@ -37,9 +37,11 @@ build: $(STAMPS)/venv
 demo: setup
 	$(VENV)/bin/servelab demo
 
-## test: C++ tests (ctest), Python tests, notebooks and benchmark smoke runs
+## test: C++ tests (ctest), Python tests, notebooks, benchmark smoke runs and a short fuzz run
 test: setup
 	$(MAKE) --no-print-directory test-cpp test-python
+	@# The C++ parsers under libFuzzer with ASan + UBSan, a few seconds each (longer: make fuzz-short).
+	$(MAKE) --no-print-directory fuzz-short FUZZ_SECONDS=5
 
 test-cpp:
 	$(VENV)/bin/ctest --test-dir $(BUILD_DIR) --output-on-failure

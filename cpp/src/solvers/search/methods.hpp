@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "servelab/core/param_builders.hpp"
 #include "servelab/core/registry.hpp"
 #include "servelab/solvers/search/search.hpp"
 
@@ -42,37 +43,6 @@ class MethodSearcher final : public Searcher {
 
 // The registry entry of a method.
 Registry<Searcher>::Entry method_entry(std::string name, std::string doc, std::vector<ParamSpec> params, RunMethod run);
-
-// Typed parameter specs.
-inline ParamSpec bool_param(std::string name, bool default_value, std::string doc) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.type = ParamType::Bool;
-  s.default_value = default_value;
-  s.doc = std::move(doc);
-  return s;
-}
-inline ParamSpec int_param(std::string name, std::int64_t default_value, std::int64_t min, std::string doc) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.type = ParamType::Int;
-  s.default_value = default_value;
-  s.doc = std::move(doc);
-  s.min = static_cast<double>(min);
-  return s;
-}
-inline ParamSpec float_param(std::string name, double default_value, double min, std::optional<double> max,
-                             std::string doc, bool min_exclusive = false) {
-  ParamSpec s;
-  s.name = std::move(name);
-  s.type = ParamType::Float;
-  s.default_value = default_value;
-  s.doc = std::move(doc);
-  s.min = min;
-  s.max = max;
-  s.min_exclusive = min_exclusive;
-  return s;
-}
 
 // Helpers the methods share, drawing from the state's seeded stream.
 std::size_t random_alive(SearchState& state);  // the state must have an alive point

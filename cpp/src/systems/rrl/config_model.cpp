@@ -7,44 +7,13 @@
 #include <utility>
 
 #include "servelab/core/errors.hpp"
-#include "servelab/core/params.hpp"
+#include "servelab/core/param_builders.hpp"
 
 namespace servelab::rrl {
 namespace {
 
 // Thread counts beyond this are a typo, not a configuration (the executors cap theirs lower).
 constexpr std::int64_t kMaxThreads = 4096;
-
-ParamSpec number(std::string name, double value, std::string doc, double min, double max) {
-  ParamSpec spec;
-  spec.name = std::move(name);
-  spec.type = ParamType::Float;
-  spec.default_value = value;
-  spec.doc = std::move(doc);
-  spec.min = min;
-  spec.max = max;
-  return spec;
-}
-
-ParamSpec integer(std::string name, std::int64_t value, std::string doc) {
-  ParamSpec spec;
-  spec.name = std::move(name);
-  spec.type = ParamType::Int;
-  spec.default_value = value;
-  spec.doc = std::move(doc);
-  spec.min = 1;
-  spec.max = static_cast<double>(kMaxThreads);
-  return spec;
-}
-
-ParamSpec text(std::string name, std::string value, std::string doc) {
-  ParamSpec spec;
-  spec.name = std::move(name);
-  spec.type = ParamType::String;
-  spec.default_value = std::move(value);
-  spec.doc = std::move(doc);
-  return spec;
-}
 
 }  // namespace
 
@@ -97,42 +66,41 @@ std::string CpuConfigModel::describe() const {
 
 void register_config_models(cluster::ConfigModelRegistry& registry) {
   const CpuModel d;
-  ParamSpec parallel;
-  parallel.name = "request_parallelism";
-  parallel.type = ParamType::Bool;
-  parallel.default_value = true;
-  parallel.doc = "count the hardware's busy workers as concurrent requests (false: each runs as if alone)";
-  registry.add({"rrl_cpu",
-                "RRL's CPU parallelism model: a worker's inter/intra-op thread knobs and the busy workers of its "
-                "hardware scale the profiled service time (Amdahl speed-up, time slicing and interference beyond "
-                "the cores); 1 at the reference configuration alone.",
-                {number("cores", d.cores, "cores C of the machine", 1, 4096),
-                 number("base_ms", d.base_ms, "one request alone on one thread (ms)", 1e-9, 1e9),
-                 number("intra_fraction", d.intra_fraction, "p: parallel fraction within ops", 0, 1),
-                 number("inter_fraction", d.inter_fraction, "q: parallel fraction across ops", 0, 1),
-                 number("op_width", d.op_width, "W: most independent ops at once", 1, 4096),
-                 number("interference", d.interference, "kappa: extra slowdown once threads exceed cores", 0, 1e6),
-                 number("sync_ms", d.sync_ms, "cost per extra thread of a request (ms)", 0, 1e9),
-                 text("intra_key", "intra_op_threads", "the worker knob holding intra-op threads"),
-                 text("inter_key", "inter_op_threads", "the worker knob holding inter-op threads"),
-                 integer("reference_intra", 1, "intra-op threads the profile was measured with"),
-                 integer("reference_inter", 1, "inter-op threads the profile was measured with"), parallel},
-                [](const Params& p) {
-                  CpuConfigModelOptions o;
-                  o.cpu.cores = p.get_float("cores");
-                  o.cpu.base_ms = p.get_float("base_ms");
-                  o.cpu.intra_fraction = p.get_float("intra_fraction");
-                  o.cpu.inter_fraction = p.get_float("inter_fraction");
-                  o.cpu.op_width = p.get_float("op_width");
-                  o.cpu.interference = p.get_float("interference");
-                  o.cpu.sync_ms = p.get_float("sync_ms");
-                  o.intra_key = p.get_string("intra_key");
-                  o.inter_key = p.get_string("inter_key");
-                  o.reference_intra = p.get_int("reference_intra");
-                  o.reference_inter = p.get_int("reference_inter");
-                  o.request_parallelism = p.get_bool("request_parallelism");
-                  return std::make_shared<CpuConfigModel>(std::move(o));
-                }});
+  const ParamSpec parallel =
+      bool_param("request_parallelism", true,
+                 "count the hardware's busy workers as concurrent requests (false: each runs as if alone)");
+  registry.add(
+      {"rrl_cpu",
+       "RRL's CPU parallelism model: a worker's inter/intra-op thread knobs and the busy workers of its "
+       "hardware scale the profiled service time (Amdahl speed-up, time slicing and interference beyond "
+       "the cores); 1 at the reference configuration alone.",
+       {float_param("cores", d.cores, 1, 4096, "cores C of the machine"),
+        float_param("base_ms", d.base_ms, 1e-9, 1e9, "one request alone on one thread (ms)"),
+        float_param("intra_fraction", d.intra_fraction, 0, 1, "p: parallel fraction within ops"),
+        float_param("inter_fraction", d.inter_fraction, 0, 1, "q: parallel fraction across ops"),
+        float_param("op_width", d.op_width, 1, 4096, "W: most independent ops at once"),
+        float_param("interference", d.interference, 0, 1e6, "kappa: extra slowdown once threads exceed cores"),
+        float_param("sync_ms", d.sync_ms, 0, 1e9, "cost per extra thread of a request (ms)"),
+        string_param("intra_key", "intra_op_threads", "the worker knob holding intra-op threads"),
+        string_param("inter_key", "inter_op_threads", "the worker knob holding inter-op threads"),
+        int_param("reference_intra", 1, 1, "intra-op threads the profile was measured with", kMaxThreads),
+        int_param("reference_inter", 1, 1, "inter-op threads the profile was measured with", kMaxThreads), parallel},
+       [](const Params& p) {
+         CpuConfigModelOptions o;
+         o.cpu.cores = p.get_float("cores");
+         o.cpu.base_ms = p.get_float("base_ms");
+         o.cpu.intra_fraction = p.get_float("intra_fraction");
+         o.cpu.inter_fraction = p.get_float("inter_fraction");
+         o.cpu.op_width = p.get_float("op_width");
+         o.cpu.interference = p.get_float("interference");
+         o.cpu.sync_ms = p.get_float("sync_ms");
+         o.intra_key = p.get_string("intra_key");
+         o.inter_key = p.get_string("inter_key");
+         o.reference_intra = p.get_int("reference_intra");
+         o.reference_inter = p.get_int("reference_inter");
+         o.request_parallelism = p.get_bool("request_parallelism");
+         return std::make_shared<CpuConfigModel>(std::move(o));
+       }});
 }
 
 }  // namespace servelab::rrl
