@@ -149,7 +149,10 @@ def test_knobs_reach_the_executor_through_set_config(registered):
     registered("tunable", Tunable)
     r = servelab.serve(_scenario("tunable", count=30, config={"threads": 3}), scheduler="fcfs")
     assert r.summary()["completed"] == 30
-    assert calls == [("threads", 3)] * 2  # once per worker: only a changed value is delivered
+    # Once per worker that ran a batch (fcfs may leave the second idle): only a changed value is
+    # delivered.
+    used = len(set(r.columns["worker"].tolist()))
+    assert used >= 1 and calls == [("threads", 3)] * used
     assert servelab.make_executor("tunable").open().knobs() == ["threads"]
 
 
