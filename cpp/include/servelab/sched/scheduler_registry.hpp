@@ -2,6 +2,8 @@
 // with every system's policies too, is servelab::catalogue::schedulers() (catalogue/catalogue.hpp).
 #pragma once
 
+#include <cstdint>
+
 #include "servelab/core/registry.hpp"
 #include "servelab/sched/scheduler.hpp"
 #include "servelab/sched/tie_rule.hpp"
@@ -11,7 +13,8 @@ namespace servelab::sched {
 using SchedulerRegistry = Registry<Scheduler>;
 
 // fcfs(prefer=...) for policies built on it (Kairos's Ribbon baseline); ValueError as the registry's.
-std::shared_ptr<Scheduler> make_fcfs(std::string prefer, TieRule tie = TieRule::LowestId);
+// max_queue > 0: an arrival that finds that many queries waiting is dropped ("queue full").
+std::shared_ptr<Scheduler> make_fcfs(std::string prefer, TieRule tie = TieRule::LowestId, std::int64_t max_queue = 0);
 
 // Adds every generic policy below (fcfs, round_robin, random, jsq, ...).
 void register_generic_schedulers(SchedulerRegistry& registry);

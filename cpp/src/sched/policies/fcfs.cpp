@@ -2,11 +2,14 @@
 // several are idle (Ribbon sends to the "base" instance type first), then by the tie rule. Strict
 // FCFS: while the head query finds no idle worker that can serve it, nothing behind it is
 // dispatched. The choice reads the cluster state's idle index, so it costs O(log W), not O(idle).
+// With max_queue > 0 the central queue is bounded: an arrival that finds max_queue queries waiting
+// is dropped at once (tail drop), so an overloaded run keeps bounded waits and memory.
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "servelab/core/param_builders.hpp"
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/sched/tie_rule.hpp"
@@ -16,12 +19,19 @@ namespace {
 
 class Fcfs final : public Scheduler {
  public:
-  Fcfs(std::string prefer, TieRule tie)
-      : prefer_text_(std::move(prefer)), prefer_(split_list_param("prefer", prefer_text_)), picker_(tie, Rng(0, "")) {}
+  Fcfs(std::string prefer, TieRule tie, std::int64_t max_queue)
+      : prefer_text_(std::move(prefer)),
+        prefer_(split_list_param("prefer", prefer_text_)),
+        picker_(tie, Rng(0, "")),
+        max_queue_(max_queue) {
+    if (max_queue_ < 0) throw ValueError(str("fcfs: max_queue=", max_queue_, " must be >= 0 (0: unbounded)"));
+  }
 
   std::string describe() const override {
-    if (picker_.rule() == TieRule::LowestId) return str("fcfs(prefer='", prefer_text_, "')");
-    return str("fcfs(prefer='", prefer_text_, "', tie='", tie_rule_name(picker_.rule()), "')");
+    std::string out = str("fcfs(prefer='", prefer_text_, "'");
+    if (picker_.rule() != TieRule::LowestId) out += str(", tie='", tie_rule_name(picker_.rule()), "'");
+    if (max_queue_ > 0) out += str(", max_queue=", max_queue_);
+    return out + ")";
   }
 
   void on_start(const ClusterView& view, Actions&) override {
@@ -48,7 +58,12 @@ class Fcfs final : public Scheduler {
   }
 
   void on_arrival(const Query& query, const ClusterView& view, Actions& actions) override {
-    if (view.central_queue().empty()) serve(query, view, actions);  // else it waits its turn
+    const std::size_t waiting = view.central_queue().size();
+    if (waiting == 0) {
+      serve(query, view, actions);
+    } else if (max_queue_ > 0 && waiting >= static_cast<std::size_t>(max_queue_)) {
+      actions.drop(query.id, "queue full (max_queue)");
+    }  // else it waits its turn
   }
   void on_batch_done(const BatchDone&, const ClusterView& view, Actions& actions) override { drain(view, actions); }
   void on_worker_ready(WorkerId, const ClusterView& view, Actions& actions) override { drain(view, actions); }
@@ -129,12 +144,13 @@ class Fcfs final : public Scheduler {
   std::vector<std::vector<HardwareId>> classes_;  // preference classes, most preferred first
   std::vector<std::int32_t> class_of_;            // by hardware
   std::vector<std::pair<WorkerId, ModelId>> ties_;
+  std::int64_t max_queue_ = 0;
 };
 
 }  // namespace
 
-std::shared_ptr<Scheduler> make_fcfs(std::string prefer, TieRule tie) {
-  return std::make_shared<Fcfs>(std::move(prefer), tie);
+std::shared_ptr<Scheduler> make_fcfs(std::string prefer, TieRule tie, std::int64_t max_queue) {
+  return std::make_shared<Fcfs>(std::move(prefer), tie, max_queue);
 }
 
 void register_fcfs(SchedulerRegistry& registry) {
@@ -158,9 +174,13 @@ void register_fcfs(SchedulerRegistry& registry) {
                            {},
                            {},
                            false,
-                           {"lowest_id", "round_robin", "lru", "random"}}},
+                           {"lowest_id", "round_robin", "lru", "random"}},
+                 int_param("max_queue", 0, 0,
+                           "the most queries the central queue holds; an arrival that finds it full is dropped "
+                           "with the reason 'queue full (max_queue)' (0: unbounded)")},
                 [](const Params& p) {
-                  return std::make_shared<Fcfs>(p.get_string("prefer"), parse_tie_rule(p.get_string("tie"), "tie"));
+                  return std::make_shared<Fcfs>(p.get_string("prefer"), parse_tie_rule(p.get_string("tie"), "tie"),
+                                                p.get_int("max_queue"));
                 }});
 }
 
