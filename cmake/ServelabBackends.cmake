@@ -55,9 +55,19 @@ if(NOT SERVELAB_WITH_TORCH STREQUAL "OFF")
     # Torch's CMake files predate CMake 4's policy floor.
     servelab_probe_package(_torch_loads _torch_why Torch PATHS ${_torch_prefix})
     if(_torch_loads)
+      # A CUDA build of torch (Caffe2/public/cuda.cmake) enables CUDA, sets CMAKE_CUDA_ARCHITECTURES
+      # to OFF and appends -gencode flags for the GPU it sees to CMAKE_CUDA_FLAGS. servelab's own
+      # kernels keep servelab's targets (the CUDA section below): saved here, restored after.
+      if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+        set(CMAKE_CUDA_ARCHITECTURES 90)
+      endif()
+      set(_servelab_cuda_archs "${CMAKE_CUDA_ARCHITECTURES}")
+      set(_servelab_cuda_flags "${CMAKE_CUDA_FLAGS}")
       set(CMAKE_POLICY_VERSION_MINIMUM 3.5)
       find_package(Torch CONFIG QUIET PATHS ${_torch_prefix} NO_DEFAULT_PATH)
       unset(CMAKE_POLICY_VERSION_MINIMUM)
+      set(CMAKE_CUDA_ARCHITECTURES "${_servelab_cuda_archs}")
+      set(CMAKE_CUDA_FLAGS "${_servelab_cuda_flags}")
     else()
       set(Torch_FOUND FALSE)
     endif()

@@ -34,3 +34,13 @@ def test_recsys_benchmark_smoke():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ratio torch / servelab" in proc.stdout or "skipped:" in proc.stdout
+
+
+def test_gpu_benchmark_smoke():
+    """The GPU benchmark runs small where a GPU is usable, and says why it skips where not."""
+    runner = RUNNER.parent / "bench_gpu.py"
+    proc = subprocess.run(
+        [sys.executable, str(runner), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ratio torch / servelab" in proc.stdout or "skipped: " in proc.stdout
