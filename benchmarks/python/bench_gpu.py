@@ -32,9 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-import servelab
-from servelab import backends, recsys
-from servelab.results import COMPLETED
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import median_us  # noqa: E402
+
+import servelab  # noqa: E402
+from servelab import backends, recsys  # noqa: E402
+from servelab.results import COMPLETED  # noqa: E402
 
 CASES = ("recsys", "cuda_mlp", "torchscript", "serving")
 
@@ -49,15 +52,6 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.torch_us / self.servelab_us
-
-
-def median_us(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e6
 
 
 def interleaved(case: str, batch: int, ours, theirs, args) -> Row:

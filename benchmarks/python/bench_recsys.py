@@ -22,12 +22,15 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
-from servelab import _core, backends, recsys
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import median_us  # noqa: E402
+
+from servelab import _core, backends, recsys  # noqa: E402
 
 BATCHES = (1, 16, 64, 256)
 
@@ -46,15 +49,6 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.torch_us / self.servelab_us
-
-
-def median_us(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e6
 
 
 def bench_model(
