@@ -34,7 +34,7 @@ def test_batches_run_on_the_reference_backend():
 def test_the_onednn_backend_reads_the_thread_knob():
     skip_unless_usable("onednn")
     executor = servelab.make_executor(SPEC.replace(")", ", backend='onednn')")).open()
-    assert executor.knobs() == ["intra_op_threads"]
+    assert executor.knobs() == ["intra_op_threads", "inter_op_threads"]
     timing = executor.time_batches([4], repeats=2, config={"intra_op_threads": 1})
     assert np.all(timing["exec_ns"] > 0)
     # A thread team no machine has would make OpenMP abort the interpreter: refused first.

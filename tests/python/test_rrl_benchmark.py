@@ -15,3 +15,13 @@ def test_rrl_benchmark_smoke():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "identical to the reference's" in proc.stdout
     assert "ratio reference / servelab" in proc.stdout
+
+
+def test_inter_op_and_serving_benchmarks_smoke():
+    for name, expect in (("bench_rrl_inter_op.py", "vs (1, 1)"), ("bench_rrl_serving.py", "ratio")):
+        proc = subprocess.run(
+            [sys.executable, str(BENCH.parent / name), "--smoke"],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert expect in proc.stdout or "skipped" in proc.stdout, proc.stdout

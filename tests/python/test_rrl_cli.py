@@ -34,6 +34,16 @@ def test_tune_prints_both_methods_as_json():
     assert all("oracle_config" in r and "converged_step" in r for r in out["runs"])
 
 
+def test_tune_on_two_processes_prints_the_same_runs():
+    args = ("rrl", "tune", "--cores", "2", "--rate", "3", "--steps", "100", "--json")
+    outs = [servelab(*args, "--processes", n) for n in ("1", "2")]
+    assert all(p.returncode == 0 for p in outs), [p.stderr for p in outs]
+    runs = [json.loads(p.stdout)["runs"] for p in outs]
+    for run in (*runs[0], *runs[1]):
+        del run["median_learn_us"]  # measured wall time
+    assert runs[0] == runs[1]
+
+
 def test_simulate_a_configuration_and_the_oracle():
     base = ("rrl", "simulate", "--cores", "4", "--rate", "3", "--episodes", "5", "--json")
     proc = servelab(*base, "--config", "2,1,2")

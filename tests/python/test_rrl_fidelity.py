@@ -149,3 +149,50 @@ def test_rrl_slo_violations_at_or_below_the_deep_rl_baselines():
             by.loc["rrl", "tail_greedy_violation_rate"]
             <= by.loc[baseline, "tail_greedy_violation_rate"]
         ), baseline
+
+
+# ---- the same claims across core counts and loads the paper did not plot ----------------------
+# (cores, requests/s): 6, 8 and 12 cores (216, 512 and 1,728 configurations), light to heavy load
+# (8 cores at 8.5 requests/s is 1.2x the common setting's 7). Where they stop holding, measured and
+# left out here (docs/rrl.md): 8 cores at 10 requests/s, where radius 1 converges slower than
+# point-based learning, and 4 cores (64 configurations), which point-based learning sweeps in a
+# few dozen steps anyway.
+SWEEP = [(6, 2.5), (6, 5.25), (8, 2.0), (8, 5.0), (8, 8.5), (12, 10.5)]
+SWEEP_IDS = [f"{c}cores-{r}qps" for c, r in SWEEP]
+
+
+def sweep_setting(cores: int) -> dict:
+    return {"steps": STEPS, "model": rrl.PerfModel(cores=cores), "oracle_episodes": 10}
+
+
+@pytest.mark.parametrize(("cores", "rate"), SWEEP, ids=SWEEP_IDS)
+def test_faster_convergence_and_the_u_shape_hold_across_loads_and_cores(cores, rate):
+    table = rrl.region_sweep(
+        rrl.cpu_space(cores), f"poisson(rate={rate})", (0, 1, 2, 5), seeds=SEEDS,
+        **sweep_setting(cores),
+    )  # fmt: skip
+    steps = mean_steps(table)
+    ratio = table.groupby("radius")["final_ratio"].mean()
+    print(f"\n{cores} cores, {rate} requests/s: mean steps per radius",
+          {r: int(s) for r, s in steps.items()}, "final / oracle",
+          {r: round(x, 3) for r, x in ratio.items()})  # fmt: skip
+    assert steps[1.0] < steps[0.0]  # RRL converges in fewer steps than point-based learning
+    fastest = steps.idxmin()
+    assert 0 < fastest < steps.index.max() and steps.iloc[-1] > steps[fastest]  # the U-shape
+    assert ratio.iloc[-1] > ratio[1.0]  # the largest region settles furthest from the optimum
+
+
+@pytest.mark.parametrize(("cores", "rate"), SWEEP, ids=SWEEP_IDS)
+def test_regret_and_the_deep_rl_baselines_across_loads_and_cores(cores, rate):
+    runs = rrl.compare_methods(
+        rrl.cpu_space(cores), f"poisson(rate={rate})", seeds=SEEDS[:3], **sweep_setting(cores)
+    )
+    table = rrl.regret_table(runs)
+    tail = table.groupby("method")["tail_chosen_latency_ms"].mean()
+    regret = {m: np.mean([r.regret()[-1] for r in rs]) for m, rs in runs.items()}
+    print(f"\n{cores} cores, {rate} requests/s: mean latency in the last tenth, ms",
+          {m: round(x, 1) for m, x in tail.items()}, "; regret, s",
+          {m: round(x / 1e3) for m, x in regret.items()})  # fmt: skip
+    assert regret["rrl"] < regret["qlearning"]
+    for baseline in ("capes", "deeprm"):
+        assert tail["rrl"] <= tail[baseline], baseline

@@ -16,7 +16,7 @@ RecsysExecutor::RecsysExecutor(std::shared_ptr<const RecsysModel> model, InputGe
 }
 
 std::vector<std::string> RecsysExecutor::knobs() const {
-  if (model_->supports_threads()) return {"intra_op_threads"};
+  if (model_->supports_threads()) return {"intra_op_threads", "inter_op_threads"};
   return {};
 }
 
@@ -27,8 +27,21 @@ void RecsysExecutor::run(const serve::ExecRequest& request) {
   if (const auto it = request.config.find("intra_op_threads"); it != request.config.end() && it->second > 0) {
     threads = static_cast<int>(it->second);
   }
+  InterOpPool* inter_op = nullptr;
+  if (const auto it = request.config.find("inter_op_threads"); it != request.config.end() && it->second > 1) {
+    if (it->second > InterOpPool::kMaxThreads) {
+      throw ValueError(str(spec_, ": inter_op_threads=", it->second, " must be in 1..", InterOpPool::kMaxThreads));
+    }
+    if (!inter_op_ || inter_op_->threads() != it->second) {
+      inter_op_.reset();  // its threads end before the new team starts
+      inter_op_ = std::make_unique<InterOpPool>(static_cast<int>(it->second));
+    }
+    inter_op = inter_op_.get();
+  } else if (it != request.config.end() && it->second < 0) {
+    throw ValueError(str(spec_, ": inter_op_threads=", it->second, " must be in 1..", InterOpPool::kMaxThreads));
+  }
   const auto start = std::chrono::steady_clock::now();
-  last_ = model_->run(in.view(), threads);
+  last_ = model_->run(in.view(), threads, inter_op);
   if (request.report != nullptr) {
     request.report->compute =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();

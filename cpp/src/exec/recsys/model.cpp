@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "activations.hpp"
@@ -150,14 +151,20 @@ void RecsysModel::check_threads(int threads) const {
 Matrix RecsysModel::run(const Batch& batch, int threads) const {
   check_threads(threads);
   check(batch);
-  return forward(batch, threads, nullptr);
+  return forward(batch, threads, nullptr, nullptr);
+}
+
+Matrix RecsysModel::run(const Batch& batch, int threads, InterOpPool* inter_op) const {
+  check_threads(threads);
+  check(batch);
+  return forward(batch, threads, nullptr, inter_op);
 }
 
 Matrix RecsysModel::run(const Batch& batch, int threads, StageTimes& times) const {
   check_threads(threads);
   check(batch);
   const auto start = std::chrono::steady_clock::now();
-  Matrix out = forward(batch, threads, &times);
+  Matrix out = forward(batch, threads, &times, nullptr);
   times.total_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
@@ -169,7 +176,24 @@ void RecsysModel::gather(const std::vector<BagJob>& jobs, std::int64_t rows, int
   }
 }
 
-Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times) const {
+std::vector<std::function<void()>> RecsysModel::branches(const std::function<void()>& bottom,
+                                                         const std::vector<BagJob>& jobs, std::int64_t rows,
+                                                         int threads, int team) const {
+  // The bottom MLP first (usually the longest branch), then the bag jobs in `team` contiguous
+  // groups of nearly equal size, so that each thread of the team has one group to take.
+  std::vector<std::function<void()>> tasks{bottom};
+  const auto n = static_cast<std::int64_t>(jobs.size()), groups = std::min<std::int64_t>(team, n);
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const auto begin = jobs.begin() + n * g / groups, end = jobs.begin() + n * (g + 1) / groups;
+    tasks.emplace_back([this, group = std::vector<BagJob>(begin, end), rows, threads] {
+      core::check_interrupt();
+      gather(group, rows, threads);
+    });
+  }
+  return tasks;
+}
+
+Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, InterOpPool* inter_op) const {
   const auto& s = spec_;
   // Stage timing only when asked: the serving path pays nothing for it.
   auto timed = [times](double StageTimes::*field, auto&& work) {
@@ -183,9 +207,6 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times) 
     return timed(&StageTimes::mlp_s, [&] { return this->mlp(slot, in, threads); });
   };
   const std::int64_t rows = batch.dense.rows, dim = s.dim;
-  const Matrix bottom = s.bottom.empty() ? Matrix() : mlp(kBottom, batch.dense);
-  const MatrixView d = s.bottom.empty() ? batch.dense : bottom.view();
-  core::check_interrupt();
 
   // Where each feature's gather writes: pooled features into the interaction's input (cat) or the
   // vectors of the dot interaction; the behaviour sequence into its own [rows, steps * dim].
@@ -198,7 +219,7 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times) 
   Matrix sequence = seq >= 0 ? Matrix(rows, steps * dim) : Matrix();
   std::vector<BagJob> jobs;
   std::vector<std::int64_t> pooled_column(s.features.size(), -1);
-  std::int64_t index_column = 0, out_column = d.cols;
+  std::int64_t index_column = 0, out_column = s.bottom_out();
   for (std::size_t i = 0; i < s.features.size(); ++i) {
     const auto& f = s.features[i];
     const float* table = weights_.tables[f.table].data.data();
@@ -215,10 +236,22 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times) 
     }
     index_column += f.lookups;
   }
-  timed(&StageTimes::gather_s, [&] {
-    gather(jobs, rows, threads);
-    return 0;
-  });
+  // The bottom MLP and the gathers are independent: they read the batch and write apart.
+  Matrix bottom;
+  const auto run_bottom = [&] {
+    if (!s.bottom.empty()) bottom = mlp(kBottom, batch.dense);
+  };
+  if (inter_op != nullptr && inter_op->threads() > 1 && times == nullptr) {
+    inter_op->run(branches(run_bottom, jobs, rows, threads, inter_op->threads()));
+  } else {
+    run_bottom();
+    core::check_interrupt();
+    timed(&StageTimes::gather_s, [&] {
+      gather(jobs, rows, threads);
+      return 0;
+    });
+  }
+  const MatrixView d = s.bottom.empty() ? batch.dense : bottom.view();
   core::check_interrupt();
 
   if (dot) {

@@ -15,8 +15,9 @@ model and its fitting hook), ``workloads`` (the artifact's trace, the dynamic an
 ``tuning`` (one simulated tuning experiment: the learners against the oracle), ``experiments``
 (method comparisons, the region-size sweep), ``real`` (a short run on a real executor's
 threads), ``sim_policy`` (RRL as a serving policy that sets the workers' knobs with set_config,
-simulated through the ``rrl_cpu`` config model), ``calibration`` (the CPU model fitted to
-measurements of a real executor), ``paper`` (the paper's numbers and our report beside
+simulated through the ``rrl_cpu`` config model), ``sim_tuning`` (tuning runs whose episodes
+``servelab.simulate`` serves, to check the episode model against), ``calibration`` (the CPU model
+fitted to measurements of a real executor), ``paper`` (the paper's numbers and our report beside
 them), ``data`` (the artifact's files), ``cli`` and ``plotting``. Every name below loads its module
 on first use, so importing this package imports no pandas or matplotlib.
 """
@@ -40,11 +41,15 @@ _EXPORTS = {
         "tuning",
     ),
     **dict.fromkeys(("compare_methods", "region_sweep", "regret_table"), "experiments"),
-    **dict.fromkeys(("ExecutorTuning", "tune_executor"), "real"),
+    **dict.fromkeys(("ExecutorTuning", "ServingTuning", "tune_executor", "tune_serving"), "real"),
     **dict.fromkeys(
-        ("RrlTuner", "SimulatedTuning", "config_model_spec", "register_tuner", "tune_in_simulator"),
+        (
+            "RrlTuner", "SimulatedTuning", "config_model_spec", "episode_in_simulator",
+            "register_tuner", "tune_in_simulator",
+        ),
         "sim_policy",
     ),
+    "tune_simulated": "sim_tuning",
     **dict.fromkeys(("ProfilerFit", "concurrent_batch_ms", "fit_from_profiler"), "calibration"),
     **dict.fromkeys(("PAPER", "format_comparison", "format_region_sweep"), "paper"),
     **dict.fromkeys(("DATA_ENV", "data_dir", "read_trace_gaps"), "data"),

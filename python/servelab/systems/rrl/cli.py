@@ -72,26 +72,25 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from servelab.systems.rrl import tuning  # on use: see the module doc
+    from servelab.systems.rrl import experiments, tuning  # on use: see the module doc
 
     space, model, arrivals = _setup(args)
     methods = tuning.METHODS if args.method == "all" else (args.method,)
     learner = tuning.LearnerConfig(radius=args.radius, beta=args.beta)
-    rows = []
-    for method in methods:
-        run = tuning.tune(
-            space,
-            arrivals,
-            method,
-            objective=args.objective,
-            slo_ms=args.slo_ms,
-            steps=args.steps,
-            episode_requests=args.episode_requests,
-            learner=learner,
-            model=model,
-            seed=args.seed,
-        )
-        rows.append({**run.summary(), "settings": run.settings})
+    runs = experiments.compare_methods(
+        space,
+        arrivals,
+        methods,
+        seeds=[args.seed],
+        learner=learner,
+        processes=args.processes,
+        objective=args.objective,
+        slo_ms=args.slo_ms,
+        steps=args.steps,
+        episode_requests=args.episode_requests,
+        model=model,
+    )
+    rows = [{**run.summary(), "settings": run.settings} for m in methods for run in runs[m]]
     if args.json:
         print(json.dumps({"space": args.space, "size": space.size, "runs": rows}, indent=2))
         return 0
@@ -216,6 +215,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     tune.add_argument(
         "--beta", type=positive_float, default=20.0, help="Boltzmann inverse temperature"
+    )
+    tune.add_argument(
+        "--processes", type=positive_int32, default=1, help="worker processes (default 1)"
     )
     tune.set_defaults(run=_cmd_tune, inputs=("data",))
 

@@ -1,15 +1,20 @@
-"""A short real tuning run: RRL's learner picks the intra-op thread count of a real CPU executor,
-measuring each choice on the executor itself (the profiler's timed batches), and the configuration
-it settles on is then timed against the executor's default.
+"""Short real tuning runs on this machine.
 
-Only the executors' ``intra_op_threads`` knob is tuned: request parallelism needs the serving loop
-with several workers, and no executor exposes inter-op threads as a run-time knob yet. Each episode
-times ``repeats`` batches of ``batch`` queries; the final comparison alternates the two
-configurations so that machine-wide drift (other processes) hits both alike.
+:func:`tune_executor`: RRL's learner picks the intra-op thread count of a real CPU executor,
+measuring each choice on the executor itself (the profiler's timed batches), and the configuration
+it settles on is then timed against the executor's default. Each episode times ``repeats`` batches
+of ``batch`` queries; the final comparison alternates the two configurations so that machine-wide
+drift (other processes) hits both alike.
+
+:func:`tune_serving`: the whole configuration (request parallelism, inter-op and intra-op threads)
+tuned in the real serving loop by :class:`~servelab.rrl.RrlTuner`, the policy the simulator runs
+too, on measured request latencies; then the learned configuration and the default serve the same
+arrivals in alternating rounds.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,3 +100,112 @@ def tune_executor(
         default.append(measure({}, 1)[0])
     run.best_ms, run.default_ms = float(np.median(best)), float(np.median(default))
     return run
+
+
+@dataclass
+class ServingTuning:
+    """A real serving run tuned by RRL, then the learned configuration against the default."""
+
+    executor: str
+    space: list[tuple[str, list[int]]]  # the knobs tuned: workers, inter_op, intra_op
+    rate_qps: float
+    batch: int  # items per request
+    history: list[dict[str, Any]]  # per learning episode: values, metric_ms, rate_qps
+    learned: list[int]  # (workers, inter_op, intra_op) of lowest Q at the end
+    tuned_ms: list[float] = field(default_factory=list)  # per comparison round, mean latency
+    default_ms: list[float] = field(default_factory=list)  # the same rounds, default config
+    load_average: tuple[float, float] = (0.0, 0.0)  # 1-minute, at the start and at the end
+
+    @property
+    def tuned_median_ms(self) -> float:
+        return float(np.median(self.tuned_ms))
+
+    @property
+    def default_median_ms(self) -> float:
+        return float(np.median(self.default_ms))
+
+    @property
+    def speedup(self) -> float:
+        """Default mean latency / tuned mean latency, medians over the rounds (> 1: faster)."""
+        return self.default_median_ms / self.tuned_median_ms
+
+
+def _serving_scenario(rate: float, batch: int, requests: int, workers: int) -> dict[str, Any]:
+    from ... import profiles  # on use: servelab.rrl loads without the run machinery
+
+    # The profile only says which requests fit a worker; the executor sets every service time.
+    profile = profiles.Profile("rrl real serving")
+    profile.add_hardware("cpu", 0.0)
+    profile.add_model("model", 1.0)
+    profile.set_latency("cpu", "model", batch, samples_s=[1e-3])
+    return {
+        "profile": profile,
+        "workers": [{"hardware": "cpu", "count": workers, "models": ["model"]}],
+        "workload": {"arrivals": f"poisson(rate={float(rate)!r})", "count": requests,
+                     "apps": [{"name": "model", "slo_ms": 3.6e6,
+                               "sizes": f"constant(value={batch})"}]},
+        "drain_s": 30.0,
+    }  # fmt: skip
+
+
+def tune_serving(
+    executor: Any = "recsys(model=rm2, backend=onednn)",
+    *,
+    rate: float = 30.0,
+    batch: int = 32,
+    cores: int | None = None,
+    episodes: int = 40,
+    episode_requests: int = 20,
+    rounds: int = 6,
+    round_requests: int = 150,
+    method: str = "rrl",
+    seed: int = 0,
+) -> ServingTuning:
+    """RRL tunes a real executor in ``servelab.serve``: :class:`RrlTuner` serves Poisson requests
+    of ``batch`` items at ``rate`` per second on up to ``cores`` workers (default this machine's
+    cores), choosing per episode of ``episode_requests`` requests the request parallelism (workers
+    serving), the inter-op and the intra-op threads (knobs the executor lacks stay at 1), from the
+    measured latencies. Then ``rounds`` times, alternately, the learned configuration (RrlTuner
+    held at it) and the default (``fcfs`` on every worker, the executor's own thread settings)
+    each serve ``round_requests`` requests of the same arrivals; their mean latencies are kept."""
+    from ... import run  # on use: servelab.rrl loads without the run machinery
+    from .sim_policy import RrlTuner  # the same policy in both worlds
+
+    cores = machine_cores() if cores is None else cores
+    checks = (("cores", cores), ("episodes", episodes), ("episode_requests", episode_requests),
+              ("rounds", rounds), ("round_requests", round_requests), ("batch", batch))  # fmt: skip
+    for name, value in checks:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a positive integer")
+    if cores > 64:
+        raise ValueError(f"cores={cores} must be at most 64 (one thread knob value per core)")
+    if not (isinstance(rate, int | float) and np.isfinite(rate) and rate > 0):
+        raise ValueError(f"rate={rate!r} must be a positive number of requests per second")
+    builder = executors.make_executor(executor)
+    knobs = builder.open(seed=seed).knobs()
+    if KNOB not in knobs:
+        raise ValueError(
+            f"executor {builder.describe()} has no {KNOB!r} knob "
+            f"(its knobs: {', '.join(knobs) or 'none'})"
+        )
+    threads = list(range(1, cores + 1))
+    inter = threads if "inter_op_threads" in knobs else [1]
+    space = ConfigSpace("cpu", [("workers", threads), ("inter_op", inter), ("intra_op", threads)])
+    load_before = os.getloadavg()[0]
+    tuner = RrlTuner(space, model=PerfModel(cores=cores), method=method,
+                     episode_requests=episode_requests, seed=seed)  # fmt: skip
+    scenario = _serving_scenario(rate, batch, episodes * episode_requests, cores)
+    run.serve(scenario, scheduler=tuner, executor=builder, seed=seed)
+    learned = tuner.greedy()
+    out = ServingTuning(builder.describe(), [(k, list(v)) for k, v in space.knobs], float(rate),
+                        batch, tuner.history, learned)  # fmt: skip
+    fixed = ConfigSpace("cpu", [(k, [v]) for k, v in zip(("workers", "inter_op", "intra_op"),
+                                                          learned, strict=True)])  # fmt: skip
+    compare = _serving_scenario(rate, batch, round_requests, cores)
+    for r in range(rounds):  # alternate, so that drift in the machine's load hits both alike
+        tuned = RrlTuner(fixed, episode_requests=round_requests + 1, seed=seed)  # never relearns
+        for policy, into in ((tuned, out.tuned_ms), ("fcfs", out.default_ms)):
+            res = run.serve(compare, scheduler=policy, executor=builder, seed=seed + 1 + r)
+            into.append(float(res.summary()["latency_ms"]["mean"]))
+    out.load_average = (load_before, os.getloadavg()[0])
+    return out

@@ -3,10 +3,11 @@
 ``servelab.serve``.
 
 :class:`RrlTuner` serves requests first come, first served, one per worker, on the first
-``workers`` workers of the cluster (request parallelism), and sets ``inter_op_threads`` and
-``intra_op_threads`` on every worker. After every ``episode_requests`` completed requests it hands
-the episode's latency (mean or p95) and arrival rate to the learner (region-based Q-learning, or
-point-based with ``method="qlearning"``) and applies the configuration it chooses next.
+``workers`` workers of each hardware type (request parallelism per machine), and sets
+``inter_op_threads`` and ``intra_op_threads`` on every worker. After every ``episode_requests``
+completed requests it hands the episode's latency (mean or p95) and arrival rate to the learner
+(region-based Q-learning, or point-based with ``method="qlearning"``) and applies the
+configuration it chooses next.
 
 In the simulator the knobs change service times through the ``rrl_cpu`` config model
 (:func:`config_model_spec`: RRL's parallelism performance model, ``docs/rrl.md``); in the real
@@ -54,7 +55,9 @@ def _knob_values(space: ConfigSpace) -> dict[str, list[int]]:
 
 
 class RrlTuner(_core.Scheduler):
-    """FCFS over the first ``workers`` workers, with the parallelism chosen by RRL per episode."""
+    """FCFS over the first ``workers`` workers of each hardware type, with the parallelism chosen
+    by RRL per episode. A hardware type is one machine, as for the ``rrl_cpu`` config model, which
+    counts the busy workers of a hardware type as the requests sharing its cores."""
 
     def __init__(
         self,
@@ -86,6 +89,7 @@ class RrlTuner(_core.Scheduler):
         self._config = 0
         self._workers = 0  # request parallelism in force (set by _apply)
         self._running: dict[int, int] = {}  # worker -> query id
+        self._rank: list[int] = []  # worker -> its position among the workers of its hardware
         self._latencies: list[float] = []  # ms, this episode
         self._episode_start_s = 0.0
         self._arrivals = 0
@@ -110,13 +114,23 @@ class RrlTuner(_core.Scheduler):
                 actions.set_config(w, INTRA_KNOB, int(intra))
 
     def on_start(self, view: Any, actions: Any) -> None:
-        if view.num_workers < max(dict(self.space.knobs)["workers"]):
+        most = max(dict(self.space.knobs)["workers"])
+        counts = np.bincount([view.hardware(w) for w in range(view.num_workers)])
+        if counts.max(initial=0) < most:
             raise ValueError(
-                f"the cluster has {view.num_workers} workers; the space asks for up to "
-                f"{max(dict(self.space.knobs)['workers'])} (request parallelism)"
+                f"the cluster has at most {counts.max(initial=0)} workers of one hardware type; "
+                f"the space asks for up to {most} (request parallelism on one machine)"
             )
         self._config = self._q.choose(0)
         self._apply(view, actions)
+
+    def _position(self, view: Any, worker: int) -> int:
+        """The worker's position among its hardware's workers (0 for the first)."""
+        while len(self._rank) <= worker:  # workers added while serving join at the end
+            w = len(self._rank)
+            hw = view.hardware(w)
+            self._rank.append(sum(1 for v in range(w) if view.hardware(v) == hw))
+        return self._rank[worker]
 
     # --- serving: FCFS, one request per worker ---
     def on_arrival(self, query: Any, view: Any, actions: Any) -> None:
@@ -126,8 +140,8 @@ class RrlTuner(_core.Scheduler):
 
     def _serve(self, query: Any, view: Any, actions: Any) -> bool:
         for worker in view.idle_workers():  # ascending ids
-            if worker >= self._workers:
-                return False
+            if self._position(view, worker) >= self._workers:
+                continue  # beyond this machine's request parallelism
             for model in view.models(worker):
                 if query.size <= view.max_batch(worker, model):
                     actions.dispatch(worker, model, query.id)
@@ -222,6 +236,58 @@ class SimulatedTuning:
         return pd.DataFrame(self.history)
 
 
+def _one_model_profile(model: PerfModel) -> Any:
+    """One hardware and one model whose profiled service time is ``model.base_ms``: the rrl_cpu
+    config model then makes every simulated service time the performance model's."""
+    from ... import profiles  # here: servelab.rrl loads without the run machinery
+
+    profile = profiles.Profile("rrl performance model")
+    profile.add_hardware(HARDWARE, 0.0)
+    profile.add_model(MODEL, 1.0)
+    profile.set_latency(HARDWARE, MODEL, 1, samples_s=[model.base_ms / 1e3])
+    return profile
+
+
+def episode_in_simulator(
+    space: ConfigSpace, config: int, arrivals_ms: Any, *, model: PerfModel | None = None
+) -> dict[str, Any]:
+    """One measurement episode of :func:`servelab.rrl.episode` served by ``servelab.simulate``
+    instead of the episode model: the requests arriving at ``arrivals_ms`` (from an idle server),
+    :class:`RrlTuner` held at ``config`` on ``workers`` workers of one machine, service times
+    from the ``rrl_cpu`` config model, noise-free. Returns mean_ms, p95_ms (nearest rank, as the
+    episode model) and the Result; the two agree (tests/python/test_rrl_episode_agreement.py)."""
+    from ... import run  # here: servelab.rrl loads without the run machinery
+
+    model = model or PerfModel()
+    knobs = _knob_values(space)
+    if isinstance(config, bool) or not isinstance(config, int | np.integer):
+        raise ValueError(f"config={config!r} must be a configuration index")
+    if not 0 <= config < space.size:
+        raise ValueError(f"config={config} is not in 0..{space.size - 1}")
+    times = np.asarray(arrivals_ms, dtype=float)
+    if times.ndim != 1 or times.size < 1 or not np.all(np.isfinite(times)):
+        raise ValueError("arrivals_ms must be a non-empty 1-d array of finite times (ms)")
+    if np.any(times < 0) or np.any(np.diff(times) < 0):
+        raise ValueError("arrivals_ms must be non-negative and non-decreasing")
+    workers, inter, intra = (int(v) for v in space.values(config))
+    fixed = ConfigSpace("cpu", [("workers", [workers]), ("inter_op", [inter]),
+                                ("intra_op", [intra])])  # fmt: skip
+    tuner = RrlTuner(fixed, model=model, episode_requests=int(times.size))
+    scenario = {
+        "profile": _one_model_profile(model),
+        "workers": [{"hardware": HARDWARE, "count": max(knobs["workers"]), "models": [MODEL]}],
+        "workload": {"arrivals": {"name": "replay", "timestamps_s": (times / 1e3).tolist()},
+                     "count": int(times.size),
+                     "apps": [{"name": MODEL, "slo_ms": 3.6e6}]},
+        "scheduler": tuner, "seed": 0, "service": "mean",
+    }  # fmt: skip
+    result = run.simulate(scenario, config_model=config_model_spec(model))
+    c = result.columns
+    latency = np.sort((c["finish_ns"] - c["arrival_ns"]) / 1e6)
+    rank = int(np.ceil(0.95 * latency.size)) - 1
+    return {"mean_ms": float(latency.mean()), "p95_ms": float(latency[rank]), "result": result}
+
+
 def tune_in_simulator(
     space: ConfigSpace | None = None,
     *,
@@ -238,7 +304,7 @@ def tune_in_simulator(
     one model whose profiled service time is ``model.base_ms`` (one thread, alone), scaled by the
     ``rrl_cpu`` config model as the tuner sets the knobs. ``space`` defaults to the CPU space of
     ``model.cores`` cores."""
-    from ... import profiles, run  # here: servelab.rrl loads without the run machinery
+    from ... import run  # here: servelab.rrl loads without the run machinery
 
     model = model or PerfModel()
     space = space or cpu_space(int(model.cores))
@@ -249,10 +315,7 @@ def tune_in_simulator(
         raise ValueError(f"rate={rate!r} must be a positive number of requests per second")
     if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
         raise ValueError(f"requests={requests!r} must be a positive integer")
-    profile = profiles.Profile("rrl performance model")
-    profile.add_hardware(HARDWARE, 0.0)
-    profile.add_model(MODEL, 1.0)
-    profile.set_latency(HARDWARE, MODEL, 1, samples_s=[model.base_ms / 1e3])
+    profile = _one_model_profile(model)
     tuner = RrlTuner(space, model=model, method=method, objective=objective,
                      episode_requests=episode_requests, learner=learner, seed=seed)  # fmt: skip
     config_model = _core.make_config_model(config_model_spec(model))

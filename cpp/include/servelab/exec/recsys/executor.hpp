@@ -19,7 +19,9 @@ class RecsysExecutor final : public serve::Executor {
   // `threads`: the default for the "intra_op_threads" knob (0: the backend's own default).
   RecsysExecutor(std::shared_ptr<const RecsysModel> model, InputGenerator inputs, int threads, std::string spec);
   void run(const serve::ExecRequest& request) override;
-  // "intra_op_threads" where the backend parallelises (oneDNN); none otherwise.
+  // "intra_op_threads" and "inter_op_threads" where the backend parallelises (oneDNN); none
+  // otherwise. inter_op_threads (default 1) runs the bottom MLP and groups of embedding bags side
+  // by side on that many threads, each with its intra-op threads; the scores do not change.
   std::vector<std::string> knobs() const override;
   std::string describe() const override { return spec_; }
   // The scores of the last batch (for tests and inspection).
@@ -31,6 +33,7 @@ class RecsysExecutor final : public serve::Executor {
   int threads_;
   std::string spec_;
   Matrix last_;
+  std::unique_ptr<InterOpPool> inter_op_;  // made when inter_op_threads > 1 is first asked for
 };
 
 // Adds "recsys" to the executor registry (servelab._core: every backend, by name).

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "servelab/exec/recsys/batch.hpp"
 #include "servelab/exec/recsys/embedding_bag.hpp"
+#include "servelab/exec/recsys/inter_op_pool.hpp"
 #include "servelab/exec/recsys/spec.hpp"
 #include "servelab/exec/recsys/weights.hpp"
 #include "servelab/exec/tensor.hpp"
@@ -40,6 +42,10 @@ class RecsysModel {
   Matrix run(const Batch& batch, int threads = 0) const;
   // The same, adding the time of each stage to `times`.
   Matrix run(const Batch& batch, int threads, StageTimes& times) const;
+  // The same, with the independent branches (the bottom MLP, groups of embedding bags) spread over
+  // `inter_op` (null or one thread: one after the other). The scores are bit-identical whatever
+  // the pool: every branch computes exactly what it computes alone, into its own outputs.
+  Matrix run(const Batch& batch, int threads, InterOpPool* inter_op) const;
 
   const Spec& spec() const { return spec_; }
   const Weights& weights() const { return weights_; }
@@ -62,7 +68,10 @@ class RecsysModel {
 
  private:
   void check_threads(int threads) const;
-  Matrix forward(const Batch& batch, int threads, StageTimes* times) const;
+  // The forward pass's independent branches as tasks for an InterOpPool of `team` threads.
+  std::vector<std::function<void()>> branches(const std::function<void()>& bottom, const std::vector<BagJob>& jobs,
+                                              std::int64_t rows, int threads, int team) const;
+  Matrix forward(const Batch& batch, int threads, StageTimes* times, InterOpPool* inter_op) const;
 };
 
 // Plain C++ loops with double accumulation: the reference the other backends are tested against.
