@@ -66,6 +66,9 @@ void init_python_executors(py::module_& m) {
       .def("check_float_rows", &PyQueryInputs::check_float_rows, py::arg("width"), py::arg("executor"),
            "ValueError naming `executor` unless it can read float32 rows of `width` features (the whole\n"
            "array, or the callable's answer for query 0).")
+      .def("check_sendable", &PyQueryInputs::check_sendable, py::arg("executor"),
+           "ValueError naming `executor` unless the inputs can be sent to a worker process (numeric arrays\n"
+           "and numpy scalars: the array's dtype, or the callable's answer for query 0).")
       .def(
           "float_rows",
           [](const PyQueryInputs& inputs, std::vector<std::int64_t> queries, std::vector<std::int32_t> sizes,

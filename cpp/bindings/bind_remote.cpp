@@ -1,10 +1,11 @@
 // servelab._core bindings of serving across processes: RemoteWorker (the worker process's server,
-// driven by servelab.worker_process) and remote_transport() (the per-query transport times that a
-// "remote" executor logged).
+// driven by servelab.worker_process), remote_transport() (the per-query transport times that a
+// "remote" executor logged) and remote_hosted() (what a remote executor's worker hosts).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,20 +19,38 @@
 namespace py = pybind11;
 
 namespace servelab::bindings {
+namespace {
+
+constexpr const char* kTakes[] = {"none", "arrays", "float_rows"};
+
+serve::remote::TakesInputs takes_inputs(const std::string& name) {
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    if (name == kTakes[i]) return static_cast<serve::remote::TakesInputs>(i);
+  }
+  throw ValueError(str("inputs='", name, "' must be 'none', 'arrays' or 'float_rows'"));
+}
+
+}  // namespace
 
 void init_remote(py::module_& m) {
   py::class_<serve::remote::WorkerServer>(
       m, "RemoteWorker",
       "A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free\n"
       "one) and runs the batches that `remote` executors send, on `executor` (an ExecutorBuilder).")
-      .def(py::init([](const std::string& listen, std::shared_ptr<serve::ExecutorBuilder> executor, bool allow_remote) {
+      .def(py::init([](const std::string& listen, std::shared_ptr<serve::ExecutorBuilder> executor, bool allow_remote,
+                       const std::string& inputs, std::int64_t width) {
              serve::remote::WorkerServerOptions options;
              options.listen = serve::remote::parse_address(listen, "listen", /*listen=*/true);
              options.allow_remote = allow_remote;
+             options.inputs = takes_inputs(inputs);
+             options.width = width;
              return std::make_unique<serve::remote::WorkerServer>(std::move(executor), options,
                                                                   &catalogue::executors());
            }),
-           py::arg("listen"), py::arg("executor"), py::kw_only(), py::arg("allow_remote") = false)
+           py::arg("listen"), py::arg("executor"), py::kw_only(), py::arg("allow_remote") = false,
+           py::arg("inputs") = "none", py::arg("width") = 0,
+           "`inputs`: which of a run's inputs the executor reads ('none', 'arrays' for an executor written in\n"
+           "Python, 'float_rows' of `width` features for torchscript), told to each controller.")
       .def_property_readonly("address", &serve::remote::WorkerServer::address,
                              "The bound address (a TCP port 0 resolved).")
       .def_property_readonly("executor", &serve::remote::WorkerServer::executor, "The hosted executor's spec.")
@@ -40,6 +59,23 @@ void init_remote(py::module_& m) {
           "Serves until stop() or Ctrl-C (KeyboardInterrupt); connections are closed and their threads joined\n"
           "before it returns. Releases the GIL.")
       .def("stop", &serve::remote::WorkerServer::stop, "Makes serve() return (from another thread).");
+
+  m.def(
+      "remote_hosted",
+      [](const serve::ExecutorBuilder& builder) -> py::object {
+        std::optional<serve::remote::HostedExecutor> hosted;
+        run_long([&] { hosted = serve::remote::probe_hosted(builder); });
+        if (!hosted) return py::none();
+        py::dict out;
+        out["executor"] = hosted->executor;
+        out["inputs"] = kTakes[static_cast<std::uint32_t>(hosted->inputs)];
+        out["width"] = hosted->width;
+        return out;
+      },
+      py::arg("builder"),
+      "For a `remote` executor: what its worker process hosts, asked over a connection of its own\n"
+      "({'executor', 'inputs': 'none' | 'arrays' | 'float_rows', 'width'}); None for any other executor.\n"
+      "RuntimeError naming the address when unreachable. Releases the GIL.");
 
   m.def(
       "remote_transport",

@@ -2,12 +2,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "long_call.hpp"
+#include "pinning_binding.hpp"
 #include "query_inputs_binding.hpp"
 #include "run_binding.hpp"
 #include "servelab/core/errors.hpp"
@@ -18,6 +21,9 @@ namespace py = pybind11;
 
 namespace servelab::bindings {
 
+// The longest batch_timeout_ms accepted: about 11.6 days, far from the ns clock's range.
+constexpr double kMaxBatchTimeoutMs = 1e9;
+
 void init_serve(py::module_& m) {
   m.def(
       "serve_run",
@@ -25,7 +31,8 @@ void init_serve(py::module_& m) {
          sched::Scheduler& scheduler, const py::object& seed, const std::string& decision_statistic,
          const std::string& service, double drain_s,
          std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us,
-         std::shared_ptr<PyQueryInputs> inputs) {
+         std::shared_ptr<PyQueryInputs> inputs, std::optional<double> batch_timeout_ms,
+         std::optional<std::vector<std::vector<int>>> cores) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
         serve::ServeOptions options;
         if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
@@ -38,15 +45,26 @@ void init_serve(py::module_& m) {
           options.executor = serve::executors_by_group({executors->begin(), executors->end()});
         }
         options.inputs = std::move(inputs);
+        if (batch_timeout_ms) {
+          if (!(std::isfinite(*batch_timeout_ms) && *batch_timeout_ms > 0 && *batch_timeout_ms <= kMaxBatchTimeoutMs)) {
+            throw ValueError(str("batch_timeout_ms=", *batch_timeout_ms, " must be > 0 and at most ",
+                                 kMaxBatchTimeoutMs, " (None: no timeout)"));
+          }
+          options.batch_timeout = std::max<Nanos>(1, static_cast<Nanos>(std::llround(*batch_timeout_ms * 1e6)));
+        }
         // Worker threads take the GIL only inside a Python executor's call or an inputs callable; a
         // Python scheduler takes it per hook on this thread.
+        const auto pins = cores ? pin_workers(options, std::move(*cores), spec.workers.size()) : nullptr;
         auto result = run_long([&] { return serve::serve(spec, scheduler, options); });
-        return result_to_python(std::move(result));
+        auto out = result_to_python(std::move(result));
+        if (pins) out["meta"]["pinning"] = pin_records(*pins);
+        return out;
       },
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),
       py::arg("seed") = 0, py::arg("decision_statistic") = "mean", py::arg("service") = "sample",
       py::arg("drain_s") = 3600.0, py::arg("executors") = py::none(),
       py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3, py::arg("inputs") = py::none(),
+      py::arg("batch_timeout_ms") = py::none(), py::arg("cores") = py::none(),
       "Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',\n"
       "'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's\n"
       "batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:\n"
@@ -55,7 +73,14 @@ void init_serve(py::module_& m) {
       "or timer the controller spins rather than sleeps (0: never, leaving the cores to the executors). Takes the "
       "workload's duration in wall\n"
       "time. Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it and joins every\n"
-      "worker thread. `inputs`: a QueryInputs (the user's per-query inputs) handed to every batch, or None.");
+      "worker thread. `inputs`: a QueryInputs (the user's per-query inputs) handed to every batch, or None.\n"
+      "`batch_timeout_ms`: a batch that has not returned after this long ends its queries dropped (the reason\n"
+      "names the executor, the worker and the timeout), its worker leaves the cluster for the rest of the run\n"
+      "and its thread is abandoned; None: no timeout. `cores`: per worker group, the cores its workers are\n"
+      "pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.");
+  m.def("abandoned_worker_threads", &serve::abandoned_worker_threads, py::call_guard<py::gil_scoped_release>(),
+        "Worker threads that serving runs gave up on (batch_timeout_ms) and that still run a batch; joins\n"
+        "those whose batch has returned since.");
 }
 
 }  // namespace servelab::bindings

@@ -1,7 +1,9 @@
 #include "python_executor.hpp"
 
+#include <cxxabi.h>
 #include <pybind11/stl.h>
 
+#include <new>
 #include <utility>
 
 #include "query_inputs_binding.hpp"
@@ -40,6 +42,45 @@ std::vector<std::string> knobs_of(const py::object& object, const std::string& s
   return out;
 }
 
+// Whether the interpreter is gone or shutting down. A thread that takes the GIL while it shuts
+// down is ended by Python (pthread_exit): an abandoned worker thread (serve's batch timeout) that
+// outlives the interpreter must not try.
+bool python_exiting() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return !Py_IsInitialized() || Py_IsFinalizing();
+#else
+  return !Py_IsInitialized() || _Py_IsFinalizing();
+#endif
+}
+
+// The GIL for a Python call, as py::gil_scoped_acquire, except that after forget() the destructor
+// leaves the thread state alone: when Python ends the thread inside the call (at exit), the GIL
+// is no longer this thread's to give back, and giving it back would abort the process.
+class ForgettableGil {
+ public:
+  ForgettableGil() { new (storage_) py::gil_scoped_acquire(); }
+  ~ForgettableGil() {
+    if (!forgotten_) std::launder(reinterpret_cast<py::gil_scoped_acquire*>(storage_))->~gil_scoped_acquire();
+  }
+  ForgettableGil(const ForgettableGil&) = delete;
+  ForgettableGil& operator=(const ForgettableGil&) = delete;
+  void forget() { forgotten_ = true; }
+
+ private:
+  alignas(py::gil_scoped_acquire) unsigned char storage_[sizeof(py::gil_scoped_acquire)];
+  bool forgotten_ = false;
+};
+
+// fn(*args) through raw references, so that if Python ends this thread inside the call nothing is
+// released without the GIL on the way out (the references are left behind).
+void call_leaving_references_at_exit(const py::object& fn, py::tuple args) {
+  PyObject* raw = args.release().ptr();
+  PyObject* result = PyObject_Call(fn.ptr(), raw, nullptr);
+  Py_DECREF(raw);
+  if (result == nullptr) throw py::error_already_set();
+  Py_DECREF(result);
+}
+
 // Keeps a worker thread's Python thread state from its first batch to the thread's exit. Without
 // it, taking the GIL on a thread Python has never seen makes and deletes a thread state per batch,
 // microseconds each time.
@@ -52,7 +93,7 @@ class LastingThreadState {
     kept_ = true;
   }
   ~LastingThreadState() {  // on the worker thread as it exits; serve() joins it without the GIL
-    if (!kept_ || !Py_IsInitialized()) return;
+    if (!kept_ || python_exiting()) return;
     py::gil_scoped_acquire gil;
     gil.dec_ref();  // the last reference: the state is deleted as `gil` ends
   }
@@ -61,6 +102,15 @@ class LastingThreadState {
   bool kept_ = false;
 };
 thread_local LastingThreadState lasting_thread_state;
+
+// A query's input from another process as numpy would have given it in-process: an array, or a
+// numpy scalar.
+py::object to_python(const serve::InputArray& input) {
+  const py::dtype dtype{std::string(serve::dtype_name(input.dtype))};
+  const py::array array(dtype, input.shape, input.data.data());  // no base: numpy copies the bytes
+  if (input.scalar) return array[py::tuple()];
+  return array;
+}
 
 }  // namespace
 
@@ -103,12 +153,12 @@ PyExecutor::~PyExecutor() {
 
 void PyExecutor::run(const serve::ExecRequest& request) {
   lasting_thread_state.keep();
-  py::gil_scoped_acquire gil;  // held for the Python call only: the worker's thread waits for it here
+  ForgettableGil gil;  // held for the Python call only: the worker's thread waits for it here
   try {
     for (const auto& [key, value] : request.config) {
       const auto it = delivered_.find(key);
       if (it != delivered_.end() && it->second == value) continue;
-      set_config_(key, value);
+      call_leaving_references_at_exit(set_config_, py::make_tuple(key, value));
       delivered_[key] = value;
     }
     auto batch = std::make_shared<ExecutorBatch>();
@@ -132,11 +182,18 @@ void PyExecutor::run(const serve::ExecRequest& request) {
       py::list rows;
       for (const auto id : request.queries) rows.append(inputs->row(id, ""));  // the drop reason names the executor
       batch->inputs = rows;
+    } else if (request.inputs != nullptr) {  // sent by a controller in another process (remote)
+      py::list rows;
+      for (const auto id : request.queries) rows.append(to_python(request.inputs->array(id, "")));
+      batch->inputs = rows;
     }
-    run_(std::move(batch));
+    call_leaving_references_at_exit(run_, py::make_tuple(std::move(batch)));
   } catch (py::error_already_set& e) {
     if (e.matches(PyExc_KeyboardInterrupt)) throw Interrupted();
     throw RuntimeError(first_line(e));  // the serving loop prefixes the executor's spec
+  } catch (const abi::__forced_unwind&) {
+    gil.forget();  // Python is ending this thread at exit (an abandoned batch woke too late)
+    throw;
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "servelab/core/errors.hpp"
@@ -32,6 +33,38 @@ std::string prefix(const std::string& executor) { return executor.empty() ? "" :
 std::string first_line(const py::error_already_set& e) {
   const std::string what = e.what();
   return what.substr(0, what.find('\n'));
+}
+
+// The remote protocol's dtype of a numpy dtype; none for other kinds, sizes or byte orders.
+std::optional<serve::DType> sendable_dtype(const py::dtype& dtype) {
+  using serve::DType;
+  if (!dtype.attr("isnative").cast<bool>()) return std::nullopt;
+  const auto size = dtype.itemsize();
+  // By item size 1, 2, 4, 8; nullopt where a kind has no such size.
+  const auto by_size = [&](std::optional<DType> one, DType two, DType four, DType eight) -> std::optional<DType> {
+    if (size == 1) return one;
+    if (size == 2) return two;
+    if (size == 4) return four;
+    if (size == 8) return eight;
+    return std::nullopt;
+  };
+  switch (dtype.kind()) {
+    case 'b':
+      return size == 1 ? std::optional(DType::Bool) : std::nullopt;
+    case 'i':
+      return by_size(DType::Int8, DType::Int16, DType::Int32, DType::Int64);
+    case 'u':
+      return by_size(DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64);
+    case 'f':
+      return by_size(std::nullopt, DType::Float16, DType::Float32, DType::Float64);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string unsendable(const py::dtype& dtype) {
+  return str("dtype ", py::str(dtype).cast<std::string>(),
+             " cannot be sent to a worker process (bool, int8-64, uint8-64 and float16-64 in native byte order can)");
 }
 
 }  // namespace
@@ -65,6 +98,14 @@ PyQueryInputs::PyQueryInputs(const py::object& source) {
   width_ = array.ndim() == 2 ? array.shape(1) : 0;
   if (array.ndim() == 2 && is_float32(array)) data_ = static_cast<const float*>(array.data());
   description_ = array_text(array);
+  bytes_ = static_cast<const std::uint8_t*>(array.data());
+  row_dtype_ = sendable_dtype(array.dtype());
+  if (!row_dtype_) unsendable_ = unsendable(array.dtype());
+  row_bytes_ = static_cast<std::size_t>(array.itemsize());
+  for (py::ssize_t d = 1; d < array.ndim(); ++d) {
+    row_shape_.push_back(array.shape(d));
+    row_bytes_ *= static_cast<std::size_t>(array.shape(d));
+  }
 }
 
 PyQueryInputs::~PyQueryInputs() {
@@ -134,6 +175,54 @@ py::object PyQueryInputs::row(workload::QueryId query, const std::string& execut
                          query, " has none"));
   }
   return source_[py::int_(query)];
+}
+
+serve::InputArray PyQueryInputs::array(workload::QueryId query, const std::string& executor) const {
+  serve::InputArray out;
+  if (callable_) {
+    py::gil_scoped_acquire gil;
+    py::object got;
+    try {
+      got = source_(query);
+    } catch (const py::error_already_set& e) {
+      throw RuntimeError(str(prefix(executor), "inputs(", query, ") raised ", first_line(e)));
+    }
+    const auto numpy = py::module_::import("numpy");
+    out.scalar = py::isinstance(got, numpy.attr("generic"));
+    if (!out.scalar && !py::isinstance<py::array>(got)) {
+      throw ValueError(str(prefix(executor), "inputs=", description_, " returned ",
+                           py::repr(got).cast<std::string>().substr(0, 120), " for query ", query,
+                           ": a worker process is sent numpy arrays and scalars only (return numpy.asarray(...))"));
+    }
+    const py::array a = numpy.attr("asarray")(got, py::arg("order") = "C");  // keeps 0-d arrays 0-d
+    const auto dtype = sendable_dtype(a.dtype());
+    if (!dtype) {
+      throw ValueError(str(prefix(executor), "inputs=", description_, " returned ", array_text(a), " for query ", query,
+                           ": ", unsendable(a.dtype())));
+    }
+    out.dtype = *dtype;
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) out.shape.push_back(a.shape(d));
+    const auto* from = static_cast<const std::uint8_t*>(a.data());
+    out.data.assign(from, from + a.nbytes());
+    return out;
+  }
+  // An array: read without the GIL (this object keeps it alive, and it is never resized).
+  if (!row_dtype_) throw ValueError(str(prefix(executor), "inputs=", description_, ": ", unsendable_));
+  if (query < 0 || query >= rows_) {
+    throw ValueError(str(prefix(executor), "inputs=", description_, " has ", rows_, " rows (one per query); query ",
+                         query, " has none"));
+  }
+  out.dtype = *row_dtype_;
+  out.shape = row_shape_;
+  out.scalar = row_shape_.empty();  // a row of a 1-D array is a numpy scalar
+  const auto* from = bytes_ + static_cast<std::size_t>(query) * row_bytes_;
+  out.data.assign(from, from + row_bytes_);
+  return out;
+}
+
+void PyQueryInputs::check_sendable(const std::string& executor) const {
+  if (!callable_ && row_dtype_ && rows_ == 0) return;  // no query, nothing to send
+  array(0, executor);
 }
 
 void PyQueryInputs::check_float_rows(std::int64_t width, const std::string& executor) const {

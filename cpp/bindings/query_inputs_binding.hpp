@@ -10,7 +10,9 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "servelab/serve/query_inputs.hpp"
 
@@ -27,6 +29,9 @@ class PyQueryInputs final : public serve::QueryInputs {
   void fill_rows(workload::QueryId query, std::int32_t size, std::int64_t width, float* out,
                  const std::string& executor) const override;
   std::string describe() const override { return description_; }
+  // For a worker process (the remote executor): numeric arrays and numpy scalars, copied. An array
+  // is read without the GIL; a callable is called with it.
+  serve::InputArray array(workload::QueryId query, const std::string& executor) const override;
 
   // Query `query`'s input as given: row `query` of the array, or what the callable returned.
   // Takes the GIL; ValueError naming `executor` ("": no name) when the array has no such row.
@@ -34,6 +39,9 @@ class PyQueryInputs final : public serve::QueryInputs {
   // Checks, before a run, that `executor` can read float32 rows of `width` features: the whole
   // array, or the callable's answer for query 0. ValueError naming `executor` and the value.
   void check_float_rows(std::int64_t width, const std::string& executor) const;
+  // Checks, before a run, that the inputs can be sent to `executor` in a worker process: the
+  // array's dtype, or the callable's answer for query 0. ValueError naming `executor` and the value.
+  void check_sendable(const std::string& executor) const;
   // The array's rows (one per query), or -1 for a callable.
   std::int64_t rows() const { return callable_ ? -1 : rows_; }
 
@@ -42,6 +50,13 @@ class PyQueryInputs final : public serve::QueryInputs {
   bool callable_ = false;
   const float* data_ = nullptr;  // set when the array is 2-D float32
   std::int64_t rows_ = 0, width_ = 0;
+  // An array's rows as bytes, for array(): its dtype (unset: not sendable, `unsendable_` says why),
+  // the shape of one row and whether a row is a scalar (a 1-D array).
+  const std::uint8_t* bytes_ = nullptr;
+  std::optional<serve::DType> row_dtype_;
+  std::vector<std::int64_t> row_shape_;
+  std::size_t row_bytes_ = 0;
+  std::string unsendable_;
   std::string description_;
 };
 

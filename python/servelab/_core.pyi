@@ -14,7 +14,7 @@ ramsis: typing.Any  # a submodule; use servelab.ramsis
 rrl: typing.Any  # a submodule; use servelab.rrl
 hera: typing.Any  # a submodule; use servelab.hera
 infaas: typing.Any  # a submodule; use servelab.infaas
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -1025,6 +1025,11 @@ class QueryInputs:
         ValueError naming `executor` unless it can read float32 rows of `width` features (the whole
         array, or the callable's answer for query 0).
         """
+    def check_sendable(self, executor: str) -> None:
+        """
+        ValueError naming `executor` unless the inputs can be sent to a worker process (numeric arrays
+        and numpy scalars: the array's dtype, or the callable's answer for query 0).
+        """
     def describe(self) -> str:
         ...
     def float_rows(self, queries: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], width: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float32]:
@@ -1072,8 +1077,11 @@ class RemoteWorker:
     A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free
     one) and runs the batches that `remote` executors send, on `executor` (an ExecutorBuilder).
     """
-    def __init__(self, listen: str, executor: ExecutorBuilder, *, allow_remote: bool = False) -> None:
-        ...
+    def __init__(self, listen: str, executor: ExecutorBuilder, *, allow_remote: bool = False, inputs: str = 'none', width: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        `inputs`: which of a run's inputs the executor reads ('none', 'arrays' for an executor written in
+        Python, 'float_rows' of `width` features for torchscript), told to each controller.
+        """
     def serve(self) -> None:
         """
         Serves until stop() or Ctrl-C (KeyboardInterrupt); connections are closed and their threads joined
@@ -1093,6 +1101,11 @@ class RemoteWorker:
         """
         The hosted executor's spec.
         """
+def abandoned_worker_threads() -> int:
+    """
+    Worker threads that serving runs gave up on (batch_timeout_ms) and that still run a batch; joins
+    those whose batch has returned since.
+    """
 def build_info() -> dict:
     """
     What this build was compiled with (servelab.build_info() adds what is usable now).
@@ -1172,6 +1185,12 @@ def read_timestamps_csv(path: os.PathLike | str | bytes, unit: str = 's') -> num
     Arrival timestamps, one per line (optional header line, '#' comments), in unit 's', 'ms', 'us' or 'ns'.
     Returns float64 seconds; they must be non-negative and non-decreasing. Errors name the file and line.
     """
+def remote_hosted(builder: ExecutorBuilder) -> typing.Any:
+    """
+    For a `remote` executor: what its worker process hosts, asked over a connection of its own
+    ({'executor', 'inputs': 'none' | 'arrays' | 'float_rows', 'width'}); None for any other executor.
+    RuntimeError naming the address when unreachable. Releases the GIL.
+    """
 def remote_transport() -> dict:
     """
     Every query that this process's remote executors sent since the last call, one row each:
@@ -1192,7 +1211,7 @@ def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> Siz
     10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to
     the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.
     """
-def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None) -> dict:
+def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None) -> dict:
     """
     Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',
     'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's
@@ -1202,6 +1221,10 @@ def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], 
     or timer the controller spins rather than sleeps (0: never, leaving the cores to the executors). Takes the workload's duration in wall
     time. Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it and joins every
     worker thread. `inputs`: a QueryInputs (the user's per-query inputs) handed to every batch, or None.
+    `batch_timeout_ms`: a batch that has not returned after this long ends its queries dropped (the reason
+    names the executor, the worker and the timeout), its worker leaves the cluster for the rest of the run
+    and its thread is abandoned; None: no timeout. `cores`: per worker group, the cores its workers are
+    pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.
     """
 def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None) -> dict:
     """

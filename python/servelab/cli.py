@@ -124,6 +124,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides["workload"] = {**scenario.workload, "count": args.count}
     if getattr(args, "executor", None):
         overrides["executor"] = args.executor
+    if getattr(args, "batch_timeout_ms", None) is not None:
+        overrides["batch_timeout_ms"] = args.batch_timeout_ms
     result = (simulate if args.command == "simulate" else serve)(scenario, **overrides)
     summary = result.summary(warmup_s=args.warmup_s)
     if args.json:
@@ -391,6 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "--executor",
                 help="what runs the batches of groups without their own executor, e.g. "
                 "\"torchscript(path='m.pt')\" (see: servelab executors)",
+            )
+            p.add_argument(
+                "--batch-timeout-ms",
+                type=positive_float,
+                help="drop a batch that has not returned after this long and take its worker out "
+                "of service for the rest of the run (default: no limit)",
             )
         p.add_argument("--json", action="store_true", help="print summary and scenario as JSON")
         p.set_defaults(run=_cmd_run, inputs=("scenario",))

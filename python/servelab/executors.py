@@ -166,7 +166,9 @@ def query_inputs(
     """``serve(inputs=...)`` checked against the run before it starts: an array with one row per
     query (query q takes row q) or a callable of the query id. Executors that read float rows
     (torchscript) check the dtype and width now (a callable is asked for query 0); ValueError
-    naming the worker group, its executor and models, and the value."""
+    naming the worker group, its executor and models, and the value. A ``remote`` group's worker
+    process is asked what its executor reads (a short connection) and checked the same way, plus
+    that the inputs can be sent (numeric arrays and numpy scalars)."""
     made = inputs if isinstance(inputs, _core.QueryInputs) else _core.QueryInputs(inputs)
     if made.rows >= 0 and count is not None and made.rows < count:
         raise ValueError(
@@ -174,17 +176,30 @@ def query_inputs(
             f"for a workload of count={count} queries"
         )
     builders = list(executors) if executors is not None else [None] * len(workers)
-    if not any(_takes_inputs(b) for b in builders):
-        named = ", ".join(b.describe() if b is not None else "emulated" for b in builders)
+    # A remote group takes what its worker process hosts takes: asked now, over a connection.
+    hosted = [_core.remote_hosted(b) if b is not None else None for b in builders]
+    pairs = list(zip(builders, hosted, strict=True))
+    if not any(_takes_inputs(b) or (h and h["inputs"] != "none") for b, h in pairs):
+        named = ", ".join(
+            (b.describe() + (f" -> {h['executor']}" if h else "")) if b is not None else "emulated"
+            for b, h in pairs
+        )
         raise ValueError(
             f"inputs= is for executors that take inputs (torchscript, executors written in "
             f"Python); this run's executors ({named}) make their own"
         )
-    for i, (builder, group) in enumerate(zip(builders, workers, strict=True)):
-        if builder is not None and hasattr(builder, "width"):
-            models = group.get("models")
-            where = f"workers[{i}].executor={builder.describe()}" + (
-                f" (models {', '.join(models)})" if models else ""
-            )
+    for i, (builder, h, group) in enumerate(zip(builders, hosted, workers, strict=True)):
+        if builder is None:
+            continue
+        models = group.get("models")
+        where = f"workers[{i}].executor={builder.describe()}"
+        where += (f" -> {h['executor']}" if h else "") + (
+            f" (models {', '.join(models)})" if models else ""
+        )
+        if hasattr(builder, "width"):
             made.check_float_rows(int(builder.width), where)
+        elif h and h["inputs"] == "float_rows":
+            made.check_float_rows(int(h["width"]), where)
+        elif h and h["inputs"] == "arrays":
+            made.check_sendable(where)
     return made

@@ -6,12 +6,15 @@ Both take the same arguments and return the same :class:`~servelab.results.Resul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
 from . import _core
 from .executors import ExecutorBuilder, make_executor, query_inputs, spec_string
+from .pinning import core_plan
 from .results import Result
 from .scenario import Scenario, load_scenario
 
@@ -49,9 +52,21 @@ def _executors(sc: Scenario, default: Any) -> list[ExecutorBuilder | None] | Non
     return out
 
 
+def _batch_timeout_ms(value: Any) -> float:
+    """``batch_timeout_ms`` checked: a finite number of milliseconds > 0."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(
+            f"batch_timeout_ms={value!r} must be a number of milliseconds (None: no timeout)"
+        )
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"batch_timeout_ms={value!r} must be > 0 and finite (None: no timeout)")
+    return float(value)
+
+
 def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     executor = overrides.pop("executor", None)
     spin_us = overrides.pop("spin_us", None)
+    batch_timeout_ms = overrides.pop("batch_timeout_ms", None)
     config_model = overrides.pop("config_model", None)
     if config_model is not None and world != "sim":
         raise ValueError(
@@ -63,6 +78,12 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         raise ValueError("executor= is for servelab.serve; the simulator waits profiled latencies")
     if spin_us is not None and world != "serve":
         raise ValueError("spin_us= is for servelab.serve; the simulator has no wall clock")
+    if batch_timeout_ms is not None:
+        if world != "serve":
+            raise ValueError(
+                "batch_timeout_ms= is for servelab.serve; simulated batches always return"
+            )
+        batch_timeout_ms = _batch_timeout_ms(batch_timeout_ms)
     if inputs is not None and world != "serve":
         raise ValueError("inputs= is for servelab.serve; the simulator runs no model")
     sc = _scenario(scenario, overrides)
@@ -79,6 +100,11 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         kwargs["executors"] = executors
     if spin_us is not None:
         kwargs["spin_us"] = float(spin_us)
+    if batch_timeout_ms is not None:
+        kwargs["batch_timeout_ms"] = batch_timeout_ms
+    cores = core_plan(sc.workers) if world == "serve" else None  # the simulator ignores pinning
+    if cores is not None:
+        kwargs["cores"] = cores
     if config_model is not None:  # a spec string or make_config_model's result
         kwargs["config_model"] = (
             _core.make_config_model(config_model) if isinstance(config_model, str) else config_model
@@ -98,6 +124,8 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         **kwargs,
     )
     raw["meta"]["scenario"] = sc.to_dict()
+    if batch_timeout_ms is not None:
+        raw["meta"]["batch_timeout_ms"] = batch_timeout_ms
     if config_model is not None:
         raw["meta"]["config_model"] = kwargs["config_model"].describe()
     if executors is not None:  # the executors as specs, so the scenario replays the run
@@ -140,6 +168,7 @@ def serve(
     executor: Any = None,
     spin_us: float | None = None,
     inputs: Any = None,
+    batch_timeout_ms: float | None = None,
     **overrides: Any,
 ) -> Result:
     """Runs the same scenario in the real-time serving loop, on the wall clock. Same arguments and
@@ -167,6 +196,15 @@ def serve(
     the query's items) or a callable ``f(query_id)`` returning the query's input (for torchscript
     a float32 array of shape (width,) or (size, width)). Torchscript and executors written in
     Python (``batch.inputs``) read them; a wrong dtype or width is a ValueError before the run.
+
+    ``batch_timeout_ms`` (default None: no limit): a batch that has not returned this long after
+    its dispatch ends its queries dropped, with one reason naming the executor, the worker and the
+    timeout; that worker leaves the cluster for the rest of the run (as if the scheduler had
+    removed it: its queued queries go back to the central queue) and its thread is abandoned:
+    it keeps its executor alive and is
+    joined once its batch returns (``r.meta["batch_timeout_ms"]`` records the value). The end of
+    the run then waits at most min(batch_timeout_ms, 1000) ms for running batches. See
+    docs/reliability.md.
     """
     if inputs is not None:
         overrides["inputs"] = inputs
@@ -174,4 +212,6 @@ def serve(
         overrides["executor"] = executor
     if spin_us is not None:
         overrides["spin_us"] = spin_us
+    if batch_timeout_ms is not None:
+        overrides["batch_timeout_ms"] = batch_timeout_ms
     return _run("serve", scenario, overrides)

@@ -8,6 +8,7 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
       - {hardware: c5n.2xlarge, count: 3, models: [rm2]}
       # serve only: what runs the group's batches (default: emulated), e.g.
       # - {hardware: cpu, count: 2, executor: "torchscript(path='m.pt', intra_op=1)"}
+      # serve only: pin the group's workers, cores: [0, 1] or pin: compact|spread (servelab.pinning)
     workload:
       arrivals: poisson(rate=200)          # any registered arrival process (a spec or a dict)
       count: 20000                         # and/or horizon_s
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core, profiles, textio
+from .pinning import check_group as check_pinning
 from .schedulers import make_scheduler
 
 _TOP_KEYS = {
@@ -42,7 +44,7 @@ _TOP_KEYS = {
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
-_WORKER_KEYS = {"hardware", "count", "models", "config", "executor"}
+_WORKER_KEYS = {"hardware", "count", "models", "config", "executor", "cores", "pin"}
 _MAX_WORKERS_PER_GROUP = 1_000_000  # as a run accepts
 _LONGEST_TIME_MS = profiles.format.MAX_TIME_S * 1e3  # int64 nanoseconds hold about 292 years
 
@@ -211,6 +213,7 @@ class Scenario:
                     "executor" in w
                 ):  # built by servelab.serve (servelab.executors); the simulator ignores it
                     _spec(f"workers[{i}].executor", w["executor"])
+                check_pinning(f"workers[{i}]", w)  # cores / pin: servelab.serve pins, sim ignores
             wl = _check_keys("workload", d["workload"], _WORKLOAD_KEYS)
             if "arrivals" not in wl:
                 raise KeyError("workload: missing key 'arrivals'")

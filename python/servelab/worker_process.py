@@ -9,7 +9,10 @@ serving run places a worker group there by giving the group that executor::
         transport = servelab.worker_process.transport_times()  # per query
 
 Workers on another host listen on TCP (``--listen tcp:0.0.0.0:7000 --allow-remote``) and the
-controller names them: ``remote(address='tcp:host:7000')``. See docs/scale-out.md.
+controller names them: ``remote(address='tcp:host:7000')``. An executor written in Python is
+hosted once the worker imports the module that registers it (``--import mylab.executors``,
+``LocalWorkers(..., imports=[...])``). A run's own inputs (``serve(inputs=...)``) travel with each
+batch to the workers whose executor reads them. See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -83,7 +86,10 @@ def run_worker(
     from .executors import make_executor
 
     builder = make_executor(executor)
-    worker = _core.RemoteWorker(str(listen), builder, allow_remote=bool(allow_remote))
+    inputs, width = _inputs_taken(builder)
+    worker = _core.RemoteWorker(
+        str(listen), builder, allow_remote=bool(allow_remote), inputs=inputs, width=width
+    )
     try:
         (ready or _print_ready)(worker.address, worker.executor)
         with _terminate_as_interrupt():
@@ -92,6 +98,19 @@ def run_worker(
         pass
     finally:
         del worker  # unbinds and removes the socket file
+
+
+def _inputs_taken(builder: Any) -> tuple[str, int]:
+    """Which of a run's inputs (``serve(inputs=...)``) ``builder``'s executors read, as in-process:
+    float32 rows of ``width`` features (torchscript), each query's input as given (an executor
+    written in Python), or none (they make their own). Told to every controller that connects."""
+    from . import _core
+
+    if hasattr(builder, "width"):
+        return "float_rows", int(builder.width)
+    if isinstance(builder, _core.PythonExecutorBuilder):
+        return "arrays", 0
+    return "none", 0
 
 
 class _terminate_as_interrupt:
@@ -142,7 +161,10 @@ class LocalWorkers:
 
     ``addresses`` lists where they listen, ``processes`` the ``subprocess.Popen`` objects;
     ``spec(i, **params)`` is the ``remote`` executor spec for worker ``i``. Workers start in
-    their own session, so a Ctrl-C in the terminal reaches the controller only.
+    their own session, so a Ctrl-C in the terminal reaches the controller only. ``imports``:
+    modules each worker imports first (``servelab worker --import``), e.g. one that registers
+    the executor written in Python it hosts; they must be importable by the worker process
+    (its ``sys.path`` starts with the current folder, then ``PYTHONPATH``).
     """
 
     def __init__(
@@ -152,6 +174,7 @@ class LocalWorkers:
         *,
         transport: str = "unix",
         start_timeout_s: float = 60.0,
+        imports: Sequence[str] = (),
     ) -> None:
         from .executors import spec_string
 
@@ -161,6 +184,9 @@ class LocalWorkers:
             raise ValueError(f"transport={transport!r} must be 'unix' or 'tcp'")
         if not start_timeout_s > 0:
             raise ValueError(f"start_timeout_s={start_timeout_s!r} must be > 0")
+        if isinstance(imports, str) or not all(isinstance(m, str) and m for m in imports):
+            raise ValueError(f"imports={imports!r} must be a list of module names")
+        self.imports = list(imports)
         self.executor = spec_string(executor)
         self.processes: list[subprocess.Popen[str]] = []
         self.addresses: list[str] = []
@@ -184,6 +210,8 @@ class LocalWorkers:
     def _spawn(self, listen: str) -> subprocess.Popen[str]:
         command = [sys.executable, "-m", "servelab", "worker", "--json"]
         command += ["--listen", listen, "--executor", self.executor]
+        for module in self.imports:
+            command += ["--import", module]
         return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
 
     def spec(self, i: int, **params: Any) -> str:

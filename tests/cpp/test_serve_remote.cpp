@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "servelab/core/rng.hpp"
 #include "servelab/serve/remote/address.hpp"
 #include "servelab/serve/remote/protocol.hpp"
+#include "servelab/serve/remote/remote_executor.hpp"
 #include "servelab/serve/remote/worker_server.hpp"
 
 namespace servelab::serve::remote {
@@ -29,7 +31,7 @@ TEST(RemoteProtocol, BatchRoundTripsWithItsHeader) {
   batch.queries = {10, 11};
   batch.sizes = {2, 3};
   batch.config = {{"intra_op_threads", 2}};
-  batch.input_bytes = 40;
+  batch.padding_bytes = 40;
   Bytes frame;
   encode(7, batch, frame);
   const Header header = decode_header(std::span<const std::uint8_t>(frame).first(kHeaderBytes));
@@ -41,7 +43,8 @@ TEST(RemoteProtocol, BatchRoundTripsWithItsHeader) {
   EXPECT_EQ(back.sizes, batch.sizes);
   EXPECT_EQ(back.config, batch.config);
   EXPECT_EQ(back.items, 5);
-  EXPECT_EQ(back.input_bytes, 40u);
+  EXPECT_EQ(back.padding_bytes, 40u);
+  EXPECT_TRUE(back.inputs.empty());
 }
 
 TEST(RemoteProtocol, RepliesRoundTrip) {
@@ -63,12 +66,12 @@ TEST(RemoteProtocol, MalformedInputIsNamed) {
   bad[0] = 'X';
   EXPECT_THROW(decode_header(std::span<const std::uint8_t>(bad).first(kHeaderBytes)), ProtocolError);
   bad = frame;
-  bad[4] = 2;  // version 2
+  bad[4] = 3;  // version 3
   try {
     decode_header(std::span<const std::uint8_t>(bad).first(kHeaderBytes));
-    FAIL() << "version 2 accepted";
+    FAIL() << "version 3 accepted";
   } catch (const ProtocolError& e) {
-    EXPECT_NE(std::string(e.what()).find("version=2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version=3"), std::string::npos) << e.what();
   }
   // A hello cut short, and a batch whose sizes do not add up to its items.
   EXPECT_THROW(decode_hello(body_of(frame).first(10)), ProtocolError);
@@ -110,6 +113,43 @@ TEST(RemoteExecutor, RunsBatchesOnAWorkerServerAndFailsOnceItStops) {
     serving.join();
     EXPECT_THROW(executor->run(ExecRequest{0, 0, 0, 2, queries, config, rng, {}, {}, &report}), RuntimeError);
   }
+}
+
+TEST(RemoteExecutor, ConnectionsOfSeveralControllerThreadsRunAtOnce) {
+  // One worker server, four controller threads with a connection each (as a run's worker threads
+  // are): every batch is answered and logged once. Also what ThreadSanitizer checks (make test-tsan).
+  const auto path = std::filesystem::temp_directory_path() / ("servelab-remote-many-" + std::to_string(::getpid()));
+  const auto& registry = catalogue::executors();
+  WorkerServer server(registry.make("constant(latency_ms=0)"),
+                      {parse_address("unix:" + path.string(), "listen"), false}, &registry);
+  std::thread serving([&] { server.serve(); });
+  std::int64_t not_kept = 0;
+  TransportLog::global().take(not_kept);
+  constexpr int kThreads = 4, kBatches = 25;
+  {
+    const auto builder = registry.make(str("remote(address='", server.address(), "')"));
+    std::vector<std::thread> controllers;
+    std::atomic<int> done{0};
+    for (int t = 0; t < kThreads; ++t) {
+      controllers.emplace_back([&, t] {
+        auto executor = builder->build(ExecutorContext{t, 0, nullptr, 1});
+        const ConfigKnobs config;
+        Rng rng(1, "service");
+        for (int b = 0; b < kBatches; ++b) {
+          const std::vector<workload::QueryId> queries = {t * kBatches + b};
+          executor->run(ExecRequest{t, 0, 0, 1, queries, config, rng, {}, {}, nullptr});
+          ++done;
+        }
+      });
+    }
+    for (auto& c : controllers) c.join();
+    EXPECT_EQ(done.load(), kThreads * kBatches);
+  }
+  const auto logged = TransportLog::global().take(not_kept);
+  EXPECT_EQ(logged.size(), static_cast<std::size_t>(kThreads * kBatches));
+  for (const auto& b : logged) EXPECT_TRUE(b.ok);
+  server.stop();
+  serving.join();
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ from servelab.worker_process import LocalWorkers, remote_spec, transport_times
 
 MS = 1_000_000
 HEADER = struct.Struct("<4sHHQI")  # magic, version, type, batch id, body length (docs/scale-out.md)
+VERSION = 2
 BATCH_REPLY = 4
 MALFORMED = 2
 
@@ -181,6 +182,45 @@ def test_a_slow_worker_is_waited_for_and_a_reply_timeout_drops_its_batches():
         assert slow.processes[0].poll() is None
 
 
+def test_the_emulated_executor_waits_the_runs_profile_in_a_worker_process():
+    # The worker has no profile of its own: a 20 ms floor in every batch shows the run's arrived.
+    profile = servelab.profiles.from_dict(
+        {
+            "format": "servelab.profile",
+            "version": 1,
+            "hardware": {"cpu": {"price_per_hour": 1.0}},
+            "models": {"m": {}},
+            "latency": [
+                {"hardware": "cpu", "model": "m", "batch": b, "samples_ms": [20 + b, 21 + b]}
+                for b in (1, 8)
+            ],
+        }
+    )
+    with LocalWorkers(2, "emulated") as pool:
+        sc = {
+            "profile": profile,
+            "workers": [
+                {"hardware": "cpu", "count": 1, "models": ["m"], "executor": pool.spec(i)}
+                for i in range(2)
+            ],
+            "workload": {
+                "arrivals": "poisson(rate=50)",
+                "count": 60,
+                "apps": [{"name": "m", "slo_ms": 500, "sizes": "uniform(low=1, high=4)"}],
+            },
+            "drain_s": 10,
+        }
+        for service in ("sample", "p99"):
+            r = servelab.serve(sc, scheduler="fcfs", service=service)
+            r.check_consistency()
+            c = r.columns
+            assert np.all(c["status"] == COMPLETED), _reasons(r)
+            assert np.all(c["exec_ns"] >= 21 * MS) and set(c["worker"].tolist()) == {0, 1}
+        # Asked outside a serving run (no profile to send), it refuses, saying why.
+        with pytest.raises(ValueError, match="waits the latencies of a run's profile"):
+            servelab.make_executor(pool.spec(0)).open()
+
+
 def _exchange(address: str, data: bytes) -> tuple[tuple, bytes, bytes]:
     """Sends raw bytes to a worker and reads one reply frame, then what follows until it closes."""
     kind, _, where = address.partition(":")
@@ -217,18 +257,20 @@ def _read(s: socket.socket, n: int) -> bytes:
     [
         (b"HTTP/1.1 GET / ......", "is not 'SLRW'"),
         (HEADER.pack(b"SLRW", 9, 3, 1, 0), "version=9 is not supported"),
-        (HEADER.pack(b"SLRW", 1, 7, 1, 0), "type=7 is not a message type"),
-        (HEADER.pack(b"SLRW", 1, 1, 0, 1 << 31), "is over the limit"),
-        (HEADER.pack(b"SLRW", 1, 3, 5, 4) + b"\0" * 4, "a batch before hello"),
-        (HEADER.pack(b"SLRW", 1, 1, 0, 3) + b"\0" * 3, "hello: the body ends inside worker"),
-        (HEADER.pack(b"SLRW", 1, 4, 0, 0), "is a reply, never sent to a worker"),
+        (HEADER.pack(b"SLRW", 1, 3, 1, 0), "version=1 is not supported (this side speaks 2)"),
+        (HEADER.pack(b"SLRW", VERSION, 7, 1, 0), "type=7 is not a message type (1..5)"),
+        (HEADER.pack(b"SLRW", VERSION, 1, 0, 1 << 31), "is over the limit"),
+        (HEADER.pack(b"SLRW", VERSION, 3, 5, 4) + b"\0" * 4, "a batch before hello"),
+        (HEADER.pack(b"SLRW", VERSION, 1, 0, 3) + b"\0" * 3, "hello: the body ends inside worker"),
+        (HEADER.pack(b"SLRW", VERSION, 4, 0, 0), "is a reply, never sent to a worker"),
+        (HEADER.pack(b"SLRW", VERSION, 5, 0, 1) + b"\0", "a run profile the worker did not ask"),
     ],
 )
 def test_a_malformed_message_gets_an_error_reply_and_the_worker_goes_on(data, why):
     with LocalWorkers(1, "constant(latency_ms=1)") as pool:
         fields, body, rest = _exchange(pool.addresses[0], data)
         magic, version, kind, _, _ = fields
-        assert (magic, version, kind) == (b"SLRW", 1, BATCH_REPLY)
+        assert (magic, version, kind) == (b"SLRW", VERSION, BATCH_REPLY)
         status, exec_ns, worker_ns, length = struct.unpack_from("<IqqI", body)
         assert status == MALFORMED and exec_ns == -1 and worker_ns == -1
         assert why in body[24 : 24 + length].decode()
@@ -236,6 +278,29 @@ def test_a_malformed_message_gets_an_error_reply_and_the_worker_goes_on(data, wh
         r = servelab.serve(_scenario([pool.spec(0)], count=20), scheduler="fcfs")
         assert pool.processes[0].poll() is None  # no crash
     assert r.summary()["completed"] == 20
+
+
+def test_an_emulated_worker_asks_for_the_profile_and_names_a_malformed_one():
+    hello = struct.pack("<qqQI", 0, 0, 1, 2) + struct.pack("<I", 0)  # flags 2: offers a profile
+    bad_profile = struct.pack("<B", 9)  # service=9
+    with LocalWorkers(1, "emulated") as pool:
+        path = pool.addresses[0].removeprefix("unix:")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(path)
+            s.sendall(HEADER.pack(b"SLRW", VERSION, 1, 0, len(hello)) + hello)
+            fields = HEADER.unpack(_read(s, HEADER.size))
+            body = _read(s, fields[4])
+            assert fields[2] == 2 and struct.unpack_from("<I", body)[0] == 0  # HelloReply, ok
+            assert struct.unpack_from("<I", body, len(body) - 4)[0] == 1  # needs the run's profile
+            s.sendall(HEADER.pack(b"SLRW", VERSION, 5, 0, len(bad_profile)) + bad_profile)
+            fields = HEADER.unpack(_read(s, HEADER.size))
+            body = _read(s, fields[4])
+        status, _, _, length = struct.unpack_from("<IqqI", body)
+        assert fields[2] == BATCH_REPLY and status == MALFORMED
+        error = body[24 : 24 + length].decode()
+        assert "run profile: service=9 is not 0 (sampled) or 1..5" in error
+        assert pool.processes[0].poll() is None
 
 
 def test_over_tcp_the_error_reply_arrives_before_the_worker_closes():

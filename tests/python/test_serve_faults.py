@@ -172,6 +172,93 @@ def test_overload_keeps_queue_and_memory_bounded_and_accounts_for_every_query():
     )
 
 
+# The bounded central queue of fcfs(max_queue=N): an arrival that finds N waiting is dropped.
+MAX_QUEUE = 40
+
+
+def _serve_sampling_rss(sc: dict, horizon_s: float) -> tuple[servelab.Result, list, float, tuple]:
+    """serve(sc) on a thread while this one samples RSS every 0.25 s: the result, the samples
+    (seconds, bytes), the wall time and the thread counts before and after the run."""
+    out: dict = {}
+
+    def serve() -> None:
+        threads_before = _threads()  # counted in this thread: its own exit may lag in /proc
+        try:
+            out["result"] = servelab.serve(sc, spin_us=0)
+        except BaseException as e:  # reported by the main thread
+            out["error"] = e
+        out["threads"] = (threads_before, _threads())
+
+    samples: list[tuple[float, int]] = []
+    start = time.monotonic()
+    runner = threading.Thread(target=serve, daemon=True)
+    runner.start()
+    while runner.is_alive() and time.monotonic() - start < horizon_s + 30:
+        samples.append((time.monotonic() - start, _rss_bytes()))
+        runner.join(0.25)
+    wall = time.monotonic() - start
+    assert not runner.is_alive(), f"serve still running {wall:.1f} s after a {horizon_s} s run"
+    assert "error" not in out, out.get("error")
+    return out["result"], samples, wall, out["threads"]
+
+
+def _max_waiting(c: dict) -> tuple[int, int]:
+    """The most admitted queries waiting for a worker at once, bracketed from the records: a query
+    joins the queue when the controller takes up its arrival, which the records do not keep.
+    Arrivals are taken up in order and a drop is stamped when taken up, so that moment is no
+    earlier than the query's arrival and any earlier query's drop (the upper count), and no later
+    than its dispatch and any later query's drop (the lower count)."""
+    done = c["status"] == COMPLETED
+    drops = np.where(done, 0, c["finish_ns"])
+    earliest = np.maximum(c["arrival_ns"], np.maximum.accumulate(drops))[done]
+    later_drops = np.minimum.accumulate(np.where(done, np.iinfo(np.int64).max, drops)[::-1])[::-1]
+    latest = np.minimum(c["dispatch_ns"], np.append(later_drops[1:], np.iinfo(np.int64).max))[done]
+
+    def most(joined: np.ndarray) -> int:
+        times = np.concatenate([joined, c["dispatch_ns"][done]])
+        steps = np.concatenate([np.ones(len(joined), np.int64), -np.ones(len(joined), np.int64)])
+        order = np.lexsort((steps, times))  # at equal times, leaving before joining
+        return int(np.cumsum(steps[order]).max())
+
+    return most(latest), most(earliest)
+
+
+def test_overload_with_a_bounded_fcfs_queue_holds_the_bound_and_accounts_for_every_query():
+    sc = _overload(OVERLOAD_S)
+    sc["scheduler"] = f"fcfs(max_queue={MAX_QUEUE})"
+    expected = len(servelab.simulate(sc))
+    r, samples, wall, (before, after) = _serve_sampling_rss(sc, OVERLOAD_S)
+    assert after == before  # every worker thread joined
+    _check_every_query_ended_once(r, expected)
+    c = r.columns
+    done = c["status"] == COMPLETED
+    assert done.any() and (~done).any()
+    assert set(r.meta["drop_reasons"]) == {"queue full (max_queue)"}
+    # The bound held: never more than MAX_QUEUE queries waiting for a worker (the lower count
+    # already shows a breach; controller lag widens the bracket's upper end).
+    low, high = _max_waiting(c)
+    assert low <= MAX_QUEUE, (low, high)
+    last_arrival_s = c["arrival_ns"].max() / NS
+    assert wall - last_arrival_s < 1.0, (wall, last_arrival_s)
+    t0 = next(i for i, (t, _) in enumerate(samples) if t >= OVERLOAD_S / 5)
+    grown = samples[-1][1] - samples[t0][1]
+    arrived = int(np.sum(c["arrival_ns"] >= samples[t0][0] * NS))
+    per_query = grown / max(arrived, 1)
+    assert per_query < 2048, f"RSS grew {grown} bytes over {arrived} queries"
+    s = r.summary()
+    wait_ms = (c["dispatch_ns"][done] - c["arrival_ns"][done]) / 1e6
+    print(
+        f"\nfcfs(max_queue={MAX_QUEUE}) overload {OVERLOAD_S:.0f} s at {2 * CAPACITY_QPS:.0f} qps:"
+        f" {len(r)} queries, {s['completed']} completed, {s['dropped']} dropped,"
+        f" throughput {s['throughput_qps']:.1f} qps, utilisation {s['utilisation']['mean']:.3f},"
+        f" most waiting between {low} and {high}, max wait {wait_ms.max():.1f} ms,"
+        f" p99 latency {s['latency_ms']['p99']:.1f} ms,"
+        f" RSS {samples[0][1] / 2**20:.1f} -> peak {max(m for _, m in samples) / 2**20:.1f} MiB"
+        f" (+{per_query:.0f} B/query after {samples[t0][0]:.1f} s),"
+        f" returned {wall - last_arrival_s:.3f} s after the last arrival"
+    )
+
+
 def test_ctrl_c_during_overload_stops_within_a_second_and_joins_threads():
     sc = _overload(30.0)
     rng = random.Random(17)

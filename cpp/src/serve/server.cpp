@@ -1,6 +1,8 @@
 #include "servelab/serve/server.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <queue>
@@ -61,8 +63,12 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       : spec_(spec),
         factory_(options.executor ? options.executor : emulated_executors()),
         spin_(options.spin),
+        batch_timeout_(options.batch_timeout),
         inputs_(options.inputs) {
     if (spin_ < 0) throw ValueError(str("spin=", spin_, " ns must be >= 0"));
+    if (batch_timeout_ < 0) {
+      throw ValueError(str("batch_timeout=", batch_timeout_, " ns must be >= 0 (0: no timeout)"));
+    }
   }
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
@@ -80,19 +86,20 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     Nanos last_arrival = 0;
     // Time 0 is now, once the threads run: setting up must not make the first arrivals late.
     // (Worker threads read the clock only after a submit, which orders them after this.)
-    clock_.restart();
-    now_ = clock_.now();
+    clock_->restart();
+    now_ = clock_->now();
     scheduler.on_start(*state_, *state_);
     const char* cut_reason = "unserved at end of run";
     std::vector<Completion> posted;
     for (;;) {
       core::check_interrupt();
-      inbox_.take(posted);
+      inbox_->take(posted);
       collect(posted);
+      enforce_timeouts(posted);
       const bool have_event = !events_.empty() || in_flight_ > 0;
       if (!next && (!have_event || state_->quiescent())) break;
       const Nanos end = next ? kNever : last_arrival + std::min(spec_.drain_limit, kNever - last_arrival);
-      const Nanos clock = clock_.now();
+      const Nanos clock = clock_->now();
       // The earliest due thing: an event (completions are due once posted) or the next arrival.
       const bool event_due = !events_.empty() && events_.top().time <= clock;
       // An arrival goes after events of the same time (completions free workers first).
@@ -125,11 +132,12 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       // timers are taken up within microseconds, not a timed wake-up's tens of microseconds.
       Nanos wake = std::min(end, next ? next->arrival : kNever);
       if (!events_.empty()) wake = std::min(wake, events_.top().time);
+      if (const Nanos deadline = next_deadline(); deadline < wake) wake = deadline;
       const Nanos left = wake - clock;  // > 0: nothing is due
       if (left <= spin_) {
         std::this_thread::yield();
       } else {
-        inbox_.wait_until(clock_.at(clock + std::min(left - spin_, kPollInterval)), posted);
+        inbox_->wait_until(clock_->at(clock + std::min(left - spin_, kPollInterval)), posted);
       }
     }
     auto result = state_->finish(now_, cut_reason, "serve", scheduler.describe());
@@ -146,6 +154,16 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   void start_batch(WorkerId worker, HardwareId, const RunningBatch& batch) override {
     check_running("dispatch");
     start_threads();
+    slot(worker);
+    running_[worker] = batch.queries;
+    if (!out_of_service_[worker].empty()) {
+      // As a remote worker whose connection is lost: every later batch fails at once, one reason.
+      failures_[worker] = out_of_service_[worker];
+      started_[worker] = now_;
+      exec_by_worker_[worker] = 0;
+      events_.push({now_, Kind::BatchDone, seq_++, worker});
+      return;
+    }
     WorkerThread& thread = *threads_[worker];
     Job job{batch.model, batch.items, batch.queries, {}, {}};
     job.sizes.reserve(batch.queries.size());
@@ -154,8 +172,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       const std::int64_t value = state_->config(worker, key, kUnset);
       if (value != kUnset) job.config.emplace(key, value);
     }
-    running_.resize(std::max<std::size_t>(running_.size(), static_cast<std::size_t>(worker) + 1));
-    running_[worker] = batch.queries;
+    awaiting_[worker] = 1;
+    dispatched_[worker] = clock_->now();
+    if (batch_timeout_ > 0) deadlines_.push({dispatched_[worker] + batch_timeout_, worker, ++batch_no_[worker]});
     ++in_flight_;
     thread.submit(std::move(job));
   }
@@ -180,18 +199,31 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       const auto w = static_cast<WorkerId>(threads_.size());
       const HardwareId hw = state_->hardware(w);
       threads_.push_back(std::make_unique<WorkerThread>(
-          w, hw, factory_(w, hw, spec_), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_.get()));
+          w, hw, factory_(w, hw, spec_), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_));
     }
+  }
+
+  // Sizes the per-worker slots for `worker`.
+  void slot(WorkerId worker) {
+    const auto n = std::max(started_.size(), static_cast<std::size_t>(worker) + 1);
+    started_.resize(n, 0);
+    exec_by_worker_.resize(n, 0);
+    failures_.resize(n);
+    running_.resize(n);
+    out_of_service_.resize(n);
+    awaiting_.resize(n, 0);
+    dispatched_.resize(n, 0);
+    batch_no_.resize(n, 0);
   }
 
   // Turns posted completions into events at their finish times. A failed batch becomes a drop
   // reason for its queries (see handle()); only Ctrl-C stops the run.
   void collect(std::vector<Completion>& posted) {
     for (auto& c : posted) {
-      const auto slot = static_cast<std::size_t>(c.worker) + 1;
-      started_.resize(std::max(started_.size(), slot), 0);
-      exec_by_worker_.resize(std::max(exec_by_worker_.size(), slot), 0);
-      failures_.resize(std::max(failures_.size(), slot));
+      slot(c.worker);
+      // A batch that returned after its timeout: its queries are recorded already.
+      if (!out_of_service_[c.worker].empty()) continue;
+      awaiting_[c.worker] = 0;
       if (c.error) {
         try {
           std::rethrow_exception(c.error);
@@ -209,6 +241,47 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     posted.clear();
   }
 
+  // The watchdog: fails every batch still running past its deadline (see server.hpp).
+  void enforce_timeouts(std::vector<Completion>& posted) {
+    if (next_deadline() > clock_->now()) return;
+    const Nanos clock = clock_->now();
+    // What was posted until now returned before the watchdog looked: it counts as returned.
+    inbox_->take(posted);
+    collect(posted);
+    while (!deadlines_.empty() && deadlines_.top().at <= clock) {
+      const Deadline d = deadlines_.top();
+      deadlines_.pop();
+      if (awaiting_[d.worker] && batch_no_[d.worker] == d.batch) time_out(d.worker, d.at);
+    }
+  }
+
+  // The earliest deadline of a batch still running (kNever: none); forgets those that returned.
+  Nanos next_deadline() {
+    while (!deadlines_.empty()) {
+      const Deadline& d = deadlines_.top();
+      if (awaiting_[d.worker] && batch_no_[d.worker] == d.batch) return d.at;
+      deadlines_.pop();
+    }
+    return kNever;
+  }
+
+  // The batch of `worker` ran past its deadline `at`: it fails at `at`, the worker's thread is
+  // abandoned (it owns all it touches) and the worker is out of service for the rest of the run.
+  void time_out(WorkerId worker, Nanos at) {
+    auto& thread = threads_[worker];
+    out_of_service_[worker] =
+        failure_reason(str("executor failed: ", thread->executor_name(), ": worker ", worker,
+                           " ran a batch past batch_timeout_ms=", static_cast<double>(batch_timeout_) / 1e6,
+                           "; the worker is out of service for the rest of the run"));
+    WorkerThread::abandon(std::move(thread));
+    awaiting_[worker] = 0;
+    --in_flight_;
+    failures_[worker] = out_of_service_[worker];
+    started_[worker] = dispatched_[worker];
+    exec_by_worker_[worker] = at - dispatched_[worker];
+    events_.push({at, Kind::BatchDone, seq_++, worker});
+  }
+
   void handle(const Pending& e, sched::Scheduler& scheduler) {
     if (e.kind != Kind::BatchDone) return cluster::deliver(e, 0, *state_, scheduler);
     const auto worker = static_cast<WorkerId>(e.payload);
@@ -217,6 +290,11 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     // The scheduler learns the worker is free like after any batch; the queries end dropped.
     const auto done = state_->fail_batch(worker, started_[worker], e.time, failures_[worker]);
     failures_[worker].clear();
+    // A worker out of service leaves the cluster as if the scheduler had removed it: its queued
+    // queries go back to the central queue and no scheduler chooses it again.
+    if (!out_of_service_[worker].empty() && state_->status(worker) == sched::WorkerStatus::Idle) {
+      state_->remove_worker(worker);
+    }
     scheduler.on_batch_done(done, *state_, *state_);
   }
 
@@ -231,15 +309,36 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
 
   void shut_down() {
     ended_ = true;
-    threads_.clear();  // each one stops and joins its thread
-    state_.reset();    // the state may live on (a Python view), holding this server, not the reverse
+    if (batch_timeout_ > 0) {  // a batch that ignores the stop gets the grace period, then is left
+      for (auto& t : threads_) {
+        if (t) t->request_stop();
+      }
+      const auto grace = std::chrono::nanoseconds(std::min(batch_timeout_, kMaxShutdownGrace));
+      const auto deadline = SteadyClock::now() + grace;
+      for (auto& t : threads_) {
+        if (t && !t->wait_returned(deadline)) WorkerThread::abandon(std::move(t));
+      }
+    }
+    threads_.clear();            // each one stops and joins its thread
+    abandoned_worker_threads();  // joins the abandoned threads whose batches have returned since
+    state_.reset();              // the state may live on (a Python view), holding this server, not the reverse
   }
+
+  // A running batch's deadline: `batch` tells a later batch of the same worker from this one.
+  struct Deadline {
+    Nanos at;
+    WorkerId worker;
+    std::uint64_t batch;
+    bool operator>(const Deadline& o) const { return at > o.at; }
+  };
 
   const cluster::RunSpec& spec_;
   ExecutorFactory factory_;
   Nanos spin_;
-  std::shared_ptr<const QueryInputs> inputs_;  // shared by the worker threads, which it outlives
-  RunClock clock_;
+  Nanos batch_timeout_;                        // 0: none
+  std::shared_ptr<const QueryInputs> inputs_;  // shared with the worker threads
+  // Shared with the worker threads, so that an abandoned one may outlive the run.
+  std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   Nanos now_ = 0;
   bool ended_ = false;
   std::shared_ptr<ClusterState> state_;
@@ -249,10 +348,15 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   std::vector<Nanos> exec_by_worker_;                    // by worker: that batch's exec time
   std::vector<std::string> failures_;                    // by worker: why that batch failed ("": it did not)
   std::vector<std::vector<workload::QueryId>> running_;  // by worker: the queries of its batch
+  std::vector<std::string> out_of_service_;              // by worker: why its batches fail at once ("": in service)
+  std::vector<char> awaiting_;                           // by worker: its thread runs a batch not yet collected
+  std::vector<Nanos> dispatched_;                        // by worker: when its running batch was handed over
+  std::vector<std::uint64_t> batch_no_;                  // by worker: batches it was handed (for deadlines_)
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::set<std::string> failure_reasons_;
   std::vector<Nanos> exec_;  // by query: its batch's exec time, -1 unless completed
-  Inbox inbox_;
-  std::vector<std::unique_ptr<WorkerThread>> threads_;  // after the inbox and clock they use
+  std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  std::vector<std::unique_ptr<WorkerThread>> threads_;  // by worker; null once abandoned
 };
 
 }  // namespace

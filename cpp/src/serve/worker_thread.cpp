@@ -1,8 +1,13 @@
 #include "worker_thread.hpp"
 
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/serve/server.hpp"
 
 namespace servelab::serve {
 
@@ -28,14 +33,15 @@ void Inbox::take(std::vector<Completion>& out) {
 }
 
 WorkerThread::WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, std::unique_ptr<Executor> executor,
-                           Rng rng, const RunClock& clock, Inbox& inbox, const QueryInputs* inputs)
+                           Rng rng, std::shared_ptr<const RunClock> clock, std::shared_ptr<Inbox> inbox,
+                           std::shared_ptr<const QueryInputs> inputs)
     : worker_(worker),
       hardware_(hardware),
       executor_(std::move(executor)),
       rng_(std::move(rng)),
-      clock_(clock),
-      inbox_(inbox),
-      inputs_(inputs) {
+      clock_(std::move(clock)),
+      inbox_(std::move(inbox)),
+      inputs_(std::move(inputs)) {
   if (!executor_) throw RuntimeError(str("the executor factory returned no executor for worker=", worker));
   knobs_ = executor_->knobs();
   name_ = executor_->describe();
@@ -50,7 +56,23 @@ void WorkerThread::submit(Job job) {
   submitted_.notify_one();
 }
 
+bool WorkerThread::wait_returned(SteadyClock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return returned_cv_.wait_until(lock, deadline, [this] { return returned_; });
+}
+
 void WorkerThread::loop(std::stop_token stop) {
+  // However the loop ends, wait_returned() and the abandoned list learn that it did.
+  struct Returned {
+    WorkerThread& t;
+    ~Returned() {
+      {
+        std::lock_guard lock(t.mutex_);
+        t.returned_ = true;
+      }
+      t.returned_cv_.notify_all();
+    }
+  } returned{*this};
   for (;;) {
     Job job;
     {
@@ -61,19 +83,65 @@ void WorkerThread::loop(std::stop_token stop) {
     }
     Completion done;
     done.worker = worker_;
-    done.start = clock_.now();
+    done.start = clock_->now();
     ExecReport report;
     try {
       executor_->run(ExecRequest{worker_, hardware_, job.model, job.items, job.queries, job.config, rng_, stop,
-                                 job.sizes, &report, inputs_});
+                                 job.sizes, &report, inputs_.get()});
+    } catch (const abi::__forced_unwind&) {
+      throw;  // the thread is being ended (pthread_exit, e.g. by Python at exit): let it end
     } catch (...) {
       done.error = std::current_exception();  // the controller drops the batch's queries (or stops)
     }
-    done.finish = clock_.now();
+    done.finish = clock_->now();
     done.exec = report.compute >= 0 ? report.compute : done.finish - done.start;
-    if (stop.stop_requested()) return;  // the run is over; nobody reads the inbox any more
-    inbox_.post(std::move(done));
+    if (stop.stop_requested()) return;  // the run is over or gave up on this batch: nobody reads it
+    inbox_->post(std::move(done));
   }
+}
+
+namespace {
+
+// The threads abandoned by serving runs whose batches have not returned yet. Never destroyed, so
+// the process's exit does not wait for them.
+struct AbandonedThreads {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<WorkerThread>> threads;
+
+  static AbandonedThreads& get() {
+    static auto* list = new AbandonedThreads;
+    return *list;
+  }
+
+  // Takes out the threads that have returned; the caller destroys (joins) them outside the lock.
+  std::vector<std::unique_ptr<WorkerThread>> take_returned() {
+    std::vector<std::unique_ptr<WorkerThread>> out;
+    std::lock_guard lock(mutex);
+    const auto past = SteadyClock::time_point{};  // a deadline already passed: only checks
+    auto keep = std::partition(threads.begin(), threads.end(), [&](auto& t) { return !t->wait_returned(past); });
+    std::move(keep, threads.end(), std::back_inserter(out));
+    threads.erase(keep, threads.end());
+    return out;
+  }
+};
+
+}  // namespace
+
+void WorkerThread::abandon(std::unique_ptr<WorkerThread> thread) {
+  if (!thread) return;
+  thread->request_stop();
+  auto& list = AbandonedThreads::get();
+  auto returned = list.take_returned();
+  std::lock_guard lock(list.mutex);
+  list.threads.push_back(std::move(thread));
+}  // `returned` joins here, outside the lock
+
+std::size_t abandoned_worker_threads() {
+  auto& list = AbandonedThreads::get();
+  auto returned = list.take_returned();
+  returned.clear();  // joins them
+  std::lock_guard lock(list.mutex);
+  return list.threads.size();
 }
 
 }  // namespace servelab::serve

@@ -1,6 +1,11 @@
 // The serving loop's worker side: one thread per worker, and the inbox through which the worker
 // threads hand completions to the controller. Worker threads touch only their own slot, their
 // executor and the inbox, never the cluster state or the scheduler.
+//
+// A worker thread owns (or shares) everything it touches: its executor, its job, the run's clock,
+// inbox and inputs. So the controller may abandon a thread whose batch does not return (the batch
+// timeout): the thread object moves to a process-wide list and lives on until its batch returns;
+// the serving run, and serve() itself, may end before that.
 #pragma once
 
 #include <chrono>
@@ -65,9 +70,10 @@ struct Job {
 
 class WorkerThread {
  public:
-  // Starts the thread. `clock`, `inbox` and `inputs` (null: none) must outlive this object.
+  // Starts the thread. `inputs` may be null (none).
   WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, std::unique_ptr<Executor> executor, Rng rng,
-               const RunClock& clock, Inbox& inbox, const QueryInputs* inputs = nullptr);
+               std::shared_ptr<const RunClock> clock, std::shared_ptr<Inbox> inbox,
+               std::shared_ptr<const QueryInputs> inputs = nullptr);
   // Asks the thread to stop (abandoning a running batch if its executor allows) and joins it.
   ~WorkerThread() = default;
   WorkerThread(const WorkerThread&) = delete;
@@ -80,6 +86,19 @@ class WorkerThread {
   // The executor's describe(), for messages.
   const std::string& executor_name() const { return name_; }
 
+  // Asks the running batch to stop (ExecRequest::stop) and the thread to end once it returns; a
+  // batch that returns after this posts nothing.
+  void request_stop() { thread_.request_stop(); }
+  // After request_stop(): waits until the thread has returned or `deadline`; true if it returned
+  // (destroying the object then joins at once).
+  bool wait_returned(SteadyClock::time_point deadline);
+
+  // Gives up on a thread whose batch has not returned: asks it to stop and keeps it in a
+  // process-wide list, which joins and deletes it once its batch returns (see
+  // abandoned_worker_threads() in servelab/serve/server.hpp). A thread still running when the
+  // process exits is left running (never joined), so exit does not wait for it.
+  static void abandon(std::unique_ptr<WorkerThread> thread);
+
  private:
   void loop(std::stop_token stop);
 
@@ -89,13 +108,15 @@ class WorkerThread {
   std::vector<std::string> knobs_;
   std::string name_;
   Rng rng_;
-  const RunClock& clock_;
-  Inbox& inbox_;
-  const QueryInputs* inputs_;
+  std::shared_ptr<const RunClock> clock_;
+  std::shared_ptr<Inbox> inbox_;
+  std::shared_ptr<const QueryInputs> inputs_;
   std::mutex mutex_;
   std::condition_variable_any submitted_;
+  std::condition_variable returned_cv_;
   std::optional<Job> job_;
-  std::jthread thread_;  // last: started once the rest exists, stopped and joined first
+  bool returned_ = false;  // loop() has ended (under mutex_)
+  std::jthread thread_;    // last: started once the rest exists, stopped and joined first
 };
 
 }  // namespace servelab::serve

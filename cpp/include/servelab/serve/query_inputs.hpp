@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "servelab/serve/input_array.hpp"
 #include "servelab/workload/query.hpp"
 
 namespace servelab::serve {
@@ -24,6 +25,10 @@ class QueryInputs {
                          const std::string& executor) const = 0;
   // What the inputs are, for messages: "inputs=array(float32, shape=(100, 16))".
   virtual std::string describe() const = 0;
+  // Query `query`'s input as given, as a typed array: what the remote executor sends to an
+  // executor in another process. ValueError naming `executor` (as fill_rows) when it is not a
+  // numeric array or scalar.
+  virtual InputArray array(workload::QueryId query, const std::string& executor) const = 0;
 };
 
 // Fills a batch's rows, query after query (sizes empty: one row per query).

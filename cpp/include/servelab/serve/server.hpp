@@ -21,10 +21,28 @@
 // dropped with "executor failed: <executor>: <message>" as the reason, the scheduler sees the worker
 // free again (on_batch_done) and the run goes on. Ctrl-C (check_interrupt(), polled at least every
 // 20 ms) or an exception from a hook stops every worker thread, joins it and rethrows: no thread
-// outlives serve(). The result has one extra per-query column, "exec_ns": the executor's own time
-// for the query's batch (ExecReport), -1 unless the query completed.
+// outlives serve() (unless a batch timeout gave up on it, below). The result has one extra
+// per-query column, "exec_ns": the executor's own time for the query's batch (ExecReport), -1
+// unless the query completed.
+//
+// Batch timeout (ServeOptions::batch_timeout > 0): the controller is the watchdog. A batch that has
+// not returned batch_timeout after its dispatch fails like a batch whose executor threw, at that
+// time: its queries end dropped with "executor failed: <executor>: worker <w> ran a batch past
+// batch_timeout_ms=<t>; the worker is out of service for the rest of the run", and the scheduler
+// sees the worker free (on_batch_done). The worker's thread is abandoned (asked to stop, handed to
+// WorkerThread::abandon) and the worker leaves the cluster as if the scheduler had removed it
+// (its queue back to the central queue, its status stopped; a batch that still reaches it fails at
+// once with the same reason). A batch
+// that returns after its timeout is ignored (its queries were already recorded). At the end of the
+// run (or on Ctrl-C) the controller asks every worker thread to stop and waits at most the shutdown
+// grace period, min(batch_timeout, kMaxShutdownGrace), for them: a thread that has not returned by
+// then is abandoned too. An abandoned thread owns its executor, its batch, the run's clock, inbox
+// and inputs (and a Python executor's thread its thread state), so it is safe to let it run on; it
+// is joined once its batch returns (by the next serve() to end, or abandoned_worker_threads()), and
+// one still running when the process exits is left to end with it.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 
 #include "servelab/cluster/cluster_spec.hpp"
@@ -42,10 +60,21 @@ struct ServeOptions {
   Nanos spin = kDefaultSpin;
   // User-supplied per-query inputs handed to every batch (ExecRequest::inputs); null: none.
   std::shared_ptr<const QueryInputs> inputs;
+  // The longest a batch may run before it is dropped and its worker taken out of service (see
+  // above); 0: no limit (a batch that never returns then blocks serve()).
+  Nanos batch_timeout = 0;
 };
+
+// The most the end of a run waits for running batches after asking them to stop, when a batch
+// timeout is set (the grace period is min(batch_timeout, this)).
+inline constexpr Nanos kMaxShutdownGrace = kNanosPerSecond;
 
 // Runs `scheduler` (fresh: schedulers keep per-run state) on `spec` in real time; result.world is
 // "serve". Blocks for the run's wall time.
 cluster::RunResult serve(const cluster::RunSpec& spec, sched::Scheduler& scheduler, const ServeOptions& options = {});
+
+// Worker threads that serving runs gave up on (batch timeout) and that are still running, in this
+// process; joins those whose batch has returned since.
+std::size_t abandoned_worker_threads();
 
 }  // namespace servelab::serve

@@ -1,96 +1,91 @@
 #include "servelab/serve/remote/protocol.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <type_traits>
+
+#include "wire.hpp"
 
 namespace servelab::serve::remote {
 namespace {
 
-// Appends fixed-width little-endian integers and length-prefixed strings.
-class Writer {
- public:
-  explicit Writer(Bytes& out) : out_(out) {}
-  template <typename T>
-  void put(T value) {
-    static_assert(std::is_integral_v<T>);
-    using U = std::make_unsigned_t<T>;
-    auto bits = static_cast<U>(value);
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      out_.push_back(static_cast<std::uint8_t>(bits & 0xFFu));
-      if constexpr (sizeof(T) > 1) bits = static_cast<U>(bits >> 8);
-    }
-  }
-  void text(std::string_view s) {
-    put(static_cast<std::uint32_t>(s.size()));
-    out_.insert(out_.end(), s.begin(), s.end());
-  }
+// Inputs are sent as the controller holds them in memory: little-endian.
+static_assert(std::endian::native == std::endian::little, "the remote protocol's input bytes are little-endian");
 
- private:
-  Bytes& out_;
-};
-
-// Reads what Writer wrote; ProtocolError when the body is short or a field is out of range.
-class Reader {
- public:
-  Reader(std::span<const std::uint8_t> bytes, std::string_view message) : bytes_(bytes), message_(message) {}
-  template <typename T>
-  T get(std::string_view field) {
-    static_assert(std::is_integral_v<T>);
-    need(sizeof(T), field);
-    std::make_unsigned_t<T> bits = 0;
-    for (std::size_t i = sizeof(T); i-- > 0;) {
-      if constexpr (sizeof(T) > 1) bits = static_cast<std::make_unsigned_t<T>>(bits << 8);
-      bits = static_cast<std::make_unsigned_t<T>>(bits | bytes_[pos_ + i]);
-    }
-    pos_ += sizeof(T);
-    return static_cast<T>(bits);
+// The bytes of `shape`'s elements of `item` bytes each, or nullopt past kMaxBodyBytes (never overflows).
+std::optional<std::uint64_t> shape_bytes(std::span<const std::int64_t> shape, std::size_t item) {
+  std::uint64_t bytes = item;
+  for (const auto d : shape) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && bytes > kMaxBodyBytes / static_cast<std::uint64_t>(d)) return std::nullopt;
+    bytes *= static_cast<std::uint64_t>(d);
   }
-  std::string text(std::string_view field) {
-    const auto n = get<std::uint32_t>(field);
-    if (n > kMaxTextBytes) fail(str(field, " length=", n, " is over ", kMaxTextBytes));
-    need(n, field);
-    std::string out(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
-    pos_ += n;
-    return out;
-  }
-  void skip(std::size_t n, std::string_view field) {
-    need(n, field);
-    pos_ += n;
-  }
-  std::size_t left() const { return bytes_.size() - pos_; }
-  void end() const {
-    if (left() != 0) fail(str(left(), " bytes left over after the last field"));
-  }
-  [[noreturn]] void fail(const std::string& what) const { throw ProtocolError(str(message_, ": ", what)); }
-
- private:
-  void need(std::size_t n, std::string_view field) const {
-    if (left() < n) fail(str("the body ends inside ", field, " (", left(), " bytes left, ", n, " needed)"));
-  }
-  std::span<const std::uint8_t> bytes_;
-  std::size_t pos_ = 0;
-  std::string_view message_;
-};
-
-// Writes the header with a zero length, to be patched once the body is written.
-Writer start(MessageType type, std::uint64_t batch, Bytes& out) {
-  out.clear();
-  out.insert(out.end(), kMagic.begin(), kMagic.end());
-  Writer w(out);
-  w.put(kVersion);
-  w.put(static_cast<std::uint16_t>(type));
-  w.put(batch);
-  w.put(std::uint32_t{0});
-  return w;
+  return bytes;
 }
 
-void finish(Bytes& out) {
-  const auto body = out.size() - kHeaderBytes;
-  if (body > kMaxBodyBytes) throw ValueError(str("message body of ", body, " bytes is over ", kMaxBodyBytes));
-  for (std::size_t i = 0; i < 4; ++i) out[kHeaderBytes - 4 + i] = static_cast<std::uint8_t>(body >> (8 * i));
+std::string shape_text(std::span<const std::int64_t> shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += str(i ? ", " : "", shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+void put_input(Writer& w, const InputArray& input, std::size_t q) {
+  const auto where = [&] {
+    return str("batch: input ", q, " (", dtype_name(input.dtype), ", shape=", shape_text(input.shape), ")");
+  };
+  if (input.shape.size() > kMaxInputDims) {
+    throw ValueError(
+        str(where(), " has ", input.shape.size(), " dimensions; at most ", int{kMaxInputDims}, " are sent"));
+  }
+  const auto bytes = shape_bytes(input.shape, dtype_size(input.dtype));
+  if (!bytes || *bytes != input.data.size()) {
+    throw ValueError(str(where(), " holds ", input.data.size(), " bytes, not its shape's"));
+  }
+  w.put(static_cast<std::uint8_t>(input.dtype));
+  w.put(static_cast<std::uint8_t>(input.scalar ? 1 : 0));
+  w.put(static_cast<std::uint8_t>(input.shape.size()));
+  for (const auto d : input.shape) w.put(d);
+  w.put(static_cast<std::uint32_t>(input.data.size()));
+  w.bytes(input.data);
+}
+
+// Input `q` (of query `query`): every length, code and dimension checked before anything is kept.
+InputArray get_input(Reader& r, std::size_t q, workload::QueryId query) {
+  const auto field = [&](std::string_view name) { return str("input ", q, " (query ", query, ") ", name); };
+  InputArray input;
+  const auto code = r.get<std::uint8_t>("input dtype");
+  if (code < 1 || code > kMaxDTypeCode) {
+    r.fail(str(field("dtype code"), "=", int{code}, " is not a dtype (1..", int{kMaxDTypeCode}, ")"));
+  }
+  input.dtype = static_cast<DType>(code);
+  const auto scalar = r.get<std::uint8_t>("input scalar");
+  const auto ndim = r.get<std::uint8_t>("input ndim");
+  if (scalar > 1) r.fail(str(field("scalar"), "=", int{scalar}, " is neither 0 nor 1"));
+  if (ndim > kMaxInputDims) r.fail(str(field("ndim"), "=", int{ndim}, " is over ", int{kMaxInputDims}));
+  if (scalar == 1 && ndim != 0) r.fail(str(field("scalar"), "=1 with ndim=", int{ndim}, " (a scalar has none)"));
+  input.scalar = scalar == 1;
+  input.shape.resize(ndim);
+  for (auto& d : input.shape) {
+    d = r.get<std::int64_t>("input shape");
+    if (d < 0) r.fail(str(field("shape"), " has dimension ", d, " < 0"));
+  }
+  const auto expected = shape_bytes(input.shape, dtype_size(input.dtype));
+  if (!expected) {
+    r.fail(str(field("shape"), "=", shape_text(input.shape), " of ", dtype_name(input.dtype), " is over ",
+               kMaxBodyBytes, " bytes"));
+  }
+  const auto length = r.get<std::uint32_t>("input data length");
+  if (length != *expected) {
+    r.fail(str(field("data length"), "=", length, " is not the ", *expected,
+               " bytes of shape=", shape_text(input.shape), " of ", dtype_name(input.dtype)));
+  }
+  const auto data = r.bytes(length, "input data");
+  input.data.assign(data.begin(), data.end());
+  return input;
 }
 
 Status read_status(Reader& r, std::string_view field) {
@@ -116,48 +111,64 @@ std::string_view status_name(Status status) {
 }
 
 void encode(const Hello& m, Bytes& out) {
-  Writer w = start(MessageType::Hello, 0, out);
+  Writer w = start_message(MessageType::Hello, 0, out);
   w.put(m.worker);
   w.put(m.hardware);
   w.put(m.seed);
+  w.put(std::uint32_t{(m.probe ? 1u : 0u) | (m.offers_profile ? 2u : 0u)});
   w.text(m.executor);
-  finish(out);
+  finish_message(out);
 }
 
 void encode(const HelloReply& m, Bytes& out) {
-  Writer w = start(MessageType::HelloReply, 0, out);
+  Writer w = start_message(MessageType::HelloReply, 0, out);
   w.put(static_cast<std::uint32_t>(m.status));
   w.text(m.text);
   w.put(static_cast<std::uint32_t>(m.knobs.size()));
   for (const auto& k : m.knobs) w.text(k);
-  finish(out);
+  w.put(static_cast<std::uint32_t>(m.inputs));
+  w.put(m.width);
+  w.put(std::uint32_t{m.needs_profile ? 1u : 0u});
+  finish_message(out);
 }
 
 void encode(std::uint64_t batch, const Batch& m, Bytes& out) {
-  Writer w = start(MessageType::Batch, batch, out);
+  Writer w = start_message(MessageType::Batch, batch, out);
   w.put(m.model);
   w.put(m.items);
   w.put(static_cast<std::uint32_t>(m.queries.size()));
   w.put(static_cast<std::uint32_t>(m.sizes.size()));
   w.put(static_cast<std::uint32_t>(m.config.size()));
-  w.put(m.input_bytes);
+  if (!m.inputs.empty() && m.inputs.size() != m.queries.size()) {
+    throw ValueError(str("batch: ", m.inputs.size(), " inputs for ", m.queries.size(), " queries"));
+  }
+  w.put(static_cast<std::uint32_t>(m.inputs.size()));
+  w.put(m.padding_bytes);
   for (const auto q : m.queries) w.put(q);
   for (const auto s : m.sizes) w.put(s);
   for (const auto& [name, value] : m.config) {
     w.text(name);
     w.put(value);
   }
-  out.resize(out.size() + m.input_bytes, 0);
-  finish(out);
+  // Sized before anything large is copied.
+  std::uint64_t body = out.size() - kHeaderBytes + m.padding_bytes;
+  for (const auto& input : m.inputs) body += 7 + 8 * input.shape.size() + input.data.size();
+  if (body > kMaxBodyBytes) {
+    throw ValueError(str("batch: ", m.queries.size(), " queries with their inputs make a message of ", body,
+                         " bytes, over the limit of ", kMaxBodyBytes));
+  }
+  for (std::size_t q = 0; q < m.inputs.size(); ++q) put_input(w, m.inputs[q], q);
+  out.resize(out.size() + m.padding_bytes, 0);
+  finish_message(out);
 }
 
 void encode(std::uint64_t batch, const BatchReply& m, Bytes& out) {
-  Writer w = start(MessageType::BatchReply, batch, out);
+  Writer w = start_message(MessageType::BatchReply, batch, out);
   w.put(static_cast<std::uint32_t>(m.status));
   w.put(m.exec_ns);
   w.put(m.worker_ns);
   w.text(m.error.size() > kMaxTextBytes ? m.error.substr(0, kMaxTextBytes) : m.error);
-  finish(out);
+  finish_message(out);
 }
 
 Header decode_header(std::span<const std::uint8_t> bytes) {
@@ -172,7 +183,7 @@ Header decode_header(std::span<const std::uint8_t> bytes) {
   const auto version = r.get<std::uint16_t>("version");
   if (version != kVersion) r.fail(str("version=", version, " is not supported (this side speaks ", kVersion, ")"));
   const auto type = r.get<std::uint16_t>("type");
-  if (type < 1 || type > 4) r.fail(str("type=", type, " is not a message type (1..4)"));
+  if (type < 1 || type > 5) r.fail(str("type=", type, " is not a message type (1..5)"));
   Header h;
   h.type = static_cast<MessageType>(type);
   h.batch = r.get<std::uint64_t>("batch");
@@ -187,6 +198,10 @@ Hello decode_hello(std::span<const std::uint8_t> body) {
   m.worker = r.get<std::int64_t>("worker");
   m.hardware = r.get<std::int64_t>("hardware");
   m.seed = r.get<std::uint64_t>("seed");
+  const auto flags = r.get<std::uint32_t>("flags");
+  if (flags > 3) r.fail(str("flags=", flags, " has bits other than 1 (probe) and 2 (offers a profile) set"));
+  m.probe = (flags & 1u) != 0;
+  m.offers_profile = (flags & 2u) != 0;
   m.executor = r.text("executor");
   r.end();
   constexpr auto kMaxId = std::numeric_limits<std::int32_t>::max();
@@ -203,6 +218,14 @@ HelloReply decode_hello_reply(std::span<const std::uint8_t> body) {
   const auto n = r.get<std::uint32_t>("knob count");
   if (n > kMaxKnobs) r.fail(str("knob count=", n, " is over ", kMaxKnobs));
   for (std::uint32_t i = 0; i < n; ++i) m.knobs.push_back(r.text("knob"));
+  const auto inputs = r.get<std::uint32_t>("inputs");
+  if (inputs > static_cast<std::uint32_t>(TakesInputs::FloatRows)) r.fail(str("inputs=", inputs, " is not 0, 1 or 2"));
+  m.inputs = static_cast<TakesInputs>(inputs);
+  m.width = r.get<std::int64_t>("width");
+  if (m.inputs == TakesInputs::FloatRows && m.width < 1) r.fail(str("width=", m.width, " must be >= 1 for float rows"));
+  const auto flags = r.get<std::uint32_t>("flags");
+  if (flags > 1) r.fail(str("flags=", flags, " has bits other than 1 (needs the run's profile) set"));
+  m.needs_profile = flags == 1;
   r.end();
   return m;
 }
@@ -215,12 +238,15 @@ Batch decode_batch(std::span<const std::uint8_t> body) {
   const auto queries = r.get<std::uint32_t>("query count");
   const auto sizes = r.get<std::uint32_t>("sizes count");
   const auto knobs = r.get<std::uint32_t>("config count");
-  m.input_bytes = r.get<std::uint32_t>("input bytes");
+  const auto inputs = r.get<std::uint32_t>("input count");
+  m.padding_bytes = r.get<std::uint32_t>("padding bytes");
   // Checked against what is left before allocating anything.
   if (queries == 0 || std::uint64_t{queries} * 8 > r.left()) {
     r.fail(str("query count=", queries, " does not fit the ", r.left(), " bytes left"));
   }
   if (sizes != 0 && sizes != queries) r.fail(str("sizes count=", sizes, " is neither 0 nor the query count ", queries));
+  if (inputs != 0 && inputs != queries)
+    r.fail(str("input count=", inputs, " is neither 0 nor the query count ", queries));
   if (knobs > kMaxKnobs) r.fail(str("config count=", knobs, " is over ", kMaxKnobs));
   if (m.model < 0 || m.model > std::numeric_limits<std::int32_t>::max()) {
     r.fail(str("model=", m.model, " is out of range"));
@@ -243,8 +269,10 @@ Batch decode_batch(std::span<const std::uint8_t> body) {
     auto name = r.text("config name");
     m.config[std::move(name)] = r.get<std::int64_t>("config value");
   }
-  if (r.left() != m.input_bytes) r.fail(str("input bytes=", m.input_bytes, " but ", r.left(), " bytes are left"));
-  r.skip(m.input_bytes, "input bytes");
+  m.inputs.reserve(inputs);  // at most the query count, which the body's length bounds
+  for (std::uint32_t q = 0; q < inputs; ++q) m.inputs.push_back(get_input(r, q, m.queries[q]));
+  if (r.left() != m.padding_bytes) r.fail(str("padding bytes=", m.padding_bytes, " but ", r.left(), " bytes are left"));
+  r.skip(m.padding_bytes, "padding bytes");
   return m;
 }
 

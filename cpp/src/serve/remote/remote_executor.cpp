@@ -11,6 +11,7 @@
 #include "servelab/core/interrupt.hpp"
 #include "servelab/serve/remote/address.hpp"
 #include "servelab/serve/remote/protocol.hpp"
+#include "servelab/serve/remote/run_profile.hpp"
 #include "socket_io.hpp"
 
 namespace servelab::serve::remote {
@@ -112,61 +113,86 @@ class Connection {
   std::array<std::uint8_t, kHeaderBytes> header_bytes_{};
 };
 
-class RemoteExecutor final : public Executor {
- public:
-  RemoteExecutor(std::shared_ptr<const RemoteSpec> spec, const ExecutorContext& context)
-      : spec_(std::move(spec)), worker_(context.worker), connection_(spec_->address) {
-    const std::string where = spec_->address.text();
-    const auto deadline = Clock::now() + std::chrono::nanoseconds(spec_->connect_timeout);
-    const auto fail = [&](const std::string& why) {
-      return RuntimeError(str(spec_->describe, ": cannot reach the worker process at ", where, ": ", why,
-                              " (is `servelab worker --listen ", where, "` running?)"));
-    };
-    auto outcome = connection_.connect(deadline);
-    if (outcome.kind == Outcome::TimedOut) throw fail(str("no connection within connect_timeout_ms=", timeout_ms()));
-    if (outcome.kind != Outcome::Done) throw fail(outcome.error);
-    encode(Hello{context.worker, context.hardware, context.seed, spec_->executor}, out_);
+// Connects to the worker process and says hello, then sends the run's profile when the hosted
+// executor needs it (emulated). RuntimeError naming the address when the worker cannot be reached
+// or does not answer as a worker; ValueError when it refuses.
+HelloReply greet(Connection& connection, const RemoteSpec& spec, Hello hello, const cluster::RunSpec* run, Bytes& out,
+                 Bytes& in) {
+  const std::string where = spec.address.text();
+  const auto deadline = Clock::now() + std::chrono::nanoseconds(spec.connect_timeout);
+  const double timeout_ms = spec.connect_timeout / 1e6;
+  const auto fail = [&](const std::string& why) {
+    return RuntimeError(str(spec.describe, ": cannot reach the worker process at ", where, ": ", why,
+                            " (is `servelab worker --listen ", where, "` running?)"));
+  };
+  // Sends `out` and reads the HelloReply to it.
+  const auto ask = [&] {
     Header header;
+    Outcome outcome;
     try {
-      outcome = connection_.exchange(out_, header, in_, deadline, {});
+      outcome = connection.exchange(out, header, in, deadline, {});
     } catch (const ProtocolError& e) {
       throw fail(str("not a servelab worker: ", e.what()));
     }
-    if (outcome.kind == Outcome::TimedOut) throw fail(str("no hello reply within connect_timeout_ms=", timeout_ms()));
+    if (outcome.kind == Outcome::TimedOut) throw fail(str("no hello reply within connect_timeout_ms=", timeout_ms));
     if (outcome.kind != Outcome::Done) throw fail(outcome.error);
     if (header.type != MessageType::HelloReply) throw fail("it answered hello with another message type");
     HelloReply reply;
     try {
-      reply = decode_hello_reply(in_);
+      reply = decode_hello_reply(in);
     } catch (const ProtocolError& e) {
       throw fail(e.what());
     }
     if (reply.status != Status::Ok) {
-      throw ValueError(str(spec_->describe, ": the worker process at ", where, " refused worker=", context.worker, ": ",
-                           reply.text));
+      const std::string who = hello.probe ? std::string("the run") : str("worker=", hello.worker);
+      throw ValueError(str(spec.describe, ": the worker process at ", where, " refused ", who, ": ", reply.text));
     }
-    hosted_ = reply.text;
+    return reply;
+  };
+  const auto outcome = connection.connect(deadline);
+  if (outcome.kind == Outcome::TimedOut) throw fail(str("no connection within connect_timeout_ms=", timeout_ms));
+  if (outcome.kind != Outcome::Done) throw fail(outcome.error);
+  hello.offers_profile = run != nullptr && run->profile != nullptr;
+  encode(hello, out);
+  HelloReply reply = ask();
+  if (reply.needs_profile && !hello.probe) {
+    if (!hello.offers_profile) throw fail("it asked for a run profile that was not offered");
+    encode(RunProfile{run->profile, run->service_statistic}, out);
+    reply = ask();
+  }
+  return reply;
+}
+
+class RemoteExecutor final : public Executor {
+ public:
+  RemoteExecutor(std::shared_ptr<const RemoteSpec> spec, const ExecutorContext& context)
+      : spec_(std::move(spec)), worker_(context.worker), connection_(spec_->address) {
+    HelloReply reply =
+        greet(connection_, *spec_, Hello{context.worker, context.hardware, context.seed, spec_->executor}, context.run,
+              out_, in_);
+    hosted_ = std::move(reply.text);
     knobs_ = std::move(reply.knobs);
+    takes_ = reply.inputs;
   }
 
   void run(const ExecRequest& request) override {
     if (!lost_.empty()) throw RuntimeError(lost_);  // every later batch of a lost worker fails alike
-    if (request.inputs != nullptr) {
-      throw ValueError(str("remote: the run's own inputs (", request.inputs->describe(),
-                           ") are not sent to worker processes; their executors make the inputs"));
-    }
     Batch batch;
     batch.model = request.model;
     batch.items = request.items;
     batch.queries.assign(request.queries.begin(), request.queries.end());
     batch.sizes.assign(request.sizes.begin(), request.sizes.end());
     batch.config = request.config;
+    if (request.inputs != nullptr && takes_ != TakesInputs::None) {  // the run's own, as the user gave them
+      batch.inputs.reserve(batch.queries.size());
+      for (const auto q : batch.queries) batch.inputs.push_back(request.inputs->array(q, ""));
+    }
     const std::int64_t input = request.items * spec_->input_bytes_per_item;
     if (input > kMaxBodyBytes / 2) {
       throw ValueError(str("remote: input_bytes_per_item=", spec_->input_bytes_per_item, " makes ", input,
                            " bytes for a batch of ", request.items, " items; the limit is ", kMaxBodyBytes / 2));
     }
-    batch.input_bytes = static_cast<std::uint32_t>(input);
+    batch.padding_bytes = static_cast<std::uint32_t>(input);
     const std::uint64_t id = ++batches_;
     encode(id, batch, out_);
 
@@ -222,8 +248,6 @@ class RemoteExecutor final : public Executor {
         {spec_->address.text(), worker_, id, (Clock::now() - sent).count(), worker_time, ok, std::move(queries)});
   }
 
-  double timeout_ms() const { return spec_->connect_timeout / 1e6; }
-
   // The connection is gone: this batch and every later one fail with the same message (one drop
   // reason per lost worker).
   [[noreturn]] void lose(const std::string& why, const std::vector<workload::QueryId>& queries, std::uint64_t id,
@@ -241,6 +265,7 @@ class RemoteExecutor final : public Executor {
   std::uint64_t batches_ = 0;
   std::string hosted_;
   std::vector<std::string> knobs_;
+  TakesInputs takes_ = TakesInputs::None;
   std::string lost_;  // non-empty once the connection is gone
 };
 
@@ -268,12 +293,24 @@ class RemoteBuilder final : public ExecutorBuilder {
     return std::make_unique<RemoteExecutor>(spec_, context);
   }
   std::string describe() const override { return spec_->describe; }
+  const RemoteSpec& spec() const { return *spec_; }
 
  private:
   std::shared_ptr<const RemoteSpec> spec_;
 };
 
 }  // namespace
+
+std::optional<HostedExecutor> probe_hosted(const ExecutorBuilder& builder) {
+  const auto* remote = dynamic_cast<const RemoteBuilder*>(&builder);
+  if (remote == nullptr) return std::nullopt;
+  Connection connection(remote->spec().address);
+  Bytes out, in;
+  Hello hello{0, 0, 0, remote->spec().executor};
+  hello.probe = true;
+  HelloReply reply = greet(connection, remote->spec(), hello, nullptr, out, in);
+  return HostedExecutor{std::move(reply.text), reply.inputs, reply.width};
+}
 
 TransportLog& TransportLog::global() {
   static TransportLog log;

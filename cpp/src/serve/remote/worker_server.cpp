@@ -21,6 +21,8 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/serve/remote/protocol.hpp"
+#include "servelab/serve/remote/received_inputs.hpp"
+#include "servelab/serve/remote/run_profile.hpp"
 #include "socket_io.hpp"
 
 namespace servelab::serve::remote {
@@ -84,6 +86,11 @@ struct WorkerServer::Impl {
   std::shared_ptr<const ExecutorBuilder> builder;
   const ExecutorRegistry* registry = nullptr;
   Address listen;
+  TakesInputs inputs = TakesInputs::None;
+  std::int64_t width = 0;
+  // The hosted executor waits the latencies of a run's profile (emulated): it is built once the
+  // controller has sent RunProfile.
+  bool needs_profile = false;
   std::string bound;
   asio::io_context io;
   asio::basic_socket_acceptor<Protocol> acceptor{io};
@@ -92,6 +99,12 @@ struct WorkerServer::Impl {
 
   void bind(const WorkerServerOptions& options) {
     listen = options.listen;
+    inputs = options.inputs;
+    width = options.width;
+    needs_profile = parse_spec(builder->describe()).first == "emulated";
+    if (inputs == TakesInputs::FloatRows && width < 1) {
+      throw ValueError(str("worker: width=", width, " must be >= 1 for an executor that takes float rows"));
+    }
     if (!listen.loopback() && !options.allow_remote) {
       throw ValueError(str("listen='", listen.text(),
                            "' is not a loopback address: the protocol has no authentication and a worker runs any "
@@ -182,6 +195,8 @@ struct WorkerServer::Impl {
     std::unique_ptr<Executor> executor;
     std::optional<Rng> rng;
     Hello hello;
+    bool awaiting_profile = false;        // hello answered, the executor waits for RunProfile
+    std::optional<cluster::RunSpec> run;  // what RunProfile gave, kept while the executor lives
     const auto send = [&] {
       boost::system::error_code ec;
       asio::write(s.socket, asio::buffer(out), ec);
@@ -190,6 +205,34 @@ struct WorkerServer::Impl {
     const auto reject = [&](std::uint64_t batch, const std::string& why) {
       encode(batch, BatchReply{Status::Malformed, -1, -1, why}, out);
       if (send()) close_gently(s.socket);
+    };
+    const auto reply_template = [&] {
+      HelloReply reply;
+      reply.inputs = inputs;
+      reply.width = width;
+      reply.needs_profile = needs_profile;
+      return reply;
+    };
+    // Builds this connection's executor (with the run's profile when it needs one) and answers the
+    // hello; false when the connection ends (refused, or the reply could not be sent).
+    const auto build_and_reply = [&](const cluster::RunSpec* run_spec) {
+      HelloReply reply = reply_template();
+      reply.needs_profile = false;
+      try {
+        executor =
+            builder->build(ExecutorContext{static_cast<sched::WorkerId>(hello.worker),
+                                           static_cast<sched::HardwareId>(hello.hardware), run_spec, hello.seed});
+        if (!executor) throw RuntimeError(str(builder->describe(), ": build() returned no executor"));
+        rng.emplace(cluster::service_stream(hello.seed, static_cast<std::int32_t>(hello.worker)));
+        reply.text = executor->describe();
+        reply.knobs = executor->knobs();
+      } catch (const std::exception& e) {
+        executor.reset();
+        reply.status = Status::Refused;
+        reply.text = e.what();
+      }
+      encode(reply, out);
+      return send() && reply.status == Status::Ok;
     };
     for (;;) {
       boost::system::error_code ec;
@@ -207,9 +250,9 @@ struct WorkerServer::Impl {
       const auto received = Clock::now();
       try {
         if (header.type == MessageType::Hello) {
-          if (executor) throw ProtocolError("a second hello on one connection");
+          if (executor || awaiting_profile) throw ProtocolError("a second hello on one connection");
           hello = decode_hello(body);
-          HelloReply reply;
+          HelloReply reply = reply_template();
           try {
             if (!hello.executor.empty()) {
               const auto wanted = full_spec(registry, hello.executor);
@@ -217,30 +260,48 @@ struct WorkerServer::Impl {
                 throw ValueError(str("it hosts ", builder->describe(), ", not ", wanted));
               }
             }
-            executor =
-                builder->build(ExecutorContext{static_cast<sched::WorkerId>(hello.worker),
-                                               static_cast<sched::HardwareId>(hello.hardware), nullptr, hello.seed});
-            if (!executor) throw RuntimeError(str(builder->describe(), ": build() returned no executor"));
-            rng.emplace(cluster::service_stream(hello.seed, static_cast<std::int32_t>(hello.worker)));
-            reply.text = executor->describe();
-            reply.knobs = executor->knobs();
+            if (needs_profile && !hello.probe && !hello.offers_profile) {
+              throw ValueError(str(builder->describe(),
+                                   " waits the latencies of a run's profile, which this "
+                                   "controller does not send (it is not a serving run)"));
+            }
           } catch (const std::exception& e) {
             reply.status = Status::Refused;
             reply.text = e.what();
+            encode(reply, out);
+            send();
+            return;
           }
-          encode(reply, out);
-          if (!send() || reply.status != Status::Ok) return;
+          if (hello.probe || needs_profile) {  // nothing built yet; a probe's connection ends here
+            reply.text = builder->describe();
+            encode(reply, out);
+            if (!send() || hello.probe) return;
+            awaiting_profile = true;
+          } else if (!build_and_reply(nullptr)) {
+            return;
+          }
+        } else if (header.type == MessageType::RunProfile) {
+          if (!awaiting_profile) throw ProtocolError("a run profile the worker did not ask for");
+          const RunProfile message = decode_run_profile(body);
+          awaiting_profile = false;
+          run.emplace();
+          run->profile = message.profile;
+          run->service_statistic = message.service;
+          run->seed = hello.seed;
+          if (!build_and_reply(&*run)) return;
         } else if (header.type == MessageType::Batch) {
           if (!executor) throw ProtocolError("a batch before hello");
           Batch batch = decode_batch(body);
+          std::optional<ReceivedInputs> inputs_sent;  // the run's own inputs, when the batch carries them
+          if (!batch.inputs.empty()) inputs_sent.emplace(batch.queries, std::move(batch.inputs));
           BatchReply reply;
           ExecReport report;
           const auto start = Clock::now();
           try {
-            executor->run(ExecRequest{static_cast<sched::WorkerId>(hello.worker),
-                                      static_cast<sched::HardwareId>(hello.hardware),
-                                      static_cast<sched::ModelId>(batch.model), batch.items, batch.queries,
-                                      batch.config, *rng, stop, batch.sizes, &report});
+            executor->run(
+                ExecRequest{static_cast<sched::WorkerId>(hello.worker), static_cast<sched::HardwareId>(hello.hardware),
+                            static_cast<sched::ModelId>(batch.model), batch.items, batch.queries, batch.config, *rng,
+                            stop, batch.sizes, &report, inputs_sent ? &*inputs_sent : nullptr});
             const Nanos wall = (Clock::now() - start).count();
             reply.exec_ns = report.compute >= 0 ? report.compute : wall;
           } catch (const std::exception& e) {

@@ -5,10 +5,14 @@
 //   remote(address='unix:/tmp/w0.sock', executor="recsys(model='rm2')", reply_timeout_ms=60000)
 //
 // Every worker of the group opens its own connection when the run starts (build() connects and
-// says hello, so an unreachable worker fails the run before it starts, naming the address). A batch
+// says hello, so an unreachable worker fails the run before it starts, naming the address; it also
+// sends the run's profile when the hosted executor needs it: emulated). A batch
 // whose reply does not come (the process died, the connection broke, reply_timeout_ms passed)
 // fails with a message naming the address, and so does every later batch of that worker: the run
 // drops their queries with that reason and goes on with the other workers.
+//
+// The run's own inputs (serve(inputs=...)) travel with each batch, one typed array per query, when
+// the hosted executor reads them (HelloReply::inputs); an executor that makes its own gets none.
 //
 // Timing: the run's exec_ns column holds the worker's own measure, as in-process; each batch's
 // round trip and the worker's time for it go to TransportLog::global() (transport = the rest).
@@ -17,11 +21,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "servelab/core/time.hpp"
 #include "servelab/serve/executor_registry.hpp"
+#include "servelab/serve/remote/protocol.hpp"
 
 namespace servelab::serve::remote {
 
@@ -53,6 +59,19 @@ class TransportLog {
   std::size_t queries_ = 0;
   std::int64_t not_kept_ = 0;
 };
+
+// What the worker process behind a `remote` executor hosts.
+struct HostedExecutor {
+  std::string executor;  // its describe()
+  TakesInputs inputs = TakesInputs::None;
+  std::int64_t width = 0;  // FloatRows: features per row
+};
+
+// Asks the worker process of `builder` what it hosts, over a connection of its own (a probe hello:
+// nothing is built there), so that serve(inputs=...) is checked before the run. nullopt when
+// `builder` is not a remote one; RuntimeError naming the address when the worker cannot be
+// reached, ValueError when it refuses (it hosts another executor than `executor=` asks).
+std::optional<HostedExecutor> probe_hosted(const ExecutorBuilder& builder);
 
 // Adds "remote".
 void register_remote_executors(ExecutorRegistry& registry);

@@ -13,6 +13,7 @@
 
 #include "servelab/serve/executor_registry.hpp"
 #include "servelab/serve/remote/address.hpp"
+#include "servelab/serve/remote/protocol.hpp"
 
 namespace servelab::serve::remote {
 
@@ -21,6 +22,11 @@ struct WorkerServerOptions {
   // A TCP address other than loopback needs this: the protocol has no authentication, and a
   // worker runs whatever batches reach it.
   bool allow_remote = false;
+  // Which of a run's inputs the hosted executor reads (told to each controller in HelloReply):
+  // None for executors that make their own, Arrays for one written in Python, FloatRows of `width`
+  // features for torchscript. The executor is handed the inputs a batch carries either way.
+  TakesInputs inputs = TakesInputs::None;
+  std::int64_t width = 0;
 };
 
 class WorkerServer {
