@@ -104,6 +104,9 @@ TEST(HeraColocation, HighHighLosesAndLowHighGains) {
   const auto bd = pair("dlrm_b", "dien");  // 8 x 25 GB + 8 x 3.9 GB does not fit: B is trimmed
   EXPECT_TRUE(bd.feasible);
   EXPECT_LE(bd.workers_a * 25.0005 + bd.workers_b * 3.9002, baseline_node().mem_capacity_gb);
+  // The cores B's trim frees go to DIEN, which fits (no core idles while memory allows one).
+  EXPECT_EQ(bd.workers_a + bd.workers_b, baseline_node().cores);
+  EXPECT_GT(bd.emu, pair("dlrm_d", "dien").emu);
 }
 
 TEST(HeraCluster, EveryPolicyMeetsTargetsAndHeraNeedsFewest) {

@@ -131,6 +131,8 @@ bool place_hera(Placer& p, bool random_partner) {
     while (p.unmet(i)) {
       int partner = -1;
       if (random_partner) {
+        // Hera(Random): Algorithm 2 with line 9's affinity choice replaced by a random high
+        // model, so that the two differ only in the affinity.
         std::vector<int> candidates;
         for (int j = 0; j < t.n; ++j)
           if (t.high[j] && p.unmet(j) && p.can_pair(i, j)) candidates.push_back(j);

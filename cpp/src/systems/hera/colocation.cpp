@@ -60,14 +60,28 @@ Colocation co_locate(const NodeSpec& node, const ModelProfile& a, const ModelTab
   int wb = std::min({node.cores - half, sb.useful_workers, tb.max_workers});
   if (wa < half) wb = std::min({node.cores - wa, tb.max_workers});
   if (wb < node.cores - half) wa = std::min({node.cores - wb, ta.max_workers});
-  // Trim to the memory: drop a worker of the model with the larger footprint per worker.
-  while (wa * a.memory_gb + wb * b.memory_gb > node.mem_capacity_gb) {
-    if (a.memory_gb >= b.memory_gb ? wa > 1 : wb <= 1) {
-      --wa;
-    } else {
-      --wb;
+  // Over the memory: the split within these caps that fits and keeps the most normalised QPS
+  // (the objective of adjust_LLC_partition), so that the cores a trimmed model frees go to the
+  // other model, as the bootstrapping rule gives idle cores to the other model.
+  if (wa * a.memory_gb + wb * b.memory_gb > node.mem_capacity_gb) {
+    const int cap_a = std::min(node.cores - 1, std::max(wa, std::min(sa.useful_workers, ta.max_workers)));
+    const int cap_b = std::min(node.cores - 1, std::max(wb, std::min(sb.useful_workers, tb.max_workers)));
+    const auto fits = [&](int x, int y) { return x * a.memory_gb + y * b.memory_gb <= node.mem_capacity_gb; };
+    double best = -1;
+    int best_a = 0, best_b = 0;
+    for (int x = 1; x <= cap_a; ++x) {
+      for (int y = 1; y <= cap_b && x + y <= node.cores; ++y) {
+        if (!fits(x, y)) break;
+        const double value = ta.at(x, ta.ways) / ta.isolated_qps() + tb.at(y, tb.ways) / tb.isolated_qps();
+        if (value > best + 1e-12) {
+          best = value;
+          best_a = x;
+          best_b = y;
+        }
+      }
     }
-    if (wa < 1 || wb < 1) break;
+    wa = best_a;
+    wb = best_b;
   }
   if (wa < 1 || wb < 1 || wa * a.memory_gb + wb * b.memory_gb > node.mem_capacity_gb) {
     c.reason = str("out of memory: one worker each of '", a.name, "' (", a.memory_gb, " GB) and '", b.name, "' (",

@@ -20,10 +20,12 @@ scalability, affinity, pair allocations), ``selection`` (Fig. 11's policies and 
 ``cluster`` (Algorithm 2 and the baselines, servers needed), ``rmu`` (Algorithm 3's node
 resource manager against PARTIES over a load trace, Fig. 12-14), ``experiments`` (the same
 managers as the registered schedulers ``hera_rmu`` and ``parties`` in a servelab Scenario),
-``paper`` (the paper's numbers and
-comparisons), ``calibration`` (fitting a profile to measured points), ``node_control`` (core
-pinning and resctrl LLC partitioning), ``cli`` and ``plotting``. The contention model and the
-algorithms run in C++ (``servelab._core.hera``). Every name below loads its module on first use.
+``paper`` (the paper's numbers and comparisons), ``sweeps`` (the experiment loops as
+``servelab.sweep`` points), ``calibration`` (fitting a profile to measured points), ``sla_fit``
+(the cache-miss curve and the QPS within the SLA measured here, and their fits),
+``node_control`` (core pinning and resctrl LLC partitioning), ``cli`` and ``plotting``. The
+contention model and the algorithms run in C++ (``servelab._core.hera``). Every name below loads
+its module on first use.
 """
 
 from __future__ import annotations
@@ -41,9 +43,16 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("HeraOffline", "build"), "offline"),
     **dict.fromkeys(
-        ("SELECTIONS", "emu_distribution", "emu_summary", "selection_pairs"), "selection"
+        ("FIG11_LEVELS", "SELECTIONS", "emu_distribution", "emu_summary", "selection_pairs"),
+        "selection",
     ),
-    **dict.fromkeys(("ClusterPlan", "schedule", "servers_needed", "targets_for"), "cluster"),
+    **dict.fromkeys(
+        ("ClusterPlan", "schedule", "servers_needed", "servers_table", "targets_for"), "cluster"
+    ),
+    **dict.fromkeys(("offline_from", "offline_source"), "sweeps"),
+    **dict.fromkeys(
+        ("fit_miss_curve", "fit_sla_qps", "measure_miss_curve", "measure_sla_qps"), "sla_fit"
+    ),
     **dict.fromkeys(("FIG15_LEVELS", "PAPER", "comparison", "format_comparison"), "paper"),
     **dict.fromkeys(
         (
@@ -56,7 +65,10 @@ _EXPORTS = {
         ("HARDWARE", "MANAGERS", "node_profile", "node_scenario", "run_managed"), "experiments"
     ),
     **dict.fromkeys(
-        ("CONTROLLERS", "FIG12_LOADS", "fig14_loads", "max_partner_loads", "rmu_emu", "run_node"),
+        (
+            "CONTROLLERS", "FIG12_LOADS", "fig14_loads", "max_partner_loads",
+            "partner_loads_table", "rmu_emu", "run_node",
+        ),
         "rmu",
     ),
     **dict.fromkeys(

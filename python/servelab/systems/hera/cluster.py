@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ... import _core
 from .offline import HeraOffline
 from .selection import SELECTIONS
+from .sweeps import offline_from, offline_source, run_points
 
 DEFAULT_MAX_SERVERS = 100_000
 
@@ -147,6 +149,65 @@ def targets_for(off: HeraOffline, qps: float, low_share: float | None = None) ->
     }
 
 
+def servers_table(
+    off: HeraOffline,
+    levels: Sequence[float],
+    *,
+    low_share: float | None = None,
+    selections: Sequence[str] = SELECTIONS,
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    max_servers: int = DEFAULT_MAX_SERVERS,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
+) -> pd.DataFrame:
+    """One row per (level, selection, seed): ``servers``, ``emu``, ``feasible``, ``reason`` of
+    the plan for the per-model target QPS ``level`` (Fig. 15 even, Fig. 16 with ``low_share``);
+    the deterministic policies run seed ``seeds[0]`` only. The plans are independent points of
+    ``servelab.sweep`` (``processes``, ``backend``, ``ray_address`` as there)."""
+    for s in selections:
+        if s not in SELECTIONS:
+            raise KeyError(f"selection {s!r} is unknown; known: {', '.join(SELECTIONS)}")
+    if not seeds:
+        raise ValueError("seeds is empty")
+    for level in levels:  # bad levels and shares fail here, before any point runs
+        targets_for(off, level, low_share)
+    points = [
+        {"level": float(level), "selection": s, "seed": int(seed)}
+        for level in levels
+        for s in selections
+        for seed in (seeds if "random" in s else seeds[:1])
+    ]
+    shared = {"source": offline_source(off), "low_share": low_share, "max_servers": max_servers}
+    rows = run_points(
+        _plan_point, points, shared, processes=processes, backend=backend, ray_address=ray_address
+    )
+    return pd.DataFrame(
+        rows, columns=["level", "selection", "seed", "servers", "emu", "feasible", "reason"]
+    )
+
+
+def _plan_point(
+    level: float,
+    selection: str,
+    seed: int,
+    source: Mapping[str, Any],
+    low_share: float | None,
+    max_servers: int,
+) -> dict[str, Any]:
+    """One plan of servers_table (module level: sweep workers import it)."""
+    off = offline_from(source)
+    plan = schedule(
+        off, targets_for(off, level, low_share), selection, seed=seed, max_servers=max_servers
+    )
+    return {
+        "servers": plan.num_servers,
+        "emu": plan.emu,
+        "feasible": plan.feasible,
+        "reason": plan.reason,
+    }
+
+
 def servers_needed(
     off: HeraOffline,
     levels: Sequence[float],
@@ -155,18 +216,27 @@ def servers_needed(
     selections: Sequence[str] = SELECTIONS,
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     max_servers: int = DEFAULT_MAX_SERVERS,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> dict[str, list[float]]:
     """Servers each policy needs at each per-model target QPS level (Fig. 15 even, Fig. 16 with
     ``low_share``); the random policies average over ``seeds``. An infeasible level raises
-    ValueError with the reason."""
+    ValueError with the reason. ``processes``, ``backend``, ``ray_address``: see
+    ``servers_table``."""
+    table = servers_table(
+        off, levels, low_share=low_share, selections=selections, seeds=seeds,
+        max_servers=max_servers, processes=processes, backend=backend, ray_address=ray_address,
+    )  # fmt: skip
+    bad = table[~table["feasible"]]
+    if len(bad):
+        first = bad.iloc[0]
+        raise ValueError(
+            f"level={first['level']}, selection={first['selection']!r}: {first['reason']}"
+        )
     out: dict[str, list[float]] = {s: [] for s in selections}
     for level in levels:
-        target = targets_for(off, level, low_share)
         for s in selections:
-            draws = seeds if "random" in s else seeds[:1]
-            runs = [schedule(off, target, s, seed=seed, max_servers=max_servers) for seed in draws]
-            for r in runs:
-                if not r.feasible:
-                    raise ValueError(f"level={level}, selection={s!r}: {r.reason}")
-            out[s].append(float(np.mean([r.num_servers for r in runs])))
+            rows = table[(table["level"] == float(level)) & (table["selection"] == s)]
+            out[s].append(float(np.mean(rows["servers"])))
     return out

@@ -36,9 +36,16 @@ def resctrl_status(root: Path = RESCTRL) -> ResctrlStatus:
         return ResctrlStatus(False, f"{info} is absent: the CPU offers no L3 cache allocation")
     try:
         mask = (info / "cbm_mask").read_text().strip()
+        ways = bin(int(mask, 16)).count("1")
     except OSError as e:
         return ResctrlStatus(False, f"{info / 'cbm_mask'}: {e.strerror}")
-    return ResctrlStatus(True, f"L3 CAT with mask {mask}", mask, bin(int(mask, 16)).count("1"))
+    except ValueError:
+        return ResctrlStatus(False, f"{info / 'cbm_mask'}: {mask!r} is not a hex bit mask")
+    if not os.access(root, os.W_OK):
+        return ResctrlStatus(
+            False, f"{root} is not writable by this user (uid {os.getuid()}): groups need root"
+        )
+    return ResctrlStatus(True, f"L3 CAT with mask {mask}", mask, ways)
 
 
 def ways_mask(first: int, count: int, total: int) -> str:

@@ -8,13 +8,15 @@ ways. Loads are given as fractions of each model's isolated max load.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ... import _core
 from .offline import HeraOffline
+from .sweeps import offline_from, offline_source, run_points
 
 CONTROLLERS = ("hera", "parties")
 FIG12_LOADS = (0.4, 0.5, 0.6, 0.7, 0.8)
@@ -72,36 +74,68 @@ def run_node(
     return _core.hera.simulate_node(node, *i_args, *j_args, controller, rates, window_s, *start)
 
 
+def partner_loads_table(
+    off: HeraOffline,
+    x_model: str = "dlrm_d",
+    partners: Sequence[str] | None = None,
+    loads: Sequence[float] = FIG12_LOADS,
+    controllers: Sequence[str] = CONTROLLERS,
+    *,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
+) -> pd.DataFrame:
+    """Fig. 12 as rows (controller, partner, load, partner_load): with ``x_model`` at ``load`` of
+    its max load, the largest fraction of the partner's max load the controller sustains. Each row
+    is a point of ``servelab.sweep`` (``processes``, ``backend``, ``ray_address`` as there)."""
+    partners = [p for p in (partners or off.names) if p != x_model]
+    off.index(x_model)
+    for p in partners:
+        off.index(p)
+    for c in controllers:
+        if c not in CONTROLLERS:
+            raise KeyError(f"controller {c!r} is unknown; known: {', '.join(CONTROLLERS)}")
+    points = [
+        {"controller": c, "partner": p, "load": float(x)}
+        for c in controllers
+        for p in partners
+        for x in loads
+    ]
+    shared = {"source": offline_source(off), "x_model": x_model}
+    rows = run_points(
+        _partner_point, points, shared, processes=processes, backend=backend,
+        ray_address=ray_address,
+    )  # fmt: skip
+    return pd.DataFrame(rows, columns=["controller", "partner", "load", "partner_load"])
+
+
+def _partner_point(
+    controller: str, partner: str, load: float, source: Mapping[str, Any], x_model: str
+) -> dict[str, float]:
+    """One point of partner_loads_table (module level: sweep workers import it)."""
+    off = offline_from(source)
+    i, j = off.index(x_model), off.index(partner)
+    y = _core.hera.max_partner_load(
+        off.node, off.models[i], off.tables[i], off.models[j], off.tables[j], controller, load
+    )
+    return {"partner_load": float(y)}
+
+
 def max_partner_loads(
     off: HeraOffline,
     x_model: str = "dlrm_d",
     partners: Sequence[str] | None = None,
     loads: Sequence[float] = FIG12_LOADS,
     controllers: Sequence[str] = CONTROLLERS,
+    **sweep_args: Any,
 ) -> dict[str, dict[str, list[float]]]:
     """Fig. 12: with ``x_model`` at each load fraction, the largest fraction of each partner's
-    max load each manager sustains: {controller: {partner: [y per load]}}."""
-    partners = [p for p in (partners or off.names) if p != x_model]
-    i = off.index(x_model)
+    max load each manager sustains: {controller: {partner: [y per load]}}. ``sweep_args``:
+    ``processes``, ``backend``, ``ray_address`` (see ``partner_loads_table``)."""
+    table = partner_loads_table(off, x_model, partners, loads, controllers, **sweep_args)
     out: dict[str, dict[str, list[float]]] = {}
-    for c in controllers:
-        if c not in CONTROLLERS:
-            raise KeyError(f"controller {c!r} is unknown; known: {', '.join(CONTROLLERS)}")
-        out[c] = {}
-        for p in partners:
-            j = off.index(p)
-            out[c][p] = [
-                _core.hera.max_partner_load(
-                    off.node,
-                    off.models[i],
-                    off.tables[i],
-                    off.models[j],
-                    off.tables[j],
-                    c,
-                    float(x),
-                )
-                for x in loads
-            ]
+    for row in table.itertuples(index=False):
+        out.setdefault(row.controller, {}).setdefault(row.partner, []).append(row.partner_load)
     return out
 
 
@@ -110,10 +144,11 @@ def rmu_emu(
     x_model: str = "dlrm_d",
     partners: Sequence[str] | None = None,
     loads: Sequence[float] = FIG12_LOADS,
+    **sweep_args: Any,
 ) -> dict[str, float]:
     """Mean EMU (x + y over every partner and load of Fig. 12) under each manager, and Hera's
-    gain over PARTIES (the paper: +12% on average)."""
-    curves = max_partner_loads(off, x_model, partners, loads)
+    gain over PARTIES (the paper: +12% on average). ``sweep_args`` as for max_partner_loads."""
+    curves = max_partner_loads(off, x_model, partners, loads, **sweep_args)
     mean = {
         c: float(np.mean([x + y for ys in v.values() for x, y in zip(loads, ys, strict=False)]))
         for c, v in curves.items()

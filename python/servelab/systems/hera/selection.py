@@ -4,9 +4,9 @@ EMU (effective machine utilisation) of those pairs.
 - DeepRecSys: every model alone (EMU 100% by definition);
 - Random: any pair of distinct models;
 - Hera(Random): any pair except (high, high) worker-scalability pairs;
-- Hera: each low model with its highest-affinity high model, and each high model with its
-  highest-affinity low model (the pairs Algorithm 2 would pick for them); a model with no
-  model of the other class runs alone.
+- Hera: the pairs Algorithm 2 co-locates when every model has the same target QPS, at each of
+  ``FIG11_LEVELS`` (each low model with its highest-affinity high model still short of its
+  target, then the next); with no model of the other class, every model alone.
 Every policy runs its pairs with Hera's node allocation, as in the paper ("all four design points
 employ our proposed resource management algorithm").
 """
@@ -17,9 +17,12 @@ import itertools
 
 import numpy as np
 
+from ... import _core
 from .offline import HeraOffline
 
 SELECTIONS = ("deeprecsys", "random", "hera_random", "hera")
+#: per-model target QPS at which Algorithm 2's pairs are taken as Hera's (Fig. 15's levels)
+FIG11_LEVELS = (2000.0, 4000.0, 8000.0, 16000.0)
 
 
 def selection_pairs(off: HeraOffline, selection: str) -> list[tuple[str, str]]:
@@ -33,16 +36,25 @@ def selection_pairs(off: HeraOffline, selection: str) -> list[tuple[str, str]]:
     elif selection == "hera_random":
         chosen = [(i, j) for i, j in pairs if not (high[i] and high[j])]
     elif selection == "hera":
-        chosen = set()
-        for i in range(len(names)):
-            partners = [j for j in range(len(names)) if high[j] != high[i]]
-            # No complementary model (all high or all low): the model runs alone.
-            j = max(partners, key=lambda j: (off.affinity[i, j], -j)) if partners else i
-            chosen.add((min(i, j), max(i, j)))
-        chosen = sorted(chosen)
+        chosen = sorted(_algorithm2_pairs(off)) or [(i, i) for i in range(len(names))]
     else:
         raise KeyError(f"selection {selection!r} is unknown; known: {', '.join(SELECTIONS)}")
     return [(names[i], names[j]) for i, j in chosen]
+
+
+def _algorithm2_pairs(off: HeraOffline) -> set[tuple[int, int]]:
+    """The distinct (low, high) pairs of Algorithm 2's plans at FIG11_LEVELS (as index pairs)."""
+    t = off.cluster_tables()
+    n = len(off.names)
+    chosen: set[tuple[int, int]] = set()
+    for level in FIG11_LEVELS:
+        plan = _core.hera.schedule_cluster(
+            t["isolated_qps"], t["high"], t["affinity"], t["pair_qps"], np.full(n, level), "hera"
+        )
+        for a, b in zip(plan["model_a"], plan["model_b"], strict=True):
+            if b >= 0:
+                chosen.add((min(a, b), max(a, b)))
+    return chosen
 
 
 def emu_distribution(off: HeraOffline, selection: str) -> np.ndarray:
