@@ -229,6 +229,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
           std::rethrow_exception(c.error);
         } catch (const Interrupted&) {
           throw;
+        } catch (const WorkerLost&) {  // the worker can serve no more: it leaves the cluster (handle())
+          failures_[c.worker] = failure_reason(failure_message(threads_[c.worker]->executor_name(), c.error));
+          out_of_service_[c.worker] = failures_[c.worker];
         } catch (...) {
           failures_[c.worker] = failure_reason(failure_message(threads_[c.worker]->executor_name(), c.error));
         }

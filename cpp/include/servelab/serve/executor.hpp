@@ -21,6 +21,7 @@
 
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/cluster/service_times.hpp"
+#include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
@@ -28,6 +29,14 @@
 #include "servelab/serve/query_inputs.hpp"
 
 namespace servelab::serve {
+
+// Thrown by an executor whose worker can run no more batches (a remote worker process that died
+// or whose connection broke): the batch fails with this message, and the serving loop takes the
+// worker out of the cluster, as after a batch timeout, so that schedulers stop choosing it.
+class WorkerLost : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
 
 using ConfigKnobs = std::map<std::string, std::int64_t, std::less<>>;
 

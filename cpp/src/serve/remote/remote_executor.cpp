@@ -176,7 +176,7 @@ class RemoteExecutor final : public Executor {
   }
 
   void run(const ExecRequest& request) override {
-    if (!lost_.empty()) throw RuntimeError(lost_);  // every later batch of a lost worker fails alike
+    if (!lost_.empty()) throw WorkerLost(lost_);  // every later batch of a lost worker fails alike
     Batch batch;
     batch.model = request.model;
     batch.items = request.items;
@@ -255,7 +255,7 @@ class RemoteExecutor final : public Executor {
     connection_.abort();
     if (!queries.empty()) log(queries, id, sent, -1, false);
     lost_ = str("the worker process at ", spec_->address.text(), " ", why);
-    throw RuntimeError(lost_);
+    throw WorkerLost(lost_);
   }
 
   std::shared_ptr<const RemoteSpec> spec_;
