@@ -89,11 +89,11 @@ void check_core_plan(const CorePlan& plan, std::size_t groups) {
   for (std::size_t g = 0; g < groups; ++g) {
     for (const int c : plan.by_group[g]) {
       if (c < 0 || c >= CPU_SETSIZE || (online > 0 && c >= online))
-        throw ValueError(str("workers[", g, "].cores: core ", c, " does not exist (this machine has cores 0..",
-                             online - 1, ")"));
+        throw ValueError(
+            str("workers[", g, "].cores: core ", c, " does not exist (this machine has cores 0..", online - 1, ")"));
       if (!std::binary_search(allowed.begin(), allowed.end(), c))
-        throw ValueError(str("workers[", g, "].cores: core ", c, " is not in this process's allowed set ",
-                             list_text(allowed)));
+        throw ValueError(
+            str("workers[", g, "].cores: core ", c, " is not in this process's allowed set ", list_text(allowed)));
     }
   }
 }

@@ -2,7 +2,6 @@
 // control uses it: the plan's checks, a thread pinned by its own call, and a served run whose
 // workers each report the core they were pinned to.
 #include <gtest/gtest.h>
-
 #include <sched.h>
 
 #include <string>

@@ -26,10 +26,10 @@ struct CorePlan {
 struct PinRecord {
   sched::WorkerId worker = -1;
   int group = -1;
-  int core = -1;              // the core asked for
-  std::vector<int> applied;   // sched_getaffinity after pinning (empty when it failed)
+  int core = -1;               // the core asked for
+  std::vector<int> applied;    // sched_getaffinity after pinning (empty when it failed)
   std::int64_t thread_id = 0;  // the worker thread's kernel id (gettid), e.g. for resctrl's tasks
-  std::string error;          // why pinning failed ("": it did not)
+  std::string error;           // why pinning failed ("": it did not)
 };
 
 class PinLog {
