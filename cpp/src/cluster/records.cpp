@@ -46,22 +46,42 @@ void QueryRecords::reserve(std::size_t n) {
   reserve_column(cost, n);
 }
 
-void QueryRecords::append(std::int16_t app_index, std::int32_t items, Nanos arrival_time, Nanos deadline_time) {
-  app.push_back(app_index);
-  size.push_back(items);
-  arrival.push_back(arrival_time);
-  deadline.push_back(deadline_time);
-  dispatch.push_back(-1);
-  start.push_back(-1);
-  finish.push_back(-1);
-  worker.push_back(-1);
-  model.push_back(-1);
-  batch_items.push_back(0);
-  batch_queries.push_back(0);
-  status.push_back(static_cast<std::int8_t>(QueryStatus::Dropped));
-  drop_reason.push_back(-1);
-  accuracy.push_back(std::numeric_limits<float>::quiet_NaN());
-  cost.push_back(0.f);
+void QueryRecords::append_defaults(std::size_t n) {
+  const std::size_t to = size_of() + n;
+  app.resize(to, 0);
+  size.resize(to, 0);
+  arrival.resize(to, 0);
+  deadline.resize(to, 0);
+  dispatch.resize(to, -1);
+  start.resize(to, -1);
+  finish.resize(to, -1);
+  worker.resize(to, -1);
+  model.resize(to, -1);
+  batch_items.resize(to, 0);
+  batch_queries.resize(to, 0);
+  status.resize(to, static_cast<std::int8_t>(QueryStatus::Dropped));
+  drop_reason.resize(to, -1);
+  accuracy.resize(to, std::numeric_limits<float>::quiet_NaN());
+  cost.resize(to, 0.f);
+}
+
+void QueryRecords::truncate(std::size_t n) {
+  if (n >= size_of()) return;
+  app.resize(n);
+  size.resize(n);
+  arrival.resize(n);
+  deadline.resize(n);
+  dispatch.resize(n);
+  start.resize(n);
+  finish.resize(n);
+  worker.resize(n);
+  model.resize(n);
+  batch_items.resize(n);
+  batch_queries.resize(n);
+  status.resize(n);
+  drop_reason.resize(n);
+  accuracy.resize(n);
+  cost.resize(n);
 }
 
 void QueryRecords::append_row(const QueryRecords& f, std::size_t i) {

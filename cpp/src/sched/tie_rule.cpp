@@ -47,9 +47,7 @@ std::uint64_t IdlePicker::key(const ClusterView& view, WorkerId w) const {
   }
 }
 
-WorkerId IdlePicker::pick(const ClusterView& view, std::span<const HardwareId> group) {
-  // The common case (fcfs's default, one class): what the loop below computes, in one call.
-  if (rule_ == TieRule::LowestId && group.size() == 1) return view.lowest_idle(group.front(), 0);
+WorkerId IdlePicker::pick_any(const ClusterView& view, std::span<const HardwareId> group) {
   WorkerId best = -1;
   std::uint64_t best_key = 0;
   if (rule_ == TieRule::Random) {

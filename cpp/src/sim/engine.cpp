@@ -26,8 +26,9 @@ using Event = cluster::WorldEvent;
 // its view after the run keeps a valid clock (the finished run's end time) instead of a dangling one.
 class Simulator final : public cluster::WorldHooks, public std::enable_shared_from_this<Simulator> {
  public:
-  explicit Simulator(const cluster::RunSpec& spec)
-      : spec_(spec), service_times_(spec.profile, spec.service_statistic) {}
+  explicit Simulator(const cluster::RunSpec& spec) : spec_(spec), service_times_(spec.profile, spec.service_statistic) {
+    clock_ = &now_;  // the state reads the virtual time directly
+  }
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
     // Released however run() ends (a policy may throw), so the state never keeps us in a cycle.
@@ -57,8 +58,12 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       if ((step & 4095) == 0) core::check_interrupt();
       const bool have_event = !events_.empty();
       if (!next && (!have_event || state_->quiescent())) break;
+      const Event e = have_event ? events_.top() : Event{};
       // Events go before an arrival at the same time (completions free workers first).
-      if (next && (!have_event || next->arrival < events_.top().time)) {
+      if (next && (!have_event || next->arrival < e.time)) {
+        // The next completion's worker slot, fetched while this arrival is handled: with many
+        // batches between a worker's start and its end, it has left the first-level cache.
+        if (have_event && e.kind == EventKind::BatchDone) state_->prefetch_worker(static_cast<WorkerId>(e.payload));
         now_ = next->arrival;
         last_arrival = now_;
         const auto id = state_->arrive(*next);
@@ -68,7 +73,6 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         next = fetch();
         continue;
       }
-      const Event e = events_.top();
       if (!next && e.time > last_arrival + spec_.drain_limit) {
         now_ = last_arrival + spec_.drain_limit;
         cut_reason = "cut off at end of run";
@@ -76,16 +80,17 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       }
       events_.pop();
       now_ = e.time;
-      cluster::deliver(e, e.kind == EventKind::BatchDone ? started_[e.payload] : 0, *state_, scheduler);
+      const Nanos started =
+          e.kind == EventKind::BatchDone ? state_->batch_dispatched(static_cast<WorkerId>(e.payload)) : 0;
+      cluster::deliver(e, started, *state_, scheduler);
     }
     return state_->finish(now_, cut_reason, "sim", scheduler.describe());
   }
 
   Nanos now() const override { return now_; }
 
+  // The batch starts now, when it is dispatched (ClusterState keeps that time).
   void start_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) override {
-    if (static_cast<std::size_t>(worker) >= started_.size()) started_.resize(worker + 1, 0);
-    started_[worker] = now_;
     push(now_ + service_time(worker, hardware, batch), EventKind::BatchDone, worker);
   }
   void start_timer(Nanos at, std::int64_t tag) override { push(at, EventKind::Timer, tag); }
@@ -118,7 +123,6 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   Nanos now_ = 0;
   std::int64_t seq_ = 0;
   cluster::WorldEventQueue events_;
-  std::vector<Nanos> started_;  // by worker: when its current batch started
   cluster::ServiceTimes service_times_;
   const bool fixed_service_ = spec_.service_statistic.has_value();
   std::vector<Rng> service_rng_;  // by worker

@@ -41,11 +41,17 @@ class WorldHooks {
  public:
   virtual ~WorldHooks() = default;
   virtual Nanos now() const = 0;
+  // A world whose time is a variable it advances itself (the simulator) points `clock_` at it, so
+  // the state reads the time on every action without a virtual call; null: the state asks now().
+  const Nanos* clock() const { return clock_; }
   // Run the batch; call ClusterState::finish_batch(worker, start, finish) when it is done.
   virtual void start_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) = 0;
   virtual void start_timer(Nanos at, std::int64_t tag) = 0;
   // A startup or model load lasting `duration`; call ClusterState::finish_transition(worker) after.
   virtual void start_transition(WorkerId worker, Nanos duration) = 0;
+
+ protected:
+  const Nanos* clock_ = nullptr;
 };
 
 class ClusterState final : public sched::ClusterView,
@@ -57,7 +63,19 @@ class ClusterState final : public sched::ClusterView,
 
   // --- the world's side ---
   // A new query; returns its id (= records index). Its where() is "arrived, unplaced".
-  QueryId arrive(const Query& query);
+  // Inline, once per query: the row's other columns already hold their defaults (see grow_rows).
+  QueryId arrive(const Query& q) {
+    if (rows_ == records_.size_of()) grow_rows();
+    const auto id = arrived();
+    records_.app[rows_] = static_cast<std::int16_t>(q.app);
+    records_.size[rows_] = q.size;
+    records_.arrival[rows_] = q.arrival;
+    records_.deadline[rows_] = q.deadline;
+    records_.status[rows_] = kPending;  // and the worker column holds kUnplaced (-1)
+    ++rows_;
+    if (stream_ && rows_ >= stream_at_) stream_out();
+    return id;
+  }
   // After on_arrival: a query the policy left unplaced joins the central queue.
   void place_if_unplaced(QueryId id);
   BatchDone finish_batch(WorkerId worker, Nanos start, Nanos finish);
@@ -66,6 +84,14 @@ class ClusterState final : public sched::ClusterView,
   BatchDone fail_batch(WorkerId worker, Nanos start, Nanos finish, std::string_view reason);
   // Ends a startup or model load; true if the worker is Idle now (call on_worker_ready).
   bool finish_transition(WorkerId worker);
+  // When the worker's running batch was dispatched (the simulator starts it then).
+  Nanos batch_dispatched(WorkerId worker) const { return workers_[worker].batch.dispatched; }
+  // A hint: the worker's slot will be read soon (its batch is the next event).
+  void prefetch_worker(WorkerId worker) const {
+    const auto* slot = reinterpret_cast<const char*>(&workers_[worker]);
+    __builtin_prefetch(slot);
+    __builtin_prefetch(slot + 64);
+  }
   // Whether nothing is queued, running or loading (the run may end once arrivals have).
   bool quiescent() const;
   bool has_pending_queries() const;
@@ -73,7 +99,7 @@ class ClusterState final : public sched::ClusterView,
   RunResult finish(Nanos end, std::string_view reason, std::string world, std::string scheduler);
 
   // --- ClusterView ---
-  Nanos now() const override { return hooks_.now(); }
+  Nanos now() const override { return time(); }
   const profile::Profile& profile() const override { return *profile_; }
   profile::Statistic decision_statistic() const override { return decision_; }
   std::uint64_t seed() const override { return seed_; }
@@ -121,24 +147,56 @@ class ClusterState final : public sched::ClusterView,
     return id >= base_ && records_.status[id - base_] == kPending ? records_.worker[id - base_] : kEnded;
   }
   void set_where(QueryId id, std::int32_t w) { records_.worker[id - base_] = w; }
-  QueryId arrived() const { return base_ + static_cast<QueryId>(records_.size_of()); }
+  QueryId arrived() const { return base_ + static_cast<QueryId>(rows_); }
+  // The time from the world's clock variable when it has one (no virtual call).
+  Nanos time() const { return clock_ ? *clock_ : hooks_.now(); }
+  // Appends a block of rows holding an arrived query's defaults (records_ then has more rows
+  // than rows_, the ones in use; finish() and stream_out() cut it back to rows_).
+  void grow_rows();
   // Streamed runs: summarises and frees the records of the ended queries before the oldest
   // pending one (records_ then starts at id base_).
   void stream_out();
   static constexpr std::int64_t kStreamBlock = 1 << 16;
 
+  // The models a worker holds, by id (>= 0): bits in the worker's slot for ids below 64 (no
+  // pointer to follow on every dispatch), a vector of words for the rest.
+  class ModelSet {
+   public:
+    bool contains(ModelId m) const {
+      if (m < 64) return (low_ >> m) & 1;
+      const auto word = static_cast<std::size_t>(m - 64) / 64;
+      return word < high_.size() && (high_[word] >> ((m - 64) % 64)) & 1;
+    }
+    void set(ModelId m, bool on) {
+      std::uint64_t* word = &low_;
+      if (m >= 64) {
+        const auto i = static_cast<std::size_t>(m - 64) / 64;
+        if (i >= high_.size()) high_.resize(i + 1, 0);
+        word = &high_[i];
+      }
+      const std::uint64_t bit = std::uint64_t{1} << (m % 64);
+      *word = on ? (*word | bit) : (*word & ~bit);
+    }
+
+   private:
+    std::uint64_t low_ = 0;
+    std::vector<std::uint64_t> high_;
+  };
+
   // What every model choice, batch start and batch end touches comes first, in the first cache
   // lines of a line-aligned slot: with thousands of workers each of them misses in the cache.
+  // A batch's end reads the first two lines (the engine prefetches them), a dispatch also the third.
   struct alignas(64) Worker {
     HardwareId hardware = 0;
     WorkerStatus status = WorkerStatus::Idle;
     bool removing = false;
     ModelId loading = -1;
-    std::vector<ModelId> models;          // read by every policy's model choice
-    std::vector<std::uint8_t> has_model;  // by model id
-    RunningBatch batch;
     Nanos busy_until = 0, last_latency = -1, busy = 0;
     std::int64_t batches = 0;
+    QueryId batch_first = -1;  // batch.queries[0], here so a one-query batch ends without its vector
+    RunningBatch batch;
+    std::vector<ModelId> models;  // read by every policy's model choice
+    ModelSet has_model;
     std::deque<QueryId> queue;
     std::map<std::string, std::int64_t, std::less<>> config;
     Nanos added = 0, stopped = -1;
@@ -182,13 +240,15 @@ class ClusterState final : public sched::ClusterView,
   std::shared_ptr<const profile::Profile> profile_;
   profile::Statistic decision_;
   WorldHooks& hooks_;
+  const Nanos* clock_;  // hooks_.clock()
   std::uint64_t seed_;
   std::vector<Worker> workers_;
   IdleIndex idle_;
   std::deque<QueryId> central_;
   std::int64_t running_ = 0, transitions_ = 0;
   QueryRecords records_;
-  QueryId base_ = 0;  // the id of records_'s first entry (0 unless streamed)
+  std::size_t rows_ = 0;  // records_'s rows in use (the rest are defaults, appended ahead)
+  QueryId base_ = 0;      // the id of records_'s first entry (0 unless streamed)
   RecordMode record_mode_;
   std::shared_ptr<StreamSummary> stream_;  // set when streamed
   std::size_t stream_at_ = kStreamBlock, peak_bytes_ = 0;

@@ -30,8 +30,11 @@ struct QueryRecords {
 
   std::size_t size_of() const { return arrival.size(); }
   void reserve(std::size_t n);
-  // Appends a query that just arrived (not ended yet).
-  void append(std::int16_t app_index, std::int32_t items, Nanos arrival_time, Nanos deadline_time);
+  // Appends n rows for queries about to arrive: app, size, arrival and deadline zero, the rest
+  // as a query that has not ended yet holds them.
+  void append_defaults(std::size_t n);
+  // Keeps the first n rows.
+  void truncate(std::size_t n);
   // Appends a copy of record `i` of `from` (a sampled query of a streamed run).
   void append_row(const QueryRecords& from, std::size_t i);
   // Removes the first n records (streamed out), keeping the columns' capacity.

@@ -30,7 +30,11 @@ class IdlePicker {
   TieRule rule() const { return rule_; }
   // The idle worker of the hardware types in `group` (ClusterView::kAnyHardware: any) chosen by
   // the rule, or -1 when none is idle.
-  WorkerId pick(const ClusterView& view, std::span<const HardwareId> group);
+  WorkerId pick(const ClusterView& view, std::span<const HardwareId> group) {
+    // The common case (fcfs's default, one class) inline: what pick_any computes, in one call.
+    if (rule_ == TieRule::LowestId && group.size() == 1) return view.lowest_idle(group.front(), 0);
+    return pick_any(view, group);
+  }
   // The rule's order among idle workers: smaller goes first (not used for random).
   std::uint64_t key(const ClusterView& view, WorkerId w) const;
   // Uniform in [0, n) from the policy's stream.
@@ -39,6 +43,8 @@ class IdlePicker {
   void chosen(WorkerId w) { cursor_ = w + 1; }
 
  private:
+  WorkerId pick_any(const ClusterView& view, std::span<const HardwareId> group);
+
   TieRule rule_;
   Rng rng_;
   WorkerId cursor_ = 0;

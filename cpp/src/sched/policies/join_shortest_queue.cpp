@@ -13,10 +13,10 @@
 #include <memory>
 #include <vector>
 
-#include "jsq_load_heap.hpp"
 #include "per_worker_queue.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/sched/worker_classes.hpp"
+#include "servelab/sched/worker_heap.hpp"
 
 namespace servelab::sched {
 namespace {
@@ -43,6 +43,12 @@ class JoinShortestQueue final : public PerWorkerQueue {
     return best;  // -1: nobody can serve it, PerWorkerQueue drops it with a reason
   }
 
+  // Every worker of a class picks the same model: ask the class's representative.
+  ModelId model_for(WorkerId w, const Query& query, const ClusterView& view) override {
+    sync(view);
+    return pick_model(view, classes_.representative(classes_.of(w)), query);
+  }
+
   // Keeps the worker's heap entry equal to its load: its queue plus the batch it may be running.
   void touched(WorkerId w, const ClusterView& view) override {
     if (w >= known_) return sync(view);  // a worker added since the last query: index it (and the rest)
@@ -65,7 +71,7 @@ class JoinShortestQueue final : public PerWorkerQueue {
   }
 
   WorkerClasses classes_;
-  std::vector<LoadHeap> heaps_;  // by class: WorkerHeap's order, packed for large clusters
+  std::vector<LoadHeap> heaps_;  // by class: loads are small, so 8-byte entries
   WorkerId known_ = 0;
 };
 

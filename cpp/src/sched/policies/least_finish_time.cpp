@@ -52,6 +52,11 @@ class LeastFinishTime final : public PerWorkerQueue {
   void queued(WorkerId w, const Query& query, const ClusterView& view) override {
     backlog_[w] += latency(w, query, view);
   }
+  // Every worker of a class picks the same model: ask the class's representative.
+  ModelId model_for(WorkerId w, const Query& query, const ClusterView& view) override {
+    sync(view);
+    return pick_model(view, classes_.representative(classes_.of(w)), query);
+  }
   void started(WorkerId w, const Query& query, const ClusterView& view) override {
     if (view.worker_queue(w).empty() || view.worker_queue(w).front() != query.id) return;  // never queued
     backlog_[w] -= latency(w, query, view);
@@ -59,19 +64,24 @@ class LeastFinishTime final : public PerWorkerQueue {
   void touched(WorkerId w, const ClusterView& view) override {
     if (w >= known_) return sync(view);  // a worker added since the last query: index it (and the rest)
     const auto c = classes_.of(w);
-    idle_[c].erase(w);
-    busy_[c].erase(w);
-    if (!is_live(view, w)) return;
-    if (view.is_idle(w)) {
+    // Re-keyed in place when it stays on its side (the top of a heap is the same whichever way
+    // it got there: the order (key, id) is total).
+    const WorkerStatus status = view.status(w);
+    if (status == WorkerStatus::Stopped) {
+      idle_[c].erase(w);
+      busy_[c].erase(w);
+    } else if (status == WorkerStatus::Idle) {
+      busy_[c].erase(w);
       idle_[c].set(w, backlog_[w]);
     } else {
+      idle_[c].erase(w);
       busy_[c].set(w, view.busy_until(w) + backlog_[w]);
     }
   }
 
  private:
-  static Nanos latency(WorkerId w, const Query& query, const ClusterView& view) {
-    return view.predicted_latency(w, pick_model(view, w, query), query.size);
+  Nanos latency(WorkerId w, const Query& query, const ClusterView& view) {
+    return view.predicted_latency(w, model_for(w, query, view), query.size);
   }
   // Indexes workers it has not seen yet (all of them on the first query).
   void sync(const ClusterView& view) {

@@ -40,6 +40,12 @@ class PerWorkerQueue : public Scheduler {
   virtual void started(WorkerId, const Query&, const ClusterView&) {}
   // The worker's queue, status or busy_until may have changed (indexed policies re-key it).
   virtual void touched(WorkerId, const ClusterView&) {}
+  // The model the worker serves the query with. An indexed policy answers from the worker's
+  // class (the same choice, without reading that worker's own model list: with thousands of
+  // workers that read misses the caches).
+  virtual ModelId model_for(WorkerId w, const Query& query, const ClusterView& view) {
+    return pick_model(view, w, query);
+  }
 
  private:
   void serve_next(WorkerId w, const ClusterView& view, Actions& actions) {
@@ -49,7 +55,7 @@ class PerWorkerQueue : public Scheduler {
   void start(WorkerId w, QueryId id, const ClusterView& view, Actions& actions) {
     const Query query = view.query(id);
     started(w, query, view);
-    actions.dispatch(w, pick_model(view, w, query), {&id, 1});
+    actions.dispatch(w, model_for(w, query, view), {&id, 1});
   }
 };
 
