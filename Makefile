@@ -86,7 +86,8 @@ ASAN_PYTHON_TESTS ?= tests/python/test_bad_input.py tests/python/test_errors.py 
   tests/python/test_lap.py tests/python/test_mdp.py tests/python/test_results.py \
   tests/python/test_properties.py tests/python/test_sim_streaming.py tests/python/test_sim_tie_rule.py \
   tests/python/test_serve_faults.py tests/python/test_executors.py tests/python/test_interrupt.py \
-  tests/python/test_ramsis_mdp.py tests/python/test_conformance.py
+  tests/python/test_ramsis_mdp.py tests/python/test_conformance.py tests/python/test_batch_timeout.py \
+  tests/python/test_user_inputs.py tests/python/test_python_executor.py
 # Left out: an address-space limit (RLIMIT_AS) means nothing next to ASan's terabytes of shadow,
 # and the Ctrl-C trials start fresh interpreters (which load the ordinary build).
 ASAN_PYTEST_ARGS ?= -k 'not running_out_of_memory_during_a_run and not random_moments'
