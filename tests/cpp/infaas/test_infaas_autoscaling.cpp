@@ -59,6 +59,14 @@ TEST(InfaasModelAutoscaler, UpgradesToTheBatchedVariantUnderHeavyLoadOnly) {
   EXPECT_GT(share_of_model(q, 0), 0.95);
 }
 
+TEST(InfaasModelAutoscaler, AnApplicationPinnedToItsModelKeepsToItsVariants) {
+  // app_models='b1': the application's only candidate is b1, so even 300 QPS stays on it.
+  auto pinned = catalogue::schedulers().make("infaas(app_models='b1', dispatch='best_fit')");
+  const auto r = sim::simulate(heavy(1000, 300), *pinned);
+  EXPECT_EQ(share_of_model(r, 0), 1.0);
+  EXPECT_THROW(sim::simulate(heavy(10, 10), *catalogue::schedulers().make("infaas(app_models='vgg*')")), ValueError);
+}
+
 TEST(InfaasInterference, BadParametersAreValueErrors) {
   EXPECT_THROW(InterferenceModel(-0.1, "machine"), ValueError);
   EXPECT_THROW(InterferenceModel(0.5, ""), ValueError);

@@ -1,7 +1,14 @@
 // The INFaaS paper's baselines (Table 5) as registered policies: Clipper+ (pre-loaded fixed
-// variants) and SM+ (one fixed variant scaled horizontally). They share INFaaS's serving shape
+// variants) and SM+ (fixed variants scaled horizontally). They share INFaaS's serving shape
 // (VariantQueues) so that the comparison differs only in the decisions.
+//
+// Both take `app_models`: the variant (profile model) the developer pre-selected for each
+// application, by application index (Sec. 6.1: "Baselines statically selected GPU variants for
+// popular models, and CPU variants for the rest"). An application beyond the list falls back to
+// the single-variant behaviour of Sec. 6.2 (Clipper+: any pre-loaded model that meets its
+// accuracy floor; SM+: the first worker's first model).
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,59 +24,118 @@ namespace {
 using sched::ModelId;
 using sched::WorkerId;
 
-// Clipper+ (Table 5): the variants pre-loaded on the workers, fixed; each query goes to the worker
-// that can start it soonest among those with a loaded model that serves its size.
+// The profile's model index of each pinned name (a KeyError names an unknown one).
+std::vector<ModelId> resolve(const std::vector<std::string>& names, const sched::ClusterView& view) {
+  std::vector<ModelId> out;
+  for (const auto& n : names) out.push_back(view.profile().model_index(n));
+  return out;
+}
+
+bool live(const sched::ClusterView& view, WorkerId w) {
+  const auto s = view.status(w);
+  return s != sched::WorkerStatus::Stopped && s != sched::WorkerStatus::Starting;
+}
+
+// Clipper+ (Table 5): the variants pre-loaded on the workers, fixed (never loaded or unloaded).
+// A pinned application's queries go to the worker holding its variant that can start them
+// soonest; an unpinned one's to the worker that can start it soonest among those holding a
+// model that meets its accuracy floor and serves its size (any model when none meets the floor).
 class ClipperPlus final : public VariantQueues {
  public:
-  std::string describe() const override { return "clipper_plus"; }
-
- protected:
-  Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
-    Assignment best;
-    Nanos best_wait = 0;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      const auto status = view.status(w);
-      if (status == sched::WorkerStatus::Stopped || status == sched::WorkerStatus::Starting) continue;
-      for (const ModelId m : view.models(w)) {
-        if (query.size > view.max_batch(w, m)) continue;
-        const Nanos wait = wait_ns(w, view);
-        if (best.worker < 0 || wait < best_wait) best = {w, m, {}}, best_wait = wait;
-        break;  // the worker's first loaded model that serves the size
-      }
-    }
-    if (best.worker < 0) best.reason = str("no pre-loaded variant serves a batch of ", query.size);
-    return best;
-  }
-};
-
-// SM+ (Table 5's SageMaker-like baseline): one fixed variant, the model first loaded on the
-// lowest-numbered worker on that worker's hardware (the developer's choice), scaled horizontally
-// only. A query goes to the
-// holder that can start it soonest; when even that one would miss its deadline, the variant is
-// replicated onto an idle worker of its hardware without it (model-horizontal scaling), else a
-// worker of that hardware is started with it (VM scaling, `startup_s`, at most `max_workers` live
-// workers, one start at a time). Workers it started are stopped after `idle_s` idle.
-class SmPlus final : public VariantQueues {
- public:
-  SmPlus(double startup_s, double idle_s, std::int64_t max_workers)
-      : startup_(seconds_to_nanos(startup_s, "startup_s")),
-        idle_(seconds_to_nanos(idle_s, "idle_s")),
-        max_workers_(max_workers) {}
+  explicit ClipperPlus(std::vector<std::string> app_models) : names_(std::move(app_models)) {}
 
   std::string describe() const override {
-    return str("sm_plus(startup_s=", static_cast<double>(startup_) / 1e9, ", idle_s=", static_cast<double>(idle_) / 1e9,
-               ", max_workers=", max_workers_, ")");
+    return names_.empty() ? "clipper_plus" : "clipper_plus(app_models='" + joined() + "')";
   }
 
   void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
     VariantQueues::on_start(view, actions);
-    model_ = -1;
-    for (WorkerId w = 0; w < view.num_workers() && model_ < 0; ++w) {
-      if (view.status(w) != sched::WorkerStatus::Stopped && !view.models(w).empty()) {
-        model_ = view.models(w).front(), hardware_ = view.hardware(w);
+    pinned_ = resolve(names_, view);
+    for (std::size_t a = 0; a < pinned_.size(); ++a) {
+      bool held = false;
+      for (WorkerId w = 0; w < view.num_workers() && !held; ++w) held = live(view, w) && view.has_model(w, pinned_[a]);
+      if (!held) throw ValueError(str("clipper_plus: app_models[", a, "]='", names_[a], "' is loaded on no worker"));
+    }
+  }
+
+ protected:
+  Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions&) override {
+    const bool pinned = query.app >= 0 && query.app < static_cast<std::int32_t>(pinned_.size());
+    Assignment best, fallback;
+    Nanos best_wait = 0, fallback_wait = 0;
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      if (!live(view, w)) continue;
+      const Nanos wait = wait_ns(w, view);
+      for (const ModelId m : view.models(w)) {
+        if (query.size > view.max_batch(w, m) || (pinned && m != pinned_[query.app])) continue;
+        if (fallback.worker < 0 || wait < fallback_wait) fallback = {w, m, {}}, fallback_wait = wait;
+        const double acc = view.profile().accuracy(m);
+        if (!pinned && !std::isnan(acc) && acc < query.accuracy_floor) continue;
+        if (best.worker < 0 || wait < best_wait) best = {w, m, {}}, best_wait = wait;
+        break;  // the worker's first loaded model that fits
       }
     }
-    if (model_ < 0) throw ValueError("sm_plus: no worker starts with a model: load its fixed variant on one");
+    if (best.worker < 0) best = fallback;  // no pre-loaded model meets the floor: the closest serves
+    if (best.worker < 0) {
+      best.reason = pinned ? str("the pinned variant '", names_[query.app], "' does not serve a batch of ", query.size)
+                           : str("no pre-loaded variant serves a batch of ", query.size);
+    }
+    return best;
+  }
+
+ private:
+  std::string joined() const {
+    std::string out;
+    for (const auto& n : names_) out += (out.empty() ? "" : ",") + n;
+    return out;
+  }
+  std::vector<std::string> names_;
+  std::vector<ModelId> pinned_;
+};
+
+// SM+ (Table 5's SageMaker-like baseline): each application has one fixed variant (its pinned
+// model, else the model first loaded on the lowest-numbered worker) on the hardware of the first
+// worker that holds it (the developer's choice), scaled horizontally only. A query goes to the
+// holder that can start it soonest; when even that one would miss its deadline, the variant is
+// replicated onto an idle worker of its hardware without it (model-horizontal scaling: the load
+// happens there first), else a worker of that hardware is started with it (VM scaling,
+// `startup_s`, at most `max_workers` live workers, one start at a time). Workers it started are
+// stopped after `idle_s` idle.
+class SmPlus final : public VariantQueues {
+ public:
+  SmPlus(double startup_s, double idle_s, std::int64_t max_workers, std::vector<std::string> app_models)
+      : startup_(seconds_to_nanos(startup_s, "startup_s")),
+        idle_(seconds_to_nanos(idle_s, "idle_s")),
+        max_workers_(max_workers),
+        names_(std::move(app_models)) {}
+
+  std::string describe() const override {
+    std::string list;
+    for (const auto& n : names_) list += (list.empty() ? "" : ",") + n;
+    return str("sm_plus(startup_s=", static_cast<double>(startup_) / 1e9, ", idle_s=", static_cast<double>(idle_) / 1e9,
+               ", max_workers=", max_workers_, list.empty() ? "" : ", app_models='" + list + "'", ")");
+  }
+
+  void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
+    VariantQueues::on_start(view, actions);
+    fixed_.clear();
+    ModelId first = -1;
+    for (WorkerId w = 0; w < view.num_workers() && first < 0; ++w) {
+      if (view.status(w) != sched::WorkerStatus::Stopped && !view.models(w).empty()) first = view.models(w).front();
+    }
+    std::vector<ModelId> models = resolve(names_, view);
+    if (first >= 0) models.push_back(first);  // the default, for applications beyond the list
+    if (models.empty()) throw ValueError("sm_plus: no worker starts with a model: load its fixed variant on one");
+    for (std::size_t a = 0; a < models.size(); ++a) {
+      Fixed f;
+      f.model = models[a];
+      for (WorkerId w = 0; w < view.num_workers() && f.hardware < 0; ++w) {
+        if (view.status(w) != sched::WorkerStatus::Stopped && view.has_model(w, f.model)) f.hardware = view.hardware(w);
+      }
+      if (f.hardware < 0)
+        throw ValueError(str("sm_plus: app_models[", a, "]='", names_[a], "' is loaded on no worker"));
+      fixed_.push_back(std::move(f));
+    }
     initial_ = view.num_workers();
     idle_since_.assign(static_cast<std::size_t>(view.num_workers()), view.now());
     starting_ = -1;
@@ -78,6 +144,7 @@ class SmPlus final : public VariantQueues {
   void on_timer(std::int64_t tag, const sched::ClusterView& view, sched::Actions& actions) override {
     const auto w = static_cast<WorkerId>(tag);
     if (w < initial_ || w >= view.num_workers() || !view.is_idle(w) || !view.worker_queue(w).empty()) return;
+    if (view.status(w) == sched::WorkerStatus::Stopped) return;
     if (view.now() - idle_since_[w] >= idle_) actions.remove_worker(w);
   }
 
@@ -85,30 +152,34 @@ class SmPlus final : public VariantQueues {
   Assignment assign(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
     idle_since_.resize(static_cast<std::size_t>(view.num_workers()), view.now());
     if (starting_ >= 0 && view.status(starting_) != sched::WorkerStatus::Starting) starting_ = -1;
+    const bool listed = query.app >= 0 && query.app < static_cast<std::int32_t>(names_.size());
+    Fixed& f = fixed_[listed ? static_cast<std::size_t>(query.app) : fixed_.size() - 1];
     WorkerId best = -1;
     Nanos best_wait = 0;
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (view.status(w) == sched::WorkerStatus::Stopped || !holds(w, view)) continue;
+      if (view.status(w) == sched::WorkerStatus::Stopped || !holds(f, w, view)) continue;
       const Nanos wait = wait_ns(w, view);
       if (best < 0 || wait < best_wait) best = w, best_wait = wait;
     }
-    const std::int64_t cap = best >= 0 ? view.max_batch(best, model_) : 0;
+    const std::int64_t cap = best >= 0 ? view.max_batch(best, f.model) : 0;
     if (best < 0 || query.size > cap) return {-1, -1, str("the fixed variant does not serve a batch of ", query.size)};
-    if (view.now() + best_wait + view.predicted_latency(best, model_, query.size) <= query.deadline) {
-      return {best, model_, {}};
+    if (view.now() + best_wait + view.predicted_latency(best, f.model, query.size) <= query.deadline) {
+      return {best, f.model, {}};
     }
     // Replicate onto an idle worker of the variant's hardware (serve() loads it there).
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (view.hardware(w) == hardware_ && view.is_idle(w) && !holds(w, view) && view.worker_queue(w).empty()) {
-        replicas_.push_back(w);
-        return {w, model_, {}};
+      if (view.status(w) == sched::WorkerStatus::Stopped || view.status(w) == sched::WorkerStatus::Starting) continue;
+      if (view.hardware(w) == f.hardware && view.is_idle(w) && !holds(f, w, view) && view.worker_queue(w).empty()) {
+        f.replicas.push_back(w);
+        return {w, f.model, {}};
       }
     }
     if (starting_ < 0 && live_workers(view) < max_workers_) {  // VM scaling: one start at a time
-      const ModelId models[] = {model_};
-      starting_ = actions.add_worker(view.profile().hardware()[hardware_], models, startup_);
+      const ModelId models[] = {f.model};
+      starting_ = actions.add_worker(view.profile().hardware()[f.hardware], models, startup_);
+      f.replicas.push_back(starting_);
     }
-    return {best, model_, {}};
+    return {best, f.model, {}};
   }
 
   void before_serving(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) override {
@@ -120,9 +191,15 @@ class SmPlus final : public VariantQueues {
   }
 
  private:
-  bool holds(WorkerId w, const sched::ClusterView& view) const {
-    if (view.hardware(w) != hardware_) return false;  // the same model elsewhere is another variant
-    return view.has_model(w, model_) || std::find(replicas_.begin(), replicas_.end(), w) != replicas_.end();
+  struct Fixed {
+    ModelId model = -1;
+    sched::HardwareId hardware = -1;
+    std::vector<WorkerId> replicas;  // workers it replicated the variant onto (loading or loaded)
+  };
+
+  static bool holds(const Fixed& f, WorkerId w, const sched::ClusterView& view) {
+    if (view.hardware(w) != f.hardware) return false;  // the same model elsewhere is another variant
+    return view.has_model(w, f.model) || std::find(f.replicas.begin(), f.replicas.end(), w) != f.replicas.end();
   }
   std::int64_t live_workers(const sched::ClusterView& view) const {
     std::int64_t n = 0;
@@ -132,19 +209,21 @@ class SmPlus final : public VariantQueues {
 
   Nanos startup_, idle_;
   std::int64_t max_workers_;
-  ModelId model_ = -1;
-  sched::HardwareId hardware_ = -1;
+  std::vector<std::string> names_;
+  std::vector<Fixed> fixed_;  // by application; the last one is the default
   WorkerId initial_ = 0, starting_ = -1;
-  std::vector<WorkerId> replicas_;  // workers it replicated the variant onto (loading or loaded)
   std::vector<Nanos> idle_since_;
 };
 
 }  // namespace
 
-std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s, double idle_s, std::int64_t max_workers) {
-  return std::make_shared<SmPlus>(startup_s, idle_s, max_workers);
+std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s, double idle_s, std::int64_t max_workers,
+                                               std::vector<std::string> app_models) {
+  return std::make_shared<SmPlus>(startup_s, idle_s, max_workers, std::move(app_models));
 }
 
-std::shared_ptr<sched::Scheduler> make_clipper_plus() { return std::make_shared<ClipperPlus>(); }
+std::shared_ptr<sched::Scheduler> make_clipper_plus(std::vector<std::string> app_models) {
+  return std::make_shared<ClipperPlus>(std::move(app_models));
+}
 
 }  // namespace servelab::infaas

@@ -59,8 +59,13 @@ using sched::WorkerId;
 
 class InfaasScheduler final : public VariantQueues {
  public:
-  InfaasScheduler(std::vector<std::string> models, VmScaling vm, ModelScaling scaling, OfflineServing offline)
-      : models_(std::move(models)), vm_(vm), ms_(scaling), off_(std::move(offline)) {}
+  InfaasScheduler(std::vector<std::string> models, VmScaling vm, ModelScaling scaling, OfflineServing offline,
+                  std::vector<std::string> app_models)
+      : models_(std::move(models)),
+        vm_(vm),
+        ms_(scaling),
+        off_(std::move(offline)),
+        app_models_(std::move(app_models)) {}
   std::string describe() const override {
     std::string list, out;
     for (const auto& m : models_) list += (list.empty() ? "" : ",") + m;
@@ -73,6 +78,14 @@ class InfaasScheduler final : public VariantQueues {
     if (ms_.period_s != d.period_s || ms_.slack != d.slack || ms_.window_s != d.window_s) {
       out += str(out.empty() ? "" : ", ", "autoscale_s=", ms_.period_s, ", slack=", ms_.slack,
                  ", load_window_s=", ms_.window_s);
+    }
+    if (ms_.best_fit) out += str(out.empty() ? "" : ", ", "dispatch='best_fit'");
+    if (ms_.fast_up) out += str(out.empty() ? "" : ", ", "fast_up=true");
+    if (!ms_.concurrent_loads) out += str(out.empty() ? "" : ", ", "concurrent_loads=false");
+    if (!app_models_.empty()) {
+      std::string apps;
+      for (const auto& m : app_models_) apps += (apps.empty() ? "" : ",") + m;
+      out += str(out.empty() ? "" : ", ", "app_models='", apps, "'");
     }
     if (!off_.apps.empty()) {
       std::string apps;
@@ -109,6 +122,7 @@ class InfaasScheduler final : public VariantQueues {
       });
     }
     if (variants.empty()) throw ValueError("infaas: no model has a latency profile on the cluster's hardware");
+    app_task_ = tasks_by_app(variants);
     store_ = std::make_unique<MetadataStore>(std::move(variants));
     model_.clear();
     by_pair_.clear();
@@ -135,6 +149,7 @@ class InfaasScheduler final : public VariantQueues {
     if (vm_.max_workers > 0) actions.set_timer(view.now() + seconds_to_nanos(vm_.poll_s, "poll_s"), kPollTag);
     const std::size_t n = static_cast<std::size_t>(view.num_workers());
     busy_ns_.assign(n, 0), util_.assign(n, 0.0), slow_.assign(n, 0), offline_batch_.assign(n, 0);
+    busy_task_.assign(n, {}), task_share_.assign(n, {});
     goals_.clear(), down_since_.clear(), needs_vm_.clear(), p99_.clear(), pending_.clear();
     if (ms_.period_s > 0) {
       meter_.reset(static_cast<std::int32_t>(std::ceil(ms_.window_s / ms_.period_s - 1e-9)), ms_.period_s);
@@ -152,9 +167,10 @@ class InfaasScheduler final : public VariantQueues {
     g.slo_ms = g.seen ? std::min(g.slo_ms, slo_ms) : slo_ms;
     g.accuracy = std::max(g.accuracy, static_cast<double>(query.accuracy_floor));
     g.seen = true;
+    g.task = task_of(query.app);
     if (ms_.period_s > 0) meter_.add(query.app, query.size);
     Requirements req;
-    req.task = kProfileTask;
+    req.task = g.task;
     req.accuracy = std::clamp(static_cast<double>(query.accuracy_floor), 0.0, 1.0);
     req.latency_ms = std::max<double>(1e-6, static_cast<double>(query.deadline - view.now()) / 1e6);
     req.batch = query.size;
@@ -176,7 +192,7 @@ class InfaasScheduler final : public VariantQueues {
     if (ms_.period_s > 0 && overloaded.variant < 0 && c.kind != ChoiceKind::Active) {
       for (VariantId v = 0; v < store_->num_variants(); ++v) {
         const Variant& var = store_->variant(v);
-        if (var.accuracy < req.accuracy || var.max_batch() < req.batch) continue;
+        if (var.accuracy < req.accuracy || var.max_batch() < req.batch || var.task != req.task) continue;
         for (const Instance& i : store_->instances(v)) {
           if (i.state != VariantState::Overloaded || !store_->alive(i.worker)) continue;
           const Nanos wait = wait_ns(i.worker, view);
@@ -201,6 +217,7 @@ class InfaasScheduler final : public VariantQueues {
       }
     }
     if (w < 0) return {-1, -1, str("variant '", store_->variant(c.variant).name, "' has no worker")};
+    if (ms_.best_fit && c.kind == ChoiceKind::Active) w = best_fit(c.variant, w, query, view);
     if (store_->state(c.variant, w) == VariantState::Inactive) store_->load(c.variant, w);
     last_chosen_[w][c.variant] = view.now();
     return {w, model_[c.variant], {}};
@@ -268,11 +285,15 @@ class InfaasScheduler final : public VariantQueues {
     const auto n = static_cast<std::size_t>(view.num_workers());
     if (busy_ns_.size() >= n) return;
     busy_ns_.resize(n, 0), util_.resize(n, 0.0), slow_.resize(n, 0), offline_batch_.resize(n, 0);
+    busy_task_.resize(n), task_share_.resize(n);
   }
 
   void batch_done(const sched::BatchDone& done, const sched::ClusterView& view) override {
     grow_monitor(view);
     busy_ns_[done.worker] += done.measured();
+    if (const auto v = by_pair_.find(key(view.hardware(done.worker), done.model)); v != by_pair_.end()) {
+      busy_task_[done.worker][store_->variant(v->second).task] += done.measured();
+    }
     if (offline_batch_[done.worker]) {
       offline_batch_[done.worker] = 0;
       return;
@@ -308,6 +329,9 @@ class InfaasScheduler final : public VariantQueues {
     grow_monitor(view);
     const double period = static_cast<double>(tick_ns());
     for (std::size_t w = 0; w < busy_ns_.size(); ++w) {
+      task_share_[w].clear();
+      for (const auto& [task, ns] : busy_task_[w]) task_share_[w][task] = static_cast<double>(ns) / period;
+      busy_task_[w].clear();
       util_[w] = static_cast<double>(busy_ns_[w]) / period;
       busy_ns_[w] = 0;
       slow_[w] = 0;
@@ -393,7 +417,6 @@ class InfaasScheduler final : public VariantQueues {
   void autoscale_models(const sched::ClusterView& view, sched::Actions& actions) {
     needs_vm_.clear();
     std::erase_if(pending_, [this](const auto& entry) { return !store_->alive(entry.first); });
-    if (!pending_.empty()) return;  // one scaling action at a time: wait for its loads
     // The load counts the queued backlog too (drained over one window): arrivals the variants
     // could not keep up with are demand the window's average has not caught up with yet.
     std::vector<std::int64_t> backlog(goals_.size(), 0);
@@ -405,13 +428,28 @@ class InfaasScheduler final : public VariantQueues {
     }
     for (std::int32_t app = 0; app < static_cast<std::int32_t>(goals_.size()); ++app) {
       if (!goals_[app].seen || std::find(off_.apps.begin(), off_.apps.end(), app) != off_.apps.end()) continue;
+      // While the application's loads are under way (applications pinned to their own models
+      // scale independently; model-less ones share every load), only more replicas may be
+      // added: the pending instances count as running, so a spike's backlog gets its next
+      // instance without waiting for the first to load (the paper loads from a thread pool).
+      std::vector<VariantId> pending_for;
+      for (const auto& [w, entry] : pending_) {
+        if (app_models_.empty() || entry.app == app) pending_for.push_back(entry.variant);
+      }
+      const bool busy = !pending_for.empty();
+      if (busy && !ms_.concurrent_loads) continue;
       std::vector<VariantId> ids;
-      const double load = meter_.qps(app) + static_cast<double>(backlog[app]) / ms_.window_s;
-      const ScalingProblem problem = application_problem(*store_, goals_[app], load, ms_.slack, ids);
+      // With fast_up, up fast and down slow: a spike counts from its first period (the window's
+      // average sees a fifth of it after one period); scaling down follows the window's average.
+      const double load = std::max(meter_.qps(app), ms_.fast_up ? meter_.last_qps(app) : 0.0) +
+                          static_cast<double>(backlog[app]) / ms_.window_s;
+      ScalingProblem problem =
+          application_problem(*store_, goals_[app], load, ms_.slack, ids, availability(goals_[app].task));
       if (ids.empty()) continue;
+      for (const VariantId v : pending_for) count_pending(problem, ids, v);
       const ScalingPlan plan = plan_scaling(problem);
       if (plan.status == "needs_vm") needs_vm_ = wanted_hardware(problem, ids);
-      if (!plan.feasible) continue;
+      if (!plan.feasible || (busy && plan.strategy != "replicate")) continue;
       const bool change = std::any_of(plan.delta.begin(), plan.delta.end(), [](std::int64_t d) { return d != 0; });
       if (!change) {
         down_since_[app] = -1;
@@ -426,8 +464,52 @@ class InfaasScheduler final : public VariantQueues {
         if (view.now() - down_since_[app] < seconds_to_nanos(wait_s, "load_s")) continue;
       }
       down_since_[app] = -1;
-      apply_plan(ids, plan, view, actions);
+      apply_plan(app, ids, plan, view, actions);
     }
+  }
+
+  // Whether worker w holds an instance of a variant of another task (application).
+  bool holds_other_task(WorkerId w, const std::string& task) const {
+    for (VariantId v = 0; v < store_->num_variants(); ++v) {
+      if (store_->variant(v).task != task && store_->state(v, w) != VariantState::Inactive) return true;
+    }
+    return false;
+  }
+
+  // A pending instance of v counts as running in the problem (and in its hardware's capacity).
+  static void count_pending(ScalingProblem& problem, const std::vector<VariantId>& ids, VariantId v) {
+    const auto at = std::find(ids.begin(), ids.end(), v);
+    if (at == ids.end()) return;
+    const auto i = static_cast<std::size_t>(at - ids.begin());
+    ++problem.running[i];
+    for (std::size_t t = 0; t < problem.capacity.size(); ++t) {
+      if (problem.requirement[t][i] <= 0) continue;
+      double held = 0;
+      for (std::size_t j = 0; j < ids.size(); ++j)
+        held += problem.requirement[t][j] * static_cast<double>(problem.running[j]);
+      problem.capacity[t] = std::max(problem.capacity[t], held);
+    }
+  }
+
+  // By worker: the share of the last period not spent on other tasks' (applications') variants;
+  // 0 on a worker holding another task's instance (constraint (3) across applications: that
+  // instance takes the worker's one slot, however idle it was last period).
+  std::vector<double> availability(const std::string& task) const {
+    std::vector<double> out(std::max<std::size_t>(task_share_.size(), store_->num_workers()), 1.0);
+    for (std::size_t w = 0; w < task_share_.size(); ++w) {
+      for (const auto& [t, share] : task_share_[w]) {
+        if (t != task) out[w] -= share;
+      }
+      out[w] = std::clamp(out[w], 0.0, 1.0);
+    }
+    if (app_models_.empty()) return out;  // model-less: one task
+    for (VariantId v = 0; v < store_->num_variants(); ++v) {
+      if (store_->variant(v).task == task) continue;
+      for (const Instance& i : store_->instances(v)) {
+        if (i.worker >= 0 && i.worker < static_cast<WorkerId>(out.size())) out[i.worker] = 0.0;
+      }
+    }
+    return out;
   }
 
   // The hardware of the fastest candidate meeting the SLO (where the VM-Autoscaler should add).
@@ -443,8 +525,8 @@ class InfaasScheduler final : public VariantQueues {
   // Removals without a replacement act at once on the store; a new instance is loaded first
   // (the worker loads it when idle) and joins the store once ready, when the instances it
   // replaces leave and their queued queries move to it (the paper loads asynchronously).
-  void apply_plan(const std::vector<VariantId>& ids, const ScalingPlan& plan, const sched::ClusterView& view,
-                  sched::Actions& actions) {
+  void apply_plan(std::int32_t app, const std::vector<VariantId>& ids, const ScalingPlan& plan,
+                  const sched::ClusterView& view, sched::Actions& actions) {
     std::vector<std::pair<VariantId, WorkerId>> removed;
     for (std::size_t i = 0; i < ids.size(); ++i) {
       for (std::int64_t k = plan.delta[i]; k < 0; ++k) {
@@ -465,6 +547,8 @@ class InfaasScheduler final : public VariantQueues {
         bool target_free = false;
         for (const auto& [util, w] : store_->workers_of(store_->variant(ids[i]).hardware)) {
           if (store_->state(ids[i], w) != VariantState::Inactive || pending_.contains(w)) continue;
+          // Another application's worker is not a target (its load would block that worker).
+          if (!app_models_.empty() && holds_other_task(w, store_->variant(ids[i]).task)) continue;
           bool free = true;
           for (const VariantId u : ids) {
             const bool leaving = std::find(removed.begin(), removed.end(), std::pair{u, w}) != removed.end();
@@ -474,7 +558,7 @@ class InfaasScheduler final : public VariantQueues {
           if (target_free) break;
         }
         if (target < 0) break;
-        Pending p{ids[i], placed ? std::vector<std::pair<VariantId, WorkerId>>{} : removed};
+        Pending p{ids[i], placed ? std::vector<std::pair<VariantId, WorkerId>>{} : removed, app};
         placed = true;
         pending_[target] = std::move(p);
         if (view.is_idle(target) && view.worker_queue(target).empty()) serve(target, view, actions);
@@ -497,6 +581,22 @@ class InfaasScheduler final : public VariantQueues {
       if (store_->alive(uw) && store_->state(u, uw) != VariantState::Inactive) store_->unload(u, uw);
       if (store_->alive(uw)) migrate(uw, model_[u], w, model_[p.variant], view, actions);
     }
+  }
+
+  // Online bin packing (Sec. 4.2.3, best fit): the Active instance of v with the most queued work
+  // that still finishes the query by its deadline, so that the other instances drain and can be
+  // scaled down; `chosen` (getVariant's least-loaded one) when none is busier.
+  WorkerId best_fit(VariantId v, WorkerId chosen, const sched::Query& query, const sched::ClusterView& view) const {
+    WorkerId best = chosen;
+    Nanos best_wait = wait_ns(chosen, view);
+    for (const Instance& i : store_->instances(v)) {
+      if (i.state != VariantState::Active || !store_->alive(i.worker)) continue;
+      const Nanos wait = wait_ns(i.worker, view);
+      if (wait <= best_wait) continue;
+      if (view.now() + wait + view.predicted_latency(i.worker, model_[v], query.size) > query.deadline) continue;
+      best = i.worker, best_wait = wait;
+    }
+    return best;
   }
 
   // Whether variant v serves more queries per second than every variant worker w holds.
@@ -575,7 +675,34 @@ class InfaasScheduler final : public VariantQueues {
   }
   static std::int64_t key(std::int32_t hw, ModelId m) { return (static_cast<std::int64_t>(hw) << 32) | m; }
 
-  std::vector<std::string> models_;  // the registered models queries may use (empty: all)
+  // With app_models, each application is a registered model of its own (Sec. 6.1: queries name
+  // their model architecture): a variant whose profile model matches application i's entry (the
+  // name, or a prefix ending in '*') gets the task "app<i>", and the application's queries search
+  // that task only. Variants matching no entry keep the profile's one task.
+  std::vector<std::string> tasks_by_app(std::vector<Variant>& variants) const {
+    std::vector<std::string> tasks;
+    for (std::size_t a = 0; a < app_models_.size(); ++a) {
+      const std::string& entry = app_models_[a];
+      const bool prefix = !entry.empty() && entry.back() == '*';
+      const std::string stem = prefix ? entry.substr(0, entry.size() - 1) : entry;
+      const std::string task = str("app", a);
+      bool any = false;
+      for (Variant& v : variants) {
+        if (prefix ? v.architecture.starts_with(stem) : v.architecture == stem) v.task = task, any = true;
+      }
+      if (!any) throw ValueError(str("infaas: app_models[", a, "]='", entry, "' matches no model of the profile"));
+      tasks.push_back(task);
+    }
+    return tasks;
+  }
+  const std::string& task_of(std::int32_t app) const {
+    static const std::string shared = kProfileTask;
+    return app >= 0 && app < static_cast<std::int32_t>(app_task_.size()) ? app_task_[app] : shared;
+  }
+
+  std::vector<std::string> models_;      // the registered models queries may use (empty: all)
+  std::vector<std::string> app_models_;  // by application: its model (or model prefix '*'); empty: model-less
+  std::vector<std::string> app_task_;    // by application: the task its variants carry
   VmScaling vm_;
   ModelScaling ms_;
   OfflineServing off_;
@@ -587,10 +714,13 @@ class InfaasScheduler final : public VariantQueues {
   std::vector<double> util_;         // by worker: busy share of the last period
   std::vector<char> slow_;           // by worker: its last online batch exceeded the profile
   std::vector<char> offline_batch_;  // by worker: its running batch is offline work
-  std::unordered_map<std::int64_t, std::vector<Nanos>> p99_;  // (hardware, model) -> p99 by batch
+  std::vector<std::unordered_map<std::string, Nanos>> busy_task_;    // by worker: this period's busy time by task
+  std::vector<std::unordered_map<std::string, double>> task_share_;  // by worker: last period's busy share by task
+  std::unordered_map<std::int64_t, std::vector<Nanos>> p99_;         // (hardware, model) -> p99 by batch
   struct Pending {
     VariantId variant = -1;
     std::vector<std::pair<VariantId, WorkerId>> replaced;  // leave the store once it is loaded
+    std::int32_t app = -1;                                 // the application it scales
   };
   std::unordered_map<WorkerId, Pending> pending_;  // by worker: the instance being loaded there
   WorkerId initial_ = 0, starting_ = -1;
@@ -604,8 +734,9 @@ class InfaasScheduler final : public VariantQueues {
 }  // namespace
 
 std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models, VmScaling vm,
-                                                        ModelScaling scaling, OfflineServing offline) {
-  return std::make_shared<InfaasScheduler>(std::move(models), vm, scaling, std::move(offline));
+                                                        ModelScaling scaling, OfflineServing offline,
+                                                        std::vector<std::string> app_models) {
+  return std::make_shared<InfaasScheduler>(std::move(models), vm, scaling, std::move(offline), std::move(app_models));
 }
 
 }  // namespace servelab::infaas

@@ -5,6 +5,11 @@
 
 namespace servelab::infaas {
 
+// A worker counts towards an application's capacity when other applications took less than
+// this share of its last period: a batch of theirs ahead of a query delays it (a worker runs one
+// batch at a time), which tight SLOs cannot absorb.
+constexpr double kFreeShare = 0.95;
+
 void LoadMeter::reset(std::int32_t buckets, double period_s) {
   apps_.clear();
   buckets_ = std::max(1, buckets);
@@ -35,8 +40,16 @@ double LoadMeter::qps(std::int32_t app) const {
   return static_cast<double>(a.in_window) / (static_cast<double>(a.closed.size()) * period_s_);
 }
 
+double LoadMeter::last_qps(std::int32_t app) const {
+  if (app < 0 || app >= static_cast<std::int32_t>(apps_.size()) || apps_[app].closed.empty()) return 0.0;
+  return static_cast<double>(apps_[app].closed.back()) / period_s_;
+}
+
 ScalingProblem application_problem(const MetadataStore& store, const AppGoals& goals, double load_qps, double slack,
-                                   std::vector<VariantId>& ids) {
+                                   std::vector<VariantId>& ids, const std::vector<double>& availability) {
+  const auto available = [&availability](WorkerId w) {
+    return w >= 0 && w < static_cast<WorkerId>(availability.size()) ? availability[w] : 1.0;
+  };
   ScalingProblem p;
   ids.clear();
   std::map<std::string, std::int32_t> type_of;  // hardware -> resource row
@@ -51,12 +64,19 @@ ScalingProblem application_problem(const MetadataStore& store, const AppGoals& g
   for (const VariantId v : order) {
     const Variant& var = store.variant(v);
     if (var.accuracy < goals.accuracy || store.workers_of(var.hardware).empty()) continue;
+    if (!goals.task.empty() && var.task != goals.task) continue;
     std::int64_t running = 0;
-    for (const Instance& i : store.instances(v)) running += store.alive(i.worker) ? 1 : 0;
+    double share = 0.0;  // the holders' mean availability
+    for (const Instance& i : store.instances(v)) {
+      if (!store.alive(i.worker)) continue;
+      ++running;
+      share += available(i.worker);
+    }
+    share = running > 0 ? std::max(0.05, share / static_cast<double>(running)) : 1.0;
     ids.push_back(v);
     p.names.push_back(var.name);
     p.architecture.push_back(0);  // substitutes for one application: an upgrade replaces them all
-    p.saturation_qps.push_back(var.saturation_qps());
+    p.saturation_qps.push_back(var.saturation_qps() * share);
     p.cost_per_s.push_back(var.cost_per_s);
     p.load_s.push_back(var.load_s);
     p.latency_ms.push_back(var.latency_at(1));
@@ -69,7 +89,7 @@ ScalingProblem application_problem(const MetadataStore& store, const AppGoals& g
   p.capacity.assign(type_of.size(), 0.0);
   for (const auto& [hw, t] : type_of) {
     p.resource_types[t] = hw + " workers";
-    p.capacity[t] = static_cast<double>(store.workers_of(hw).size());
+    for (const auto& [util, w] : store.workers_of(hw)) p.capacity[t] += available(w) >= kFreeShare ? 1.0 : 0.0;
   }
   std::vector<double> held(type_of.size(), 0.0);
   for (std::size_t i = 0; i < ids.size(); ++i) {

@@ -28,6 +28,8 @@ class LoadMeter {
   void close_period();  // the current period's counts join the window
   // Items/s of the application over the closed periods of the window (0 before the first).
   double qps(std::int32_t app) const;
+  // Items/s of the application over the last closed period alone (0 before the first).
+  double last_qps(std::int32_t app) const;
 
  private:
   struct App {
@@ -44,13 +46,19 @@ struct AppGoals {
   bool seen = false;
   double slo_ms = 0.0;
   double accuracy = 0.0;
+  std::string task;  // its variants' task (empty: any)
 };
 
 // The ScalingProblem for one application; `ids[i]` is the store's variant of problem index i.
 // Empty (ids empty) when no variant meets the floor or none has a live worker of its hardware.
 // Candidates are ordered by cost, then memory footprint: the greedy keeps the first of ties.
+// availability (by worker, optional): the share of each worker's time not taken by other
+// applications' variants over the last period. A worker under half available does not count
+// towards its hardware's capacity (unless it already holds a candidate), and a held candidate's
+// saturation QPS is scaled by the mean availability of its holders: other applications' work on
+// a shared worker is capacity this application does not have.
 ScalingProblem application_problem(const MetadataStore& store, const AppGoals& goals, double load_qps, double slack,
-                                   std::vector<VariantId>& ids);
+                                   std::vector<VariantId>& ids, const std::vector<double>& availability = {});
 
 // The greedy's plan for the problem; when no plan fits the workers (status "needs_vm"), the plan
 // that carries the most load they can (the VM-Autoscaler is asked for more workers).

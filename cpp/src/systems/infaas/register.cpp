@@ -118,9 +118,49 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            0.0,
                            100.0,
                            false,
+                           {}},
+                 ParamSpec{"dispatch",
+                           ParamType::String,
+                           ParamValue{std::string("least_loaded")},
+                           "which instance of the chosen variant serves a query: least_loaded (getVariant's, Sec. "
+                           "4.1) or best_fit (online bin packing, Sec. 4.2.3: the busiest one that meets the deadline)",
+                           {},
+                           {},
+                           false,
+                           {"least_loaded", "best_fit"}},
+                 ParamSpec{"fast_up",
+                           ParamType::Bool,
+                           false,
+                           "the Model-Autoscaler's load is the larger of the load window's average and the last "
+                           "period's rate (scale up on a spike's first period); false: the window's average only",
+                           {},
+                           {},
+                           false,
+                           {}},
+                 ParamSpec{"concurrent_loads",
+                           ParamType::Bool,
+                           true,
+                           "while an application's loads are under way, more replicas may still be placed (the "
+                           "pending instances count as running); false: one scaling action at a time",
+                           {},
+                           {},
+                           false,
+                           {}},
+                 ParamSpec{"app_models",
+                           ParamType::String,
+                           ParamValue{std::string()},
+                           "by application index, comma-separated: the model its queries ask for (a profile model "
+                           "name, or a name prefix ending in '*': an architecture's variants); its variants are "
+                           "then the application's only candidates; empty: model-less, every model",
+                           {},
+                           {},
+                           false,
                            {}}},
                 [](const Params& p) {
                   ModelScaling ms;
+                  ms.best_fit = p.get_string("dispatch") == "best_fit";
+                  ms.fast_up = p.get_bool("fast_up");
+                  ms.concurrent_loads = p.get_bool("concurrent_loads");
                   ms.period_s = p.get_float("autoscale_s");
                   ms.slack = p.get_float("slack");
                   ms.window_s = p.get_float("load_window_s");
@@ -134,16 +174,28 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                   vm.poll_s = p.get_float("poll_s");
                   vm.threshold = p.get_float("threshold");
                   vm.idle_s = p.get_float("idle_s");
-                  return make_infaas_scheduler(split_models(p.get_string("models")), vm, ms, std::move(off));
+                  return make_infaas_scheduler(split_models(p.get_string("models")), vm, ms, std::move(off),
+                                               split_models(p.get_string("app_models")));
                 }});
-  registry.add({"clipper_plus",
-                "Clipper+ (INFaaS baseline): the pre-loaded variants only, fixed; each query to the worker that can "
-                "start it soonest.",
-                {},
-                [](const Params&) { return make_clipper_plus(); }});
+  registry.add(
+      {"clipper_plus",
+       "Clipper+ (INFaaS baseline): the pre-loaded variants only, fixed; each query to the worker that can "
+       "start it soonest among those holding its application's pinned variant (else one meeting its accuracy "
+       "floor).",
+       {ParamSpec{"app_models",
+                  ParamType::String,
+                  ParamValue{std::string()},
+                  "the variant (profile model) pre-selected for each application, comma-separated by "
+                  "application index (Sec. 6.1); empty: any pre-loaded model meeting the query's accuracy floor",
+                  {},
+                  {},
+                  false,
+                  {}}},
+       [](const Params& p) { return make_clipper_plus(split_models(p.get_string("app_models"))); }});
   registry.add({"sm_plus",
-                "SM+ (INFaaS baseline, SageMaker-like): one fixed variant (the first worker's first model), scaled "
-                "horizontally: replicated onto idle workers of its hardware, then new workers started when a query "
+                "SM+ (INFaaS baseline, SageMaker-like): one fixed variant per application (its pinned model, else the "
+                "first worker's first model), scaled horizontally: replicated onto idle workers of its hardware, then "
+                "new workers started when a query "
                 "would miss its deadline; started workers stop after idle_s idle.",
                 {ParamSpec::positive("startup_s", 20.0, "seconds a new worker takes to start (Sec. 4.2.3: 20-30 s)"),
                  ParamSpec::positive("idle_s", 60.0, "a started worker idle this long is stopped"),
@@ -154,9 +206,19 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            1.0,
                            100000.0,
                            false,
+                           {}},
+                 ParamSpec{"app_models",
+                           ParamType::String,
+                           ParamValue{std::string()},
+                           "the variant (profile model) pre-selected for each application, comma-separated by "
+                           "application index (Sec. 6.1); empty: the first worker's first model for every application",
+                           {},
+                           {},
+                           false,
                            {}}},
                 [](const Params& p) {
-                  return make_sm_plus(p.get_float("startup_s"), p.get_float("idle_s"), p.get_int("max_workers"));
+                  return make_sm_plus(p.get_float("startup_s"), p.get_float("idle_s"), p.get_int("max_workers"),
+                                      split_models(p.get_string("app_models")));
                 }});
 }
 

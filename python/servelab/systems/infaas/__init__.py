@@ -19,7 +19,10 @@ scales variants horizontally and vertically (Sec. 4.2).
     servelab.simulate(scenario, scheduler="infaas")   # or "clipper_plus", "sm_plus"
 
 Modules: ``catalogue`` (the variants as data, the Profile bridge, the metadata store),
-``autoscaler`` (the Sec. 4.2.1 ILP and the Sec. 4.2.2 greedy), ``paper`` (Table 3 and the
+``autoscaler`` (the Sec. 4.2.1 ILP and the Sec. 4.2.2 greedy), ``planner`` (the ILP over
+several applications with resource rows: a starting variant set, and the greedy's gap),
+``sec61`` (Sec. 6.1 / Fig. 5: INFaaS vs Clipper+ and SM+ on many applications), ``paper``
+(Table 3 and the
 paper's numbers), ``schedulers`` (spec builders of the registered policies ``infaas``,
 ``clipper_plus``, ``sm_plus``), ``experiments`` (Fig. 6's panels and the online + offline run
 in the simulator), ``cli`` (``servelab infaas ...``); the real-serving API:
@@ -38,8 +41,8 @@ _EXPORTS = {
     **dict.fromkeys(
         (
             "COST_PER_GB_S", "HARDWARE", "TABLE8_ACCURACY", "batch_curve", "check_variants",
-            "metadata_store", "resnet50_variants", "table2_variants", "to_profile",
-            "variants_from_profile",
+            "metadata_store", "resnet50_variants", "table2_variants", "table8_variants",
+            "to_profile", "variants_from_profile",
         ),
         "catalogue",
     ),
@@ -64,6 +67,8 @@ _EXPORTS = {
         ("FIG6_LOADS", "FIG6_SYSTEMS", "fig6", "format_fig6", "offline_colocation", "variant_cost"),
         "experiments",
     ),
+    # the ILP over several applications (Sec. 6.1's placement; the module sec61 runs Fig. 5)
+    **dict.fromkeys(("compare_with_greedy", "greedy_placement", "plan_placement"), "planner"),
 }  # fmt: skip
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

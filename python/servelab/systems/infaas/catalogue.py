@@ -187,3 +187,78 @@ def to_profile(variants: Iterable[dict[str, Any]], prices: str = "sec6.2") -> An
         if v.get("memory_mb", 0.0) > 0:
             p.set_memory_mb(v["hardware"], v["name"], v["memory_mb"])
     return p
+
+
+#: Table 8: (layers, parameters) of the 22 architectures (the vanilla implementations).
+TABLE8_SIZE = {
+    "mobilenetv1": (30, 4_253_864), "mobilenetv2": (30, 3_538_984), "alexnet": (8, 62_378_344),
+    "densenet121": (121, 8_062_504), "densenet169": (169, 14_307_880),
+    "densenet201": (201, 20_242_984), "resnet50": (50, 25_636_712),
+    "resnet50v2": (50, 25_613_800), "resnext50": (50, 25_700_000),
+    "resnet101": (101, 44_707_176), "resnet101v2": (101, 44_675_560),
+    "resnext101": (101, 45_300_000), "resnet152": (152, 60_419_944),
+    "resnet152v2": (152, 60_380_648), "vgg16": (16, 138_357_544), "vgg19": (19, 143_667_240),
+    "inceptionv3": (48, 23_851_784), "xception": (76, 22_910_480),
+    "inception_resnetv2": (164, 55_873_736), "nasnetmobile": (914, 5_326_716),
+    "nasnetlarge": (1244, 88_949_818), "gnmt": (16, 210_000_000),
+}  # fmt: skip
+
+#: The Sec. 6.1 family of every architecture: the ResNet50 family's CPU (TensorFlow b1, PyTorch
+#: b4), Inferentia (b1, b4) and TensorRT GPU (b1, b8) variants.
+TABLE8_FAMILY = (
+    ("tensorflow", "cpu", 1), ("pytorch", "cpu", 4), ("neuron", "inferentia", 1),
+    ("neuron", "inferentia", 4), ("tensorrt", "gpu", 1), ("tensorrt", "gpu", 8),
+)  # fmt: skip
+
+
+def compute_scale(architecture: str) -> float:
+    """An architecture's latency relative to ResNet50 (our assumption, from Table 8 alone):
+    sqrt(layers / 50 x parameters / ResNet50's), clipped to [0.3, 4]. Depth stands for the
+    sequential work, parameters for the width; the clip keeps NasNetLarge's 1244 layers and
+    MobileNet's 4 M parameters within what such models measure against ResNet50."""
+    if architecture not in TABLE8_SIZE:
+        raise KeyError(f"architecture={architecture!r} is not in Table 8: {sorted(TABLE8_SIZE)}")
+    layers, params = TABLE8_SIZE[architecture]
+    base_layers, base_params = TABLE8_SIZE["resnet50"]
+    return min(4.0, max(0.3, math.sqrt(layers / base_layers * params / base_params)))
+
+
+def table8_variants(architectures: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Variant families for Table 8's image architectures (Sec. 6.1), shaped like
+    ``resnet50_variants()``: each family member's latency curve scaled by ``compute_scale``, its
+    memory footprint and load time by 0.5 + 0.5 x parameters / ResNet50's, its cost Sec. 6.2's
+    rate x footprint. Accuracy: Table 8's top-1. GNMT (translation, BLEU) is left out by default:
+    a simulated profile has one task, so its floor would let image models serve it."""
+    names = (
+        list(architectures)
+        if architectures is not None
+        else [a for a in TABLE8_SIZE if a != "gnmt"]
+    )
+    family = {
+        (f, hw, b): (points, load_s, mem) for f, hw, b, points, load_s, mem in _RESNET50_FAMILY
+    }
+    base_params = TABLE8_SIZE["resnet50"][1]
+    out = []
+    for arch in names:
+        scale = compute_scale(arch)
+        size = 0.5 + 0.5 * TABLE8_SIZE[arch][1] / base_params
+        for framework, hardware, batch_opt in TABLE8_FAMILY:
+            points, load_s, memory_mb = family[(framework, hardware, batch_opt)]
+            mem = round(memory_mb * size, 1)
+            variant = {
+                "name": f"{arch}_{framework}_{hardware}_b{batch_opt}",
+                "architecture": arch,
+                "task": "classification",
+                "framework": framework,
+                "hardware": hardware,
+                "batch_opt": batch_opt,
+                "accuracy": TABLE8_ACCURACY[arch] / 100,
+                "latency_ms": batch_curve({b: ms * scale for b, ms in points.items()}, batch_opt),
+                "load_s": round(load_s * size, 3),
+                "memory_mb": mem,
+                "cost_per_s": round(COST_PER_GB_S[hardware] * mem / 1024, 6),
+            }
+            if (framework, hardware, batch_opt) in _PEAK_QPS:
+                variant["peak_qps"] = round(_PEAK_QPS[(framework, hardware, batch_opt)] / scale, 3)
+            out.append(variant)
+    return out

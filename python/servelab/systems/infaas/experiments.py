@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ... import run as _run
+from ...experiments import SweepError, sweep
 from ...results import COMPLETED
 from . import catalogue
 
@@ -145,11 +146,19 @@ def served_by(result: Any) -> dict[str, float]:
 
 
 def fig6(
-    load: str = "flat", systems: Sequence[str] | None = None, seed: int = 0
+    load: str = "flat",
+    systems: Sequence[str] | None = None,
+    seed: int = 0,
+    *,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> list[dict[str, Any]]:
     """One Fig. 6 panel: each system's cost ($ over the horizon, Sec. 6.2's model), throughput
     (completions within the horizon per second), demand, SLO violations and the variants that
-    served, plus its cost relative to INFaaS."""
+    served, plus its cost relative to INFaaS. The systems are independent ``servelab.sweep``
+    points (``processes``, ``backend``, ``ray_address`` as there); the same points give the same
+    rows on every backend."""
     if load not in FIG6_LOADS:
         raise ValueError(f"load={load!r} must be one of {sorted(FIG6_LOADS)}")
     names = list(systems or FIG6_SYSTEMS)
@@ -158,37 +167,57 @@ def fig6(
         raise ValueError(
             f"systems names unknown systems {sorted(unknown)}; known: {list(FIG6_SYSTEMS)}"
         )
-    interval, rates = FIG6_LOADS[load]
-    horizon = interval * len(rates)
+    try:
+        frame = sweep(
+            fig6_point, [{"system": n} for n in names], processes=processes, backend=backend,
+            ray_address=ray_address, shared={"load": load, "seed": seed}, retries=0, progress=False,
+        )  # fmt: skip
+    except SweepError as error:
+        raise error.__cause__ from None
     rows = []
-    for name in names:
-        spec, workers = FIG6_SYSTEMS[name]
-        scenario = fig6_scenario(load, workers)
-        res = _run.simulate(scenario, scheduler=spec, seed=seed)
-        pinned = []  # Clipper+ never unloads; SM+ keeps its first variant
-        if spec.startswith("clipper_plus"):
-            pinned = [(w, workers[0]["models"][0]) for w in range(workers[0]["count"])]
-        elif spec.startswith("sm_plus"):
-            pinned = [(0, workers[0]["models"][0])]
-        c = res.columns
-        done = c["status"] == COMPLETED
-        within = done & (c["finish_ns"] <= int(horizon * 1e9))
-        s = res.summary()
-        rows.append(
-            {
-                "system": name,
-                "load": load,
-                "cost": variant_cost(res, horizon, pinned),
-                "throughput_qps": float(within.sum()) / horizon,
-                "demand_qps": float(len(c["status"])) / horizon,
-                "slo_violation_rate": s["slo_violation_rate"],
-                "served_by": served_by(res),
-            }
-        )
+    for r in frame.to_dict("records"):
+        r["served_by"] = dict(r["served_by"])  # pairs through the sweep (it flattens dicts)
+        rows.append({k: r[k] for k in ROW_KEYS})
     base = next((r["cost"] for r in rows if r["system"] == "infaas"), None)
     for r in rows:
         r["cost_vs_infaas"] = r["cost"] / base if base else None
     return rows
+
+
+ROW_KEYS = (
+    "system",
+    "load",
+    "cost",
+    "throughput_qps",
+    "demand_qps",
+    "slo_violation_rate",
+    "served_by",
+)
+
+
+def fig6_point(system: str, load: str, seed: int) -> dict[str, Any]:
+    """One system of a Fig. 6 panel (module level: sweep workers import it)."""
+    interval, rates = FIG6_LOADS[load]
+    horizon = interval * len(rates)
+    spec, workers = FIG6_SYSTEMS[system]
+    scenario = fig6_scenario(load, workers)
+    res = _run.simulate(scenario, scheduler=spec, seed=seed)
+    pinned = []  # Clipper+ never unloads; SM+ keeps its first variant
+    if spec.startswith("clipper_plus"):
+        pinned = [(w, workers[0]["models"][0]) for w in range(workers[0]["count"])]
+    elif spec.startswith("sm_plus"):
+        pinned = [(0, workers[0]["models"][0])]
+    c = res.columns
+    done = c["status"] == COMPLETED
+    within = done & (c["finish_ns"] <= int(horizon * 1e9))
+    return {
+        "load": load,
+        "cost": variant_cost(res, horizon, pinned),
+        "throughput_qps": float(within.sum()) / horizon,
+        "demand_qps": float(len(c["status"])) / horizon,
+        "slo_violation_rate": res.summary()["slo_violation_rate"],
+        "served_by": sorted(served_by(res).items()),
+    }
 
 
 def format_fig6(rows: list[dict[str, Any]]) -> str:

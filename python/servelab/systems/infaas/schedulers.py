@@ -46,11 +46,26 @@ def infaas_spec(
     )
 
 
-def clipper_plus_spec() -> str:
-    """The Clipper+ baseline (no parameters)."""
-    return "clipper_plus"
+def _models_list(app_models: Sequence[str]) -> str:
+    if isinstance(app_models, str):
+        raise ValueError(f"app_models={app_models!r} must be a list of names, not a string")
+    return ",".join(app_models)
 
 
-def sm_plus_spec(startup_s: float = 20.0, idle_s: float = 60.0, max_workers: int = 16) -> str:
-    """The SM+ baseline."""
-    return "sm_plus(" + _args(startup_s=startup_s, idle_s=idle_s, max_workers=max_workers) + ")"
+def clipper_plus_spec(app_models: Sequence[str] = ()) -> str:
+    """The Clipper+ baseline; app_models: the variant pinned to each application, by index."""
+    listed = _models_list(app_models)
+    return f"clipper_plus(app_models={listed!r})" if listed else "clipper_plus"
+
+
+def sm_plus_spec(
+    startup_s: float = 20.0,
+    idle_s: float = 60.0,
+    max_workers: int = 16,
+    app_models: Sequence[str] = (),
+) -> str:
+    """The SM+ baseline; app_models: each application's fixed variant, by index."""
+    args = {"startup_s": startup_s, "idle_s": idle_s, "max_workers": max_workers}
+    if app_models:
+        args["app_models"] = _models_list(app_models)
+    return "sm_plus(" + _args(**args) + ")"

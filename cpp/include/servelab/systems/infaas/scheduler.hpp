@@ -24,6 +24,16 @@ struct ModelScaling {
   double period_s = 1.0;  // Sec. 5: "a 1 second polling interval"
   double slack = 1.05;    // Sec. 5: the slack-threshold (minimum headroom)
   double window_s = 5.0;  // the load is measured over this window (our choice)
+  // Sec. 4.2.3's last line: requests are dispatched to workers by online bin packing (best fit:
+  // the busiest instance of the chosen variant that still meets the deadline) instead of
+  // getVariant's least-loaded worker.
+  bool best_fit = false;
+  // The load is the larger of the window's average and the last period's rate (tried for
+  // spikes: see docs/infaas.md, "The fluctuating load"); false: the window's average only.
+  bool fast_up = false;
+  // More replicas may be placed while an application's loads are under way (pending instances
+  // count as running); false: one scaling action at a time.
+  bool concurrent_loads = true;
 };
 
 // Offline applications (Sec. 4.2.3, 6.3.2): their queries wait in the central queue and run
@@ -38,10 +48,15 @@ struct OfflineServing {
 };
 
 // models: the registered models queries may be served by (empty: every model of the profile).
+// app_models: by application index, the model (profile model name, or a name prefix ending in '*')
+// its queries ask for; its variants are then that application's only candidates (empty: model-less).
 std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models = {}, VmScaling vm = {},
-                                                        ModelScaling scaling = {}, OfflineServing offline = {});
-std::shared_ptr<sched::Scheduler> make_clipper_plus();
-// SM+: one fixed variant scaled horizontally (replicas, then new workers of its hardware).
+                                                        ModelScaling scaling = {}, OfflineServing offline = {},
+                                                        std::vector<std::string> app_models = {});
+// app_models: the variant (profile model) pre-selected for each application, by index (empty: none).
+std::shared_ptr<sched::Scheduler> make_clipper_plus(std::vector<std::string> app_models = {});
+// SM+: one fixed variant per application scaled horizontally (replicas, then new workers of its
+// hardware).
 std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s = 20.0, double idle_s = 60.0,
-                                               std::int64_t max_workers = 16);
+                                               std::int64_t max_workers = 16, std::vector<std::string> app_models = {});
 }  // namespace servelab::infaas
