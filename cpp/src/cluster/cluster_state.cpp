@@ -46,7 +46,7 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
   for (const auto& app : spec.workload->apps()) {
     app_names_.push_back(app.name);
     app_slo_.push_back(app.slo);
-    app_floor_.push_back(static_cast<float>(app.accuracy_floor));
+    app_floor_.push_back(workload::stored_accuracy_floor(app.accuracy_floor));
   }
   if (spec.records.streaming()) {
     record_mode_ = spec.records;

@@ -43,7 +43,7 @@ class Generator {
     q.size = app.sizes ? app.sizes->sample(size_rng(a)) : 1;
     q.arrival = *t;
     q.deadline = *t > kMaxNanos - app.slo ? kMaxNanos : *t + app.slo;
-    q.accuracy_floor = static_cast<float>(app.accuracy_floor);
+    q.accuracy_floor = stored_accuracy_floor(app.accuracy_floor);
     return true;
   }
 

@@ -1,6 +1,7 @@
 // A query: one request from one application, carrying `size` items (its request batch).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "servelab/core/time.hpp"
@@ -17,5 +18,14 @@ struct Query {
   Nanos deadline = 0;        // arrival + the application's SLO
   float accuracy_floor = 0;  // the lowest model accuracy the application accepts (0: any)
 };
+
+// An application's accuracy floor as a query carries it (32 bits), rounded down, never up: a model
+// whose accuracy equals the floor (as a double) must pass `accuracy >= floor`, and rounding 0.749
+// to the nearest float (0.74900001...) ruled such a model out.
+inline float stored_accuracy_floor(double floor) {
+  float f = static_cast<float>(floor);
+  if (static_cast<double>(f) > floor) f = std::nextafter(f, 0.0f);
+  return f;
+}
 
 }  // namespace servelab::workload
