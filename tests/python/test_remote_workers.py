@@ -105,6 +105,9 @@ def test_worker_processes_serve_every_query(scheduler, workers, transport):
     assert np.all(c["exec_ns"] >= MS) and np.all(c["exec_ns"] < 100 * MS)
     service = c["finish_ns"] - c["start_ns"]
     assert np.all(service >= c["exec_ns"])  # the controller's wall time adds the transport
+    # The records gain each batch's transport time: the round trip less the worker's own time.
+    assert np.all(c["transport_ns"] > 0)
+    assert np.all(c["transport_ns"] <= service - c["exec_ns"])
 
 
 def test_transport_times_cover_every_query_and_split_the_round_trip():
@@ -120,6 +123,8 @@ def test_transport_times_cover_every_query_and_split_the_round_trip():
     merged = r.to_pandas().merge(t, on="id")
     assert (merged["exec_ns"] <= merged["worker_ns"]).all()
     assert (merged["finish_ns"] - merged["start_ns"] >= merged["round_trip_ns"]).all()
+    # The records' own column holds the same split, batch by batch.
+    assert (merged["transport_ns_x"] == merged["transport_ns_y"]).all()
     assert len(transport_times()) == 0  # the log was taken
 
 

@@ -110,6 +110,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
         const auto id = state_->arrive(*next);
         next->id = id;
         exec_.resize(static_cast<std::size_t>(id) + 1, -1);
+        if (remote_batches_) transport_.resize(exec_.size(), -1);
         scheduler.on_arrival(*next, *state_, *state_);
         state_->place_if_unplaced(id);
         next = stream->next();
@@ -146,6 +147,15 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       if (result.queries.status[id] != static_cast<std::int8_t>(cluster::QueryStatus::Completed)) exec_[id] = -1;
     }
     result.world_columns.emplace_back("exec_ns", std::move(exec_));
+    // Only runs with batches served in other processes gain the column (in-process records are
+    // unchanged).
+    if (remote_batches_) {
+      transport_.resize(result.queries.size_of(), -1);
+      for (std::size_t id = 0; id < transport_.size(); ++id) {
+        if (result.queries.status[id] != static_cast<std::int8_t>(cluster::QueryStatus::Completed)) transport_[id] = -1;
+      }
+      result.world_columns.emplace_back("transport_ns", std::move(transport_));
+    }
     return result;
   }
 
@@ -161,6 +171,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       failures_[worker] = out_of_service_[worker];
       started_[worker] = now_;
       exec_by_worker_[worker] = 0;
+      transport_by_worker_[worker] = -1;
       events_.push({now_, Kind::BatchDone, seq_++, worker});
       return;
     }
@@ -208,6 +219,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     const auto n = std::max(started_.size(), static_cast<std::size_t>(worker) + 1);
     started_.resize(n, 0);
     exec_by_worker_.resize(n, 0);
+    transport_by_worker_.resize(n, -1);
     failures_.resize(n);
     running_.resize(n);
     out_of_service_.resize(n);
@@ -238,6 +250,11 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       }
       started_[c.worker] = c.start;
       exec_by_worker_[c.worker] = c.exec;
+      transport_by_worker_[c.worker] = c.transport;
+      if (c.transport >= 0 && !remote_batches_) {
+        remote_batches_ = true;
+        transport_.assign(exec_.size(), -1);
+      }
       events_.push({c.finish, Kind::BatchDone, seq_++, c.worker});
       --in_flight_;
     }
@@ -282,6 +299,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     failures_[worker] = out_of_service_[worker];
     started_[worker] = dispatched_[worker];
     exec_by_worker_[worker] = at - dispatched_[worker];
+    transport_by_worker_[worker] = -1;
     events_.push({at, Kind::BatchDone, seq_++, worker});
   }
 
@@ -289,6 +307,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     if (e.kind != Kind::BatchDone) return cluster::deliver(e, 0, *state_, scheduler);
     const auto worker = static_cast<WorkerId>(e.payload);
     for (const auto id : running_[worker]) exec_[id] = exec_by_worker_[worker];
+    if (remote_batches_) {
+      for (const auto id : running_[worker]) transport_[static_cast<std::size_t>(id)] = transport_by_worker_[worker];
+    }
     if (failures_[worker].empty()) return cluster::deliver(e, started_[worker], *state_, scheduler);
     // The scheduler learns the worker is free like after any batch; the queries end dropped.
     const auto done = state_->fail_batch(worker, started_[worker], e.time, failures_[worker]);
@@ -349,6 +370,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   cluster::WorldEventQueue events_;
   std::vector<Nanos> started_;                           // by worker: its current completed batch's start stamp
   std::vector<Nanos> exec_by_worker_;                    // by worker: that batch's exec time
+  std::vector<Nanos> transport_by_worker_;               // by worker: that batch's transport time (-1: none)
   std::vector<std::string> failures_;                    // by worker: why that batch failed ("": it did not)
   std::vector<std::vector<workload::QueryId>> running_;  // by worker: the queries of its batch
   std::vector<std::string> out_of_service_;              // by worker: why its batches fail at once ("": in service)
@@ -358,6 +380,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::set<std::string> failure_reasons_;
   std::vector<Nanos> exec_;  // by query: its batch's exec time, -1 unless completed
+  // By query: its batch's transport time (ExecReport::transport), kept once a batch reported one.
+  std::vector<Nanos> transport_;
+  bool remote_batches_ = false;
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   std::vector<std::unique_ptr<WorkerThread>> threads_;  // by worker; null once abandoned
 };

@@ -95,6 +95,7 @@ void WorkerThread::loop(std::stop_token stop) {
     }
     done.finish = clock_->now();
     done.exec = report.compute >= 0 ? report.compute : done.finish - done.start;
+    done.transport = report.transport;
     if (stop.stop_requested()) return;  // the run is over or gave up on this batch: nobody reads it
     inbox_->post(std::move(done));
   }

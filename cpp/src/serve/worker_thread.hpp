@@ -41,7 +41,8 @@ class RunClock {
 struct Completion {
   sched::WorkerId worker = -1;
   Nanos start = 0, finish = 0;
-  Nanos exec = 0;  // the executor's own measure (ExecReport::compute), else finish - start
+  Nanos exec = 0;        // the executor's own measure (ExecReport::compute), else finish - start
+  Nanos transport = -1;  // ExecReport::transport: to another process and back; -1: in process
   std::exception_ptr error;
 };
 

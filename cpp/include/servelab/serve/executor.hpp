@@ -45,6 +45,9 @@ struct ExecReport {
   // The executor's own measure of the batch in ns (e.g. the model's forward pass, without making
   // the inputs); -1: not measured, the loop records run()'s wall time instead.
   Nanos compute = -1;
+  // Time the batch spent travelling to another process and back (the round trip less the worker
+  // process's own time); -1: the batch ran in this process. Recorded per query as transport_ns.
+  Nanos transport = -1;
 };
 
 // One batch to run. References stay valid until run() returns.

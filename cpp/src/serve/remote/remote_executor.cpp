@@ -225,10 +225,14 @@ class RemoteExecutor final : public Executor {
     } catch (const ProtocolError& e) {
       lose(str("sent a bad reply: ", e.what()), batch.queries, id, sent);
     }
-    log(std::move(batch.queries), id, sent, reply.worker_ns, reply.status == Status::Ok);
+    const Nanos round_trip = (Clock::now() - sent).count();
+    log(std::move(batch.queries), id, round_trip, reply.worker_ns, reply.status == Status::Ok);
     switch (reply.status) {
       case Status::Ok:
-        if (request.report) request.report->compute = reply.exec_ns;
+        if (request.report) {
+          request.report->compute = reply.exec_ns;
+          request.report->transport = std::max<Nanos>(round_trip - reply.worker_ns, 0);
+        }
         return;
       case Status::ExecutorFailed:  // this batch only
         throw RuntimeError(str("worker process at ", spec_->address.text(), ": ", reply.error));
@@ -242,10 +246,8 @@ class RemoteExecutor final : public Executor {
   std::string describe() const override { return str("remote(address='", spec_->address.text(), "') -> ", hosted_); }
 
  private:
-  void log(std::vector<workload::QueryId> queries, std::uint64_t id, Clock::time_point sent, Nanos worker_time,
-           bool ok) {
-    TransportLog::global().add(
-        {spec_->address.text(), worker_, id, (Clock::now() - sent).count(), worker_time, ok, std::move(queries)});
+  void log(std::vector<workload::QueryId> queries, std::uint64_t id, Nanos round_trip, Nanos worker_time, bool ok) {
+    TransportLog::global().add({spec_->address.text(), worker_, id, round_trip, worker_time, ok, std::move(queries)});
   }
 
   // The connection is gone: this batch and every later one fail with the same message (one drop
@@ -253,7 +255,7 @@ class RemoteExecutor final : public Executor {
   [[noreturn]] void lose(const std::string& why, const std::vector<workload::QueryId>& queries, std::uint64_t id,
                          Clock::time_point sent) {
     connection_.abort();
-    if (!queries.empty()) log(queries, id, sent, -1, false);
+    if (!queries.empty()) log(queries, id, (Clock::now() - sent).count(), -1, false);
     lost_ = str("the worker process at ", spec_->address.text(), " ", why);
     throw WorkerLost(lost_);
   }
