@@ -50,7 +50,9 @@ _EXPORTS = {
         "sim_policy",
     ),
     "tune_simulated": "sim_tuning",
-    **dict.fromkeys(("ProfilerFit", "concurrent_batch_ms", "fit_from_profiler"), "calibration"),
+    **dict.fromkeys(
+        ("ProfilerFit", "concurrent_batch_ms", "fit_cells", "fit_from_profiler"), "calibration"
+    ),
     **dict.fromkeys(("PAPER", "format_comparison", "format_region_sweep"), "paper"),
     **dict.fromkeys(("DATA_ENV", "data_dir", "read_trace_gaps"), "data"),
     **dict.fromkeys(("plot_convergence", "plot_region_sweep", "plot_regret"), "plotting"),

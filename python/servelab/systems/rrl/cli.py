@@ -4,7 +4,7 @@
     servelab rrl tune     --space gpu --workload spiky --rate 61 --objective slo --slo-ms 520 --json
     servelab rrl simulate --space cpu --cores 16 --workload trace --rate 14 --config 2,1,8
     servelab rrl simulate --space cpu --cores 8 --workload dynamic --rate 7 --oracle --json
-    servelab rrl fit      --executor "recsys(model='rm2', backend='onednn')" --threads 1,2 --json
+    servelab rrl fit      --executor "recsys(model='rm2', backend='onednn')" --inter-op 1,2 --json
 
 `tune` runs simulated tuning experiments (the learners against the static oracle) and reports
 convergence, the final configuration and regret; `simulate` serves a workload under one
@@ -175,6 +175,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     fit = calibration.fit_from_profiler(
         args.executor,
         threads=args.threads,
+        inter_op=args.inter_op,
         concurrency=args.concurrency,
         batch=args.batch,
         repeats=args.repeats,
@@ -188,8 +189,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
           f"(load average {out['load_average']:.1f})")  # fmt: skip
     for r in out["rows"]:
         print(
-            f"  intra_op {r['intra_op']}, {r['in_service']} in service: measured "
-            f"{r['measured_ms']:.2f} ms, fitted {r['fitted_ms']:.2f} ms"
+            f"  inter_op {r['inter_op']}, intra_op {r['intra_op']}, {r['in_service']} in service: "
+            f"measured {r['measured_ms']:.2f} ms, fitted {r['fitted_ms']:.2f} ms, "
+            f"rms error {r['rms_relative_error']:.3f} over {r['samples']} batches"
         )
     params = ", ".join(f"{k}={v:.3g}" for k, v in out["params"].items())
     print(f"  fitted {params}; rms relative error {out['rms_relative_error']:.3f}")
@@ -235,6 +237,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--executor", default="recsys(model='rm2', backend='onednn')", help="executor spec"
     )
     fit.add_argument("--threads", type=_int_list, default=[1, 2], help="intra-op threads, 1,2")
+    fit.add_argument(
+        "--inter-op", type=_int_list, default=[1, 2], help="inter-op threads, 1,2 (1: not varied)"
+    )
     fit.add_argument(
         "--concurrency", type=_int_list, default=[1, 2], help="requests in service, 1,2"
     )
