@@ -86,7 +86,13 @@ class FakeView final : public sched::ClusterView, public sched::Actions {
   void enqueue(sched::QueryId id) override {
     if (std::find(central_.begin(), central_.end(), id) == central_.end()) central_.push_back(id);
   }
-  void enqueue_to_worker(sched::WorkerId, sched::QueryId) override { throw ValueError("not supported"); }
+  void enqueue_to_worker(sched::WorkerId w, sched::QueryId id) override {
+    const auto it = std::find(central_.begin(), central_.end(), id);
+    if (it == central_.end()) throw ValueError("enqueue of a query that is not pending");
+    central_.erase(it);
+    worker_queues_.at(w).push_back(id);
+    enqueued.emplace_back(w, id);
+  }
   void drop(sched::QueryId id, std::string_view) override { dropped.push_back(id); }
   void set_timer(Nanos at, std::int64_t tag) override { timers.emplace_back(at, tag); }
   sched::WorkerId add_worker(std::string_view, std::span<const sched::ModelId>, Nanos) override {
@@ -98,6 +104,7 @@ class FakeView final : public sched::ClusterView, public sched::Actions {
   void set_config(sched::WorkerId, std::string_view, std::int64_t) override { throw ValueError("not supported"); }
 
   std::vector<std::pair<sched::WorkerId, sched::QueryId>> dispatched;
+  std::vector<std::pair<sched::WorkerId, sched::QueryId>> enqueued;  // into a worker's own queue
   std::vector<sched::QueryId> dropped;
   std::vector<std::pair<Nanos, std::int64_t>> timers;  // (at, tag)
 

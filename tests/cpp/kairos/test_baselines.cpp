@@ -83,6 +83,23 @@ TEST(Clockwork, JoinsTheQueueWhereTheQueryFinishesFirst) {
   EXPECT_DOUBLE_EQ(ms(r.queries.finish[1]), 240.0);
 }
 
+TEST(Clockwork, AWorkerPastItsPredictedEndCompetesFromNow) {
+  // In the serving loop a batch can run past its predicted end. CPU w0 is predicted busy until
+  // 14 ms, CPU w1 until 5 ms; a 1-item query takes 6 ms. At 0 ms the first query queues on w1
+  // (done at 5 + 6 = 11 ms). At 10 ms w1 is still running: the next query would finish there at
+  // 10 + 6 + 6 = 22 ms, on w0 at 14 + 6 = 20 ms, so it goes to w0 (not to w1 by its 11 ms).
+  testing::FakeView view{testing::gpu_cpu_profile()};
+  view.add_worker("cpu", 14 * kNanosPerMilli);
+  view.add_worker("cpu", 5 * kNanosPerMilli);
+  auto policy = registry().make("clockwork(qos_ms=1000)");
+  policy->on_start(view, view);
+  policy->on_arrival(view.query(view.add_query(1, 0, kNanosPerSecond)), view, view);
+  view.set_now(10 * kNanosPerMilli);
+  policy->on_arrival(view.query(view.add_query(1, view.now(), kNanosPerSecond)), view, view);
+  using Enqueued = std::vector<std::pair<sched::WorkerId, sched::QueryId>>;
+  EXPECT_EQ(view.enqueued, (Enqueued{{1, 0}, {0, 1}}));
+}
+
 TEST(Oracle, BaseTakesTheLargestAndAuxiliaryTheSmallestWithinQos) {
   // QoS 400 ms. t=0: 100 items -> GPU. Then 100, 10 and 60 items at 1, 2, 3 ms: the idle CPU
   // would miss QoS on 100 items (402 ms) and leaves it; it takes 10 at 2 ms (done at 44 ms), then

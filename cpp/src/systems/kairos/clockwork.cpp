@@ -11,9 +11,11 @@
 // The best worker meeting QoS, when there is one, is the one finishing first overall, so one
 // argmin decides. It is indexed: workers with the same hardware and models form a class (same
 // model, same latency); each class keeps its workers free by now in a heap keyed by backlog, and
-// those still busy in heaps keyed by busy_until + backlog and by busy_until (to move them to the
-// first heap once now passes it). A query looks at the tops of each class: O(classes + log W),
-// the same choice as a scan of every worker.
+// those still busy in a heap keyed by busy_until + backlog. A busy worker whose batch is due moves
+// to the first heap when it reaches the top of the second: one lower in that heap can never win
+// (it would finish at now + backlog >= its key >= the top's, ties going to the top's lower id). A
+// query looks at the tops of each class: O(classes + log W), the same choice as a scan of every
+// worker.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -51,9 +53,9 @@ class Clockwork final : public sched::Scheduler {
       const ModelId m = sched::pick_model(view, rep, query);
       if (m < 0) continue;
       const Nanos own = view.predicted_latency(rep, m, query.size);
-      while (!ends_[c].empty() && ends_[c].top().first <= now) {  // its batch is due: free from now on
-        const WorkerId w = ends_[c].top().second;
-        ends_[c].erase(w);
+      while (!busy_[c].empty()) {  // the top's batch is due: free from now on
+        const auto [key, w] = busy_[c].top();
+        if (key - backlog_[w] > now) break;  // key = busy_until + backlog
         busy_[c].erase(w);
         free_[c].set(w, backlog_[w]);
       }
@@ -87,18 +89,22 @@ class Clockwork final : public sched::Scheduler {
  private:
   // Re-keys the worker after its queue, batch or status changed. It can start something new at
   // max(now, busy_until) (an overrunning batch is still running) plus everything queued there.
+  // Re-keyed in place when it stays on its side (a heap's top is the same whichever way it got
+  // there: the order (key, id) is total), so only a side change erases.
   void touched(WorkerId w, const ClusterView& view) {
     if (w >= known_) return sync(view);
     const auto c = classes_.of(w);
-    free_[c].erase(w);
-    busy_[c].erase(w);
-    ends_[c].erase(w);
-    if (!sched::is_live(view, w)) return;
+    if (!sched::is_live(view, w)) {
+      free_[c].erase(w);
+      busy_[c].erase(w);
+      return;
+    }
     const Nanos until = view.busy_until(w);
     if (until > view.now()) {
+      free_[c].erase(w);
       busy_[c].set(w, until + backlog_[w]);
-      ends_[c].set(w, until);
     } else {
+      busy_[c].erase(w);
       free_[c].set(w, backlog_[w]);
     }
   }
@@ -107,12 +113,18 @@ class Clockwork final : public sched::Scheduler {
     if (known_ == view.num_workers()) return;
     const WorkerId first = classes_.update(view);
     backlog_.resize(view.num_workers(), 0);
-    for (auto* heaps : {&free_, &busy_, &ends_}) heaps->resize(static_cast<std::size_t>(classes_.size()));
+    for (auto* heaps : {&free_, &busy_}) heaps->resize(static_cast<std::size_t>(classes_.size()));
     known_ = view.num_workers();
     for (WorkerId w = first; w < known_; ++w) touched(w, view);
   }
-  static Nanos latency(WorkerId w, const sched::Query& query, const ClusterView& view) {
-    return view.predicted_latency(w, sched::pick_model(view, w, query), query.size);
+  // Every worker of a class has the same model and latency: ask the class's representative
+  // (reading the worker's own model list misses the caches with thousands of workers).
+  ModelId model_for(WorkerId w, const sched::Query& query, const ClusterView& view) const {
+    return sched::pick_model(view, classes_.representative(classes_.of(w)), query);
+  }
+  Nanos latency(WorkerId w, const sched::Query& query, const ClusterView& view) const {
+    const WorkerId rep = classes_.representative(classes_.of(w));
+    return view.predicted_latency(rep, sched::pick_model(view, rep, query), query.size);
   }
   void serve_next(WorkerId w, const ClusterView& view, sched::Actions& actions) {
     sync(view);
@@ -123,9 +135,9 @@ class Clockwork final : public sched::Scheduler {
     }
     touched(w, view);
   }
-  static void start(WorkerId w, const sched::Query& query, const ClusterView& view, sched::Actions& actions) {
+  void start(WorkerId w, const sched::Query& query, const ClusterView& view, sched::Actions& actions) const {
     const QueryId id = query.id;
-    actions.dispatch(w, sched::pick_model(view, w, query), {&id, 1});
+    actions.dispatch(w, model_for(w, query, view), {&id, 1});
   }
 
   double qos_ms_;
@@ -133,8 +145,8 @@ class Clockwork final : public sched::Scheduler {
   std::string description_;
   std::vector<Nanos> backlog_;  // predicted work waiting in each worker's queue
   sched::WorkerClasses classes_;
-  // By class: workers free by now (key backlog), still busy (busy_until + backlog), their ends.
-  std::vector<sched::WorkerHeap> free_, busy_, ends_;
+  // By class: workers free by now (key backlog), still busy (busy_until + backlog).
+  std::vector<sched::WorkerHeap> free_, busy_;
   WorkerId known_ = 0;
 };
 
