@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -126,7 +128,25 @@ void expect_consistent(const RunResult& r, Nanos min_service) {
   EXPECT_EQ(counted, batch_total);
 }
 
+// The wall-clock precision checks measure how promptly this process is scheduled, which other
+// work on the machine spoils: they skip, saying why, when the 1-minute load average is over 1.5
+// per core (a test run on an otherwise idle machine, builds just finished included, stays under).
+std::optional<std::string> machine_too_busy_for_timing() {
+  double load = 0;
+  std::ifstream in("/proc/loadavg");
+  if (!(in >> load)) return std::nullopt;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (load <= 1.5 * cores) return std::nullopt;
+  return str("load average ", load, " on ", cores, " cores: wall-clock precision cannot be measured now");
+}
+
+#define SKIP_IF_MACHINE_TOO_BUSY_FOR_TIMING()                                 \
+  do {                                                                        \
+    if (const auto why = machine_too_busy_for_timing()) GTEST_SKIP() << *why; \
+  } while (0)
+
 TEST(WaitUntilPrecise, NeverEarlyAndTypicallyWithinTensOfMicroseconds) {
+  SKIP_IF_MACHINE_TOO_BUSY_FOR_TIMING();
   std::vector<Nanos> late;
   for (int i = 0; i < 300; ++i) {
     const auto deadline = SteadyClock::now() + std::chrono::microseconds(1000 + 7 * (i % 50));
@@ -193,6 +213,7 @@ TEST(EmulatedExecutor, FixedStatisticWaitsTheDecisionTableValue) {
 }
 
 TEST(Serve, FcfsKeepsTheConformanceRules) {
+  SKIP_IF_MACHINE_TOO_BUSY_FOR_TIMING();
   const auto threads_before = thread_count();
   auto spec = make_spec(300, 0.6, 3);
   auto scheduler = make_scheduler("fcfs");
@@ -230,6 +251,7 @@ TEST(Serve, RegistryPoliciesWithQueuesAndTimersKeepTheRules) {
 }
 
 TEST(Serve, AgreesWithTheSimulatorOnLatencyPercentiles) {
+  SKIP_IF_MACHINE_TOO_BUSY_FOR_TIMING();
   // Moderate load: 200 q/s on 2 workers of ~4.5 ms each (utilisation ~0.45), ~1.5 s of wall time.
   auto spec = make_spec(200, 1.5, 2);
   auto sim_policy = make_scheduler("fcfs");
@@ -260,6 +282,7 @@ TEST(Serve, AgreesWithTheSimulatorOnLatencyPercentiles) {
 }
 
 TEST(Serve, FixedServiceTimesAreWaitedPrecisely) {
+  SKIP_IF_MACHINE_TOO_BUSY_FOR_TIMING();
   auto spec = make_spec(150, 0.5, 2);
   spec.service_statistic = profile::Statistic::Mean;
   auto scheduler = make_scheduler("fcfs");
