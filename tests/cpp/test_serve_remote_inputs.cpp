@@ -29,7 +29,7 @@ InputArray typed(DType dtype, std::vector<std::int64_t> shape, const std::vector
   out.shape = std::move(shape);
   out.scalar = scalar;
   out.data.resize(values.size() * sizeof(T));
-  std::memcpy(out.data.data(), values.data(), out.data.size());
+  if (!values.empty()) std::memcpy(out.data.data(), values.data(), out.data.size());  // memcpy of null is UB
   return out;
 }
 

@@ -198,12 +198,16 @@ TEST(BatchTimeout, ABatchReturningLateUnderABatchingPolicyIsNotRecordedTwice) {
   auto gate = std::make_shared<Gate>();
   auto spec = make_spec(300, 0.6, 2);
   auto scheduler = catalogue::schedulers().make("batching(max_batch=4)");
-  // The hung batch returns 200 ms into the run, long after its 40 ms timeout and before the end.
-  std::jthread opener([gate] {
+  // The hung batch returns 200 ms after it began (long after its 40 ms timeout, before the end of
+  // the run): timed from its start, not the test's, so a slow start (a sanitizer build, a busy
+  // machine) cannot open the gate before worker 0's first batch reaches it.
+  std::jthread opener([gate](std::stop_token stop) {
+    while (gate->entered == 0 && !stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     gate->release();
   });
   const RunResult r = serve(spec, *scheduler, hanging_options(gate, 40 * kMs));
+  opener.request_stop();
   opener.join();
   check_timed_out_run(r,
                       "executor failed: hanging(worker=0): worker 0 ran a batch past batch_timeout_ms=40; the "
