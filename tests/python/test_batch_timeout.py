@@ -205,17 +205,29 @@ def test_a_cpp_executor_past_the_timeout_is_stopped_and_both_workers_leave_servi
 
 def test_ctrl_c_with_a_hung_batch_stops_after_the_grace_period_and_leaves_the_thread(sleeper):
     sc = _scenario("sleeper(hang_s=3.0)", horizon_s=10.0)
-    timer = threading.Timer(0.3, os.kill, args=(os.getpid(), signal.SIGINT))
-    start = time.monotonic()
-    timer.start()
+    sent_at: list[float] = []
+    done = threading.Event()
+
+    def interrupt_once_hung() -> None:
+        # Ctrl-C 0.3 s into worker 0's hung batch, timed from the batch, not from the test's start
+        # (a slow start, e.g. under a sanitizer, must not send it before the batch hangs).
+        while not any(s.hung for s in sleeper) and not done.wait(0.001):
+            pass
+        if not done.wait(0.3):
+            sent_at.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    interrupter = threading.Thread(target=interrupt_once_hung)
+    interrupter.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             servelab.serve(sc, batch_timeout_ms=2000, spin_us=0)
+        stopped = time.monotonic()
     finally:
-        timer.cancel()
-    print(
-        f"\nCtrl-C with a hung batch: serve raised {time.monotonic() - start - 0.3:.3f} s after it"
-    )
+        done.set()
+        interrupter.join()
+    assert sent_at, "the batch never hung"
+    print(f"\nCtrl-C with a hung batch: serve raised {stopped - sent_at[0]:.3f} s after it")
     # Worker 0 was still in its 3 s batch: after the grace period (1 s) its thread was left.
     assert _core.abandoned_worker_threads() == 1
     assert _wait_for_abandoned_threads() == 0
