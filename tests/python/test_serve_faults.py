@@ -108,29 +108,7 @@ def _max_queue_length(c: dict) -> int:
 def test_overload_keeps_queue_and_memory_bounded_and_accounts_for_every_query():
     sc = _overload(OVERLOAD_S)
     expected = len(servelab.simulate(sc))
-    out: dict = {}
-
-    def serve() -> None:
-        # Counted in this thread: its own exit may lag behind join() in /proc.
-        threads_before = _threads()
-        try:
-            out["result"] = servelab.serve(sc, spin_us=0)
-        except BaseException as e:  # reported by the main thread
-            out["error"] = e
-        out["threads"] = (threads_before, _threads())
-
-    samples: list[tuple[float, int]] = []
-    start = time.monotonic()
-    runner = threading.Thread(target=serve, daemon=True)
-    runner.start()
-    while runner.is_alive() and time.monotonic() - start < OVERLOAD_S + 30:
-        samples.append((time.monotonic() - start, _rss_bytes()))
-        runner.join(0.25)
-    wall = time.monotonic() - start
-    assert not runner.is_alive(), f"serve still running {wall:.1f} s after a {OVERLOAD_S} s run"
-    assert "error" not in out, out.get("error")
-    r = out["result"]
-    before, after = out["threads"]
+    r, samples, wall, (before, after) = _serve_sampling_rss(sc, OVERLOAD_S)
     assert after == before  # every worker thread joined
 
     _check_every_query_ended_once(r, expected)
