@@ -1,8 +1,9 @@
 """Straightforward Python implementations of Hera's Algorithm 1 (co-location affinity for every
 pair) and Algorithm 2 (the cluster scheduler, Hera's selection and DeepRecSys), written from the
 paper's pseudo-code with the same choices servelab documents (ways 1..K-1; a low model's partner
-is the highest-affinity high model still short of its target; alone when none is left). The
-benchmark checks that servelab gives the same answers before timing both."""
+is the highest-affinity high model still short of its target, else the highest-affinity low model
+still short whose pair keeps EMU >= 1; alone when none is left). The benchmark checks that
+servelab gives the same answers before timing both."""
 
 from __future__ import annotations
 
@@ -55,11 +56,17 @@ def schedule(isolated, high, aff, pair_qps, target, selection="hera"):
         if high[i]:
             continue
         while serviced[i] < target[i]:
-            partner, best = -1, -1.0
-            for j in range(n):
-                ok = j != i and pair_qps[i][j] > 0 and pair_qps[j][i] > 0
-                if high[j] and serviced[j] < target[j] and ok and aff[i][j] > best:
-                    best, partner = aff[i][j], j
+            partner = -1
+            for want_high in (True, False):  # high models first, then a low one
+                best = -1.0
+                for j in range(n):
+                    ok = j != i and pair_qps[i][j] > 0 and pair_qps[j][i] > 0
+                    emu = ok and pair_qps[i][j] / isolated[i] + pair_qps[j][i] / isolated[j]
+                    ok = ok and (want_high or emu >= 1.0)
+                    if high[j] == want_high and serviced[j] < target[j] and ok and aff[i][j] > best:
+                        best, partner = aff[i][j], j
+                if partner >= 0:
+                    break
             add(i, partner)
     for i in range(n):
         if high[i]:

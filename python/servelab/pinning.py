@@ -15,6 +15,11 @@ group unpinned. Only ``servelab.serve`` pins (each worker pins its own thread wi
 ``sched_setaffinity`` before its first batch); the simulator ignores both keys. The run's
 ``meta["pinning"]`` lists, per pinned worker, the core asked for, the affinity the kernel
 applied and the thread id.
+
+A worker process (``servelab worker --cores 0``, ``run_worker(cores=...)``,
+``LocalWorkers(n, executor, cores=... or pin=...)``) is pinned as a whole: ``pin_process`` sets
+the affinity of every thread it has, and the threads it starts later (the one per connection that
+runs the batches, an executor's pools) inherit it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,50 @@ def check_group(path: str, group: Mapping[str, Any]) -> None:
         for c in cores:
             if isinstance(c, bool) or not isinstance(c, int) or c < 0:
                 raise ValueError(f"{path}.cores={list(cores)!r}: {c!r} is not a core number >= 0")
+
+
+def check_cores(option: str, cores: Any) -> list[int]:
+    """``cores`` as a list of CPUs this process may run on. ValueError naming ``option``, the
+    value and the allowed set when one is not a core number, does not exist or is not allowed."""
+    if isinstance(cores, (str, bytes)) or not isinstance(cores, Sequence) or not cores:
+        raise ValueError(f"{option}={cores!r} must be a non-empty list of core numbers")
+    allowed = allowed_cpus()
+    for c in cores:
+        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+            raise ValueError(f"{option}={list(cores)!r}: {c!r} is not a core number >= 0")
+        if c not in allowed:
+            present = os.cpu_count() or len(allowed)
+            why = "does not exist" if c >= present else "is not allowed"
+            raise ValueError(
+                f"{option}={list(cores)!r}: core {c} {why}; this process may use {set(allowed)}"
+            )
+    return [int(c) for c in cores]
+
+
+def process_affinity(pid: int = 0) -> list[int]:
+    """The CPUs any thread of process ``pid`` (0: this one) may run on, ascending: the union over
+    its threads, so one thread left unpinned shows."""
+    folder = Path(f"/proc/{pid or os.getpid()}/task")
+    cpus: set[int] = set()
+    for task in folder.iterdir():
+        try:
+            cpus |= os.sched_getaffinity(int(task.name))
+        except ProcessLookupError:  # the thread ended meanwhile
+            continue
+    return sorted(cpus)
+
+
+def pin_process(cores: Sequence[int]) -> list[int]:
+    """Pins every thread of this process to ``cores`` (checked as ``check_cores("cores", ...)``)
+    and returns ``process_affinity()``; threads started afterwards inherit the affinity of the
+    thread that starts them. OSError with the system's reason when the kernel refuses."""
+    wanted = set(check_cores("cores", list(cores)))
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), wanted)
+        except ProcessLookupError:
+            continue
+    return process_affinity()
 
 
 def allowed_cpus() -> list[int]:

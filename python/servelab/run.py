@@ -17,6 +17,7 @@ from .executors import ExecutorBuilder, make_executor, query_inputs, spec_string
 from .pinning import core_plan
 from .results import Result
 from .scenario import Scenario, load_scenario
+from .worker_process import remote_pinning
 
 
 def _scenario(scenario: Any, overrides: dict[str, Any]) -> Scenario:
@@ -133,6 +134,11 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
             if built is not None:
                 group["executor"] = built.describe()
         raw["meta"]["executors"] = [b.describe() if b else "emulated" for b in executors]
+        # a remote group's worker process pinned by LocalWorkers: what it applied
+        counts = [int(w.get("count", 1)) for w in sc.workers]
+        remote = remote_pinning(raw["meta"]["executors"], counts)
+        if remote:
+            raw["meta"]["pinning"] = [*raw["meta"].get("pinning", []), *remote]
     return Result(raw["columns"], raw["workers"], raw["meta"], streamed=raw.get("streamed"))
 
 

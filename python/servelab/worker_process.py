@@ -12,7 +12,10 @@ Workers on another host listen on TCP (``--listen tcp:0.0.0.0:7000 --allow-remot
 controller names them: ``remote(address='tcp:host:7000')``. An executor written in Python is
 hosted once the worker imports the module that registers it (``--import mylab.executors``,
 ``LocalWorkers(..., imports=[...])``). A run's own inputs (``serve(inputs=...)``) travel with each
-batch to the workers whose executor reads them. See docs/scale-out.md.
+batch to the workers whose executor reads them. A worker process is pinned as a whole
+(``--cores 0``, ``run_worker(cores=...)``, ``LocalWorkers(n, executor, cores=[0, 1])`` or
+``pin="compact"``: process i on one core); a run whose group is served by a worker that
+``LocalWorkers`` started lists that pinning in ``meta["pinning"]``. See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -32,7 +36,10 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-__all__ = ["LocalWorkers", "remote_spec", "run_worker", "transport_times"]
+__all__ = ["LocalWorkers", "remote_pinning", "remote_spec", "run_worker", "transport_times"]
+
+#: the pinned worker processes LocalWorkers started and has not stopped, by address
+_PINNED: dict[str, dict[str, Any]] = {}
 
 
 def _quoted(field: str, text: str) -> str:
@@ -61,11 +68,19 @@ def remote_spec(address: str, executor: Any = None, **params: Any) -> str:
     return f"remote({', '.join(parts)})"
 
 
-def _print_ready(address: str, executor: str, as_json: bool = False) -> None:
+def _print_ready(
+    address: str, executor: str, as_json: bool = False, cores: list[int] | None = None
+) -> None:
+    """The ready line; ``affinity`` is what the kernel reports for this process's threads now."""
+    from .pinning import process_affinity
+
+    affinity = process_affinity()
     if as_json:
-        print(json.dumps({"address": address, "executor": executor}), flush=True)
+        line = {"address": address, "executor": executor, "cores": cores, "affinity": affinity}
+        print(json.dumps(line), flush=True)
     else:
-        print(f"servelab worker listening on {address} hosting {executor}", flush=True)
+        pinned = f", pinned to cores {affinity}" if cores is not None else ""
+        print(f"servelab worker listening on {address} hosting {executor}{pinned}", flush=True)
 
 
 def run_worker(
@@ -74,24 +89,36 @@ def run_worker(
     *,
     allow_remote: bool = False,
     ready: Callable[[str, str], None] | None = None,
+    cores: Sequence[int] | None = None,
 ) -> None:
     """Hosts ``executor`` at ``listen`` (``unix:PATH`` or ``tcp:HOST:PORT``; port 0 picks a free
     one) and serves ``remote`` executors until Ctrl-C or SIGTERM, then returns.
 
     A TCP address other than loopback needs ``allow_remote=True``: the protocol has no
-    authentication. ``ready(address, executor)`` is called once listening (default: prints one
-    line). Bad arguments raise ValueError; an address in use raises RuntimeError.
+    authentication. ``cores``: pins this process, every thread it has and so every thread it
+    starts (the ones that run the batches, the executor's pools), to these CPUs before the
+    executor is built. ``ready(address, executor)`` is called once listening (default: prints
+    one line). Bad arguments raise ValueError (a core that does not exist or is not allowed
+    names the allowed set); an address in use raises RuntimeError.
     """
     from . import _core
     from .executors import make_executor
+    from .pinning import check_cores, pin_process
 
+    pinned = None
+    if cores is not None:
+        pinned = check_cores("cores", cores)
+        pin_process(pinned)
     builder = make_executor(executor)
     inputs, width = _inputs_taken(builder)
     worker = _core.RemoteWorker(
         str(listen), builder, allow_remote=bool(allow_remote), inputs=inputs, width=width
     )
     try:
-        (ready or _print_ready)(worker.address, worker.executor)
+        if ready is None:
+            _print_ready(worker.address, worker.executor, cores=pinned)
+        else:
+            ready(worker.address, worker.executor)
         with _terminate_as_interrupt():
             worker.serve()
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the normal way a worker ends
@@ -165,6 +192,13 @@ class LocalWorkers:
     modules each worker imports first (``servelab worker --import``), e.g. one that registers
     the executor written in Python it hosts; they must be importable by the worker process
     (its ``sys.path`` starts with the current folder, then ``PYTHONPATH``).
+
+    ``cores=[2, 3]`` pins worker process ``i`` (every thread of it) to ``cores[i % len]``;
+    ``pin="compact"`` or ``"spread"`` hands out this process's allowed CPUs in that order
+    (``servelab.pinning.cpu_order``), ``"none"`` (the default) pins nothing. A core that does
+    not exist or is not allowed is a ValueError before any process starts. ``pinning`` lists,
+    per pinned process, the core asked for and the affinity its threads reported when ready;
+    a serving run whose group is served by one of them adds that to ``meta["pinning"]``.
     """
 
     def __init__(
@@ -175,6 +209,8 @@ class LocalWorkers:
         transport: str = "unix",
         start_timeout_s: float = 60.0,
         imports: Sequence[str] = (),
+        cores: Sequence[int] | None = None,
+        pin: str | None = None,
     ) -> None:
         from .executors import spec_string
 
@@ -188,8 +224,10 @@ class LocalWorkers:
             raise ValueError(f"imports={imports!r} must be a list of module names")
         self.imports = list(imports)
         self.executor = spec_string(executor)
+        self.cores = _process_cores(count, cores, pin)
         self.processes: list[subprocess.Popen[str]] = []
         self.addresses: list[str] = []
+        self.pinning: list[dict[str, Any]] = []
         self._folder = (
             tempfile.TemporaryDirectory(prefix="servelab-w-") if transport == "unix" else None
         )
@@ -199,19 +237,32 @@ class LocalWorkers:
                     listen = f"unix:{os.path.join(self._folder.name, f'w{i}.sock')}"
                 else:
                     listen = "tcp:127.0.0.1:0"
-                self.processes.append(self._spawn(listen))
+                self.processes.append(self._spawn(listen, self.cores[i]))
             deadline = time.monotonic() + start_timeout_s
-            for p in self.processes:
-                self.addresses.append(_wait_ready(p, deadline, start_timeout_s))
+            for i, p in enumerate(self.processes):
+                ready = _wait_ready(p, deadline, start_timeout_s)
+                self.addresses.append(str(ready["address"]))
+                if self.cores[i] is not None:
+                    record = {
+                        "worker": i,
+                        "address": self.addresses[i],
+                        "pid": p.pid,
+                        "core": self.cores[i],
+                        "applied": list(ready["affinity"]),
+                    }
+                    self.pinning.append(record)
+                    _PINNED[record["address"]] = record
         except BaseException:
             self.close()
             raise
 
-    def _spawn(self, listen: str) -> subprocess.Popen[str]:
+    def _spawn(self, listen: str, core: int | None) -> subprocess.Popen[str]:
         command = [sys.executable, "-m", "servelab", "worker", "--json"]
         command += ["--listen", listen, "--executor", self.executor]
         for module in self.imports:
             command += ["--import", module]
+        if core is not None:
+            command += ["--cores", str(core)]
         return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
 
     def spec(self, i: int, **params: Any) -> str:
@@ -224,6 +275,8 @@ class LocalWorkers:
 
     def close(self) -> None:
         """Stops every worker (SIGTERM, then SIGKILL after 10 s) and waits for it."""
+        for record in self.pinning:
+            _PINNED.pop(record["address"], None)
         for p in self.processes:
             if p.poll() is None:
                 p.terminate()
@@ -251,8 +304,50 @@ class LocalWorkers:
         self.close()
 
 
-def _wait_ready(p: subprocess.Popen[str], deadline: float, timeout_s: float) -> str:
-    """The address from a worker's ready line (JSON on its stdout)."""
+def _process_cores(count: int, cores: Sequence[int] | None, pin: str | None) -> list[int | None]:
+    """The core each of ``count`` worker processes is pinned to (None: not pinned)."""
+    from .pinning import PIN_MODES, check_cores, cpu_order
+
+    if cores is not None and pin not in (None, "none"):
+        raise ValueError(f"give cores={cores!r} or pin={pin!r}, not both")
+    if cores is not None:
+        order = check_cores("cores", cores)
+    elif pin in (None, "none"):
+        return [None] * count
+    elif pin not in PIN_MODES:
+        raise ValueError(f"pin={pin!r} must be one of {', '.join(PIN_MODES)}")
+    else:
+        order = cpu_order(pin)
+    return [order[i % len(order)] for i in range(count)]
+
+
+def remote_pinning(executors: Sequence[str], counts: Sequence[int]) -> list[dict[str, Any]]:
+    """``meta["pinning"]`` records for the worker groups whose executor (``describe()`` of each
+    group's, ``"emulated"`` for none) is ``remote`` at a pinned process LocalWorkers started:
+    one per initial worker of the group, with the process's ``address``, ``pid``, the ``core``
+    asked for and the affinity its threads reported when ready (``applied``). Workers started
+    elsewhere report their pinning on their own ready line only."""
+    out: list[dict[str, Any]] = []
+    first = 0
+    for group, (spec, count) in enumerate(zip(executors, counts, strict=True)):
+        match = _REMOTE_ADDRESS.match(spec)
+        record = _PINNED.get(match.group(2)) if match else None
+        if record is not None:
+            for worker in range(first, first + count):
+                out.append(
+                    {"worker": worker, "group": group, "core": record["core"],
+                     "applied": list(record["applied"]), "thread_id": None, "error": "",
+                     "address": record["address"], "pid": record["pid"]}
+                )  # fmt: skip
+        first += count
+    return out
+
+
+_REMOTE_ADDRESS = re.compile(r"""remote\(address=(['"])(.*?)\1""")
+
+
+def _wait_ready(p: subprocess.Popen[str], deadline: float, timeout_s: float) -> dict[str, Any]:
+    """A worker's ready line (JSON on its stdout): address, executor, cores, affinity."""
     assert p.stdout is not None
     left = deadline - time.monotonic()
     readable, _, _ = select.select([p.stdout], [], [], max(left, 0.0))
@@ -266,7 +361,7 @@ def _wait_ready(p: subprocess.Popen[str], deadline: float, timeout_s: float) -> 
                 code = None
         why = f"exited with code {code}" if code is not None else f"not ready in {timeout_s} s"
         raise RuntimeError(f"worker process {' '.join(p.args)!r} {why} (its stderr says why)")
-    return str(json.loads(line)["address"])
+    return dict(json.loads(line))
 
 
 def add_parser(sub: Any) -> None:
@@ -295,6 +390,11 @@ def add_parser(sub: Any) -> None:
         metavar="MODULE",
         help="import MODULE first (repeatable): a module that registers Python executors",
     )
+    p.add_argument(
+        "--cores",
+        metavar="LIST",
+        help="pin this process (every thread) to these CPUs, e.g. 0 or 0,1",
+    )
     p.add_argument("--json", action="store_true", help="print the ready line as JSON")
     p.set_defaults(run=_cmd_worker)
 
@@ -306,8 +406,20 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         except ImportError as e:
             raise ValueError(f"--import {module!r}: {e}") from e
 
-    def ready(address: str, executor: str) -> None:
-        _print_ready(address, executor, args.json)
+    cores = _parse_cores(args.cores)
 
-    run_worker(args.listen, args.executor, allow_remote=args.allow_remote, ready=ready)
+    def ready(address: str, executor: str) -> None:
+        _print_ready(address, executor, args.json, cores)
+
+    run_worker(args.listen, args.executor, allow_remote=args.allow_remote, ready=ready, cores=cores)
     return 0
+
+
+def _parse_cores(text: str | None) -> list[int] | None:
+    """``--cores 0,2``; ValueError naming the option and the text when it is not a list."""
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--cores={text!r} must be core numbers separated by commas") from None

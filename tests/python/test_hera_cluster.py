@@ -76,3 +76,33 @@ def test_a_model_no_server_can_host_is_named():
         core.schedule_cluster(
             [1.0, 10.0], [False, True], np.ones((3, 3)), np.zeros((2, 2)), [5.0, 5.0]
         )
+
+
+def test_leftover_low_models_pair_with_each_other_once_no_high_partner_is_short(off):
+    """Skewed targets (Fig. 16): once every high model's target is met, a low model shares a
+    node with the other low model still short (only (high, high) pairs are ruled out), never
+    with a high model already served."""
+    target = hera.targets_for(off, 4000.0, low_share=0.9)
+    plan = hera.schedule(off, target, "hera")
+    low = set(off.low_models)
+    low_low = [s for s in plan.servers if s["a"] in low and s["b"] in low]
+    assert low_low and all(s["emu"] >= 1.0 for s in low_low)
+    first = plan.servers.index(low_low[0])
+    served = {s["b"] for s in plan.servers[:first] if s["b"] not in low}
+    assert served == set(off.high_models)  # the high partners came first, all of them
+
+
+def test_low_pair_below_one_server_of_load_runs_alone():
+    """Two low models whose pair would serve less than one server's worth (EMU < 1) run alone,
+    so Hera's servers never fall below 100% EMU."""
+    core = servelab._core.hera
+    pair_qps = np.array([[0.0, 40.0], [40.0, 0.0]])  # EMU of the pair 0.8
+    plan = core.schedule_cluster(
+        [100.0, 100.0], [False, False], np.ones((2, 2)), pair_qps, [150.0, 150.0]
+    )
+    assert list(plan["model_b"]) == [-1] * 4
+    pair_qps = np.array([[0.0, 60.0], [60.0, 0.0]])  # EMU 1.2: paired
+    plan = core.schedule_cluster(
+        [100.0, 100.0], [False, False], np.ones((2, 2)), pair_qps, [150.0, 150.0]
+    )
+    assert list(plan["model_b"]) == [1, 1, 1]

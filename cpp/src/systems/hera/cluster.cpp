@@ -71,6 +71,8 @@ class Placer {
   bool unmet(int i) const { return plan_.serviced[i] < target_[i]; }
   double pair(int i, int j) const { return t_.pair_qps[static_cast<std::size_t>(i) * t_.n + j]; }
   bool can_pair(int i, int j) const { return i != j && pair(i, j) > 0 && pair(j, i) > 0; }
+  // A pair's server EMU: each model's QPS there as a fraction of its isolated QPS.
+  double pair_emu(int i, int j) const { return pair(i, j) / t_.isolated_qps[i] + pair(j, i) / t_.isolated_qps[j]; }
 
   // False when the server limit is reached (the plan is then infeasible).
   bool add(int a, int b) {
@@ -122,33 +124,38 @@ bool place_alone(Placer& p, int model) {
   return true;
 }
 
-// Algorithm 2: low models first, each with the best (or a random) high partner still short of its
-// target; then the high models alone.
+// Line 9's partner for low model i, among the models still short of their targets that can share
+// a node with it: a high model first (the "prime candidates", Sec. VI-B), the highest-affinity one
+// or a random one for Hera(Random); when none is left, another low model, since only (high, high)
+// pairs are ruled out (Sec. VII-A1), and only a pair that keeps the server's EMU >= 1 (Hera's
+// pairs never fall below 100%). -1: the low model runs alone.
+int choose_partner(Placer& p, int i, bool random_partner) {
+  const auto& t = p.t_;
+  for (const bool want_high : {true, false}) {
+    std::vector<int> candidates;
+    for (int j = 0; j < t.n; ++j)
+      if (static_cast<bool>(t.high[j]) == want_high && p.unmet(j) && p.can_pair(i, j) &&
+          (want_high || p.pair_emu(i, j) >= 1.0))
+        candidates.push_back(j);
+    if (candidates.empty()) continue;
+    if (random_partner) return p.draw(candidates);
+    int best = candidates.front();
+    for (int j : candidates)
+      if (t.affinity[static_cast<std::size_t>(i) * t.n + j] > t.affinity[static_cast<std::size_t>(i) * t.n + best])
+        best = j;
+    return best;
+  }
+  return -1;
+}
+
+// Algorithm 2: low models first, each with its partner (above) until its target is met; then the
+// high models alone.
 bool place_hera(Placer& p, bool random_partner) {
   const auto& t = p.t_;
   for (int i = 0; i < t.n; ++i) {
     if (t.high[i]) continue;
-    while (p.unmet(i)) {
-      int partner = -1;
-      if (random_partner) {
-        // Hera(Random): Algorithm 2 with line 9's affinity choice replaced by a random high
-        // model, so that the two differ only in the affinity.
-        std::vector<int> candidates;
-        for (int j = 0; j < t.n; ++j)
-          if (t.high[j] && p.unmet(j) && p.can_pair(i, j)) candidates.push_back(j);
-        partner = p.draw(candidates);
-      } else {
-        double best = -1;
-        for (int j = 0; j < t.n; ++j) {
-          const double aff = t.affinity[static_cast<std::size_t>(i) * t.n + j];
-          if (t.high[j] && p.unmet(j) && p.can_pair(i, j) && aff > best) {
-            best = aff;
-            partner = j;
-          }
-        }
-      }
-      if (!p.add(i, partner)) return false;
-    }
+    while (p.unmet(i))
+      if (!p.add(i, choose_partner(p, i, random_partner))) return false;
   }
   for (int i = 0; i < t.n; ++i)
     if (t.high[i] && !place_alone(p, i)) return false;

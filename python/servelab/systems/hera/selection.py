@@ -43,7 +43,8 @@ def selection_pairs(off: HeraOffline, selection: str) -> list[tuple[str, str]]:
 
 
 def _algorithm2_pairs(off: HeraOffline) -> set[tuple[int, int]]:
-    """The distinct (low, high) pairs of Algorithm 2's plans at FIG11_LEVELS (as index pairs)."""
+    """The distinct pairs of Algorithm 2's plans at FIG11_LEVELS (as index pairs): (low, high), and
+    (low, low) where low models are left over once the high ones are served."""
     t = off.cluster_tables()
     n = len(off.names)
     chosen: set[tuple[int, int]] = set()

@@ -5,7 +5,9 @@
 //
 // Where the pseudo-code is silent: a low model's partner is the highest-affinity HIGH model whose
 // target is not met yet (Algorithm 2 would otherwise pile every server onto one partner); when no
-// such partner is left, or none can share a node with it, the low model gets a server alone.
+// such partner is left, the highest-affinity other LOW model still short whose pair keeps EMU >= 1
+// (the paper rules out only (high, high) pairs, Sec. VII-A1: this is what skewed targets, Fig. 16,
+// need); when none, the low model gets a server alone.
 #pragma once
 
 #include <cstdint>
