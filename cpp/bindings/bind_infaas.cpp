@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bind_infaas_args.hpp"
 #include "long_call.hpp"
+// The periodic Model-Autoscaler's per-application decision (a header of the infaas area, not of
+// the public include tree): bound so that the real server decides with the simulated policy's code.
+#include "../src/systems/infaas/model_autoscaler.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/systems/infaas/get_variant.hpp"
@@ -32,6 +36,30 @@ infaas::VariantId variant_arg(const MetadataStore& s, const py::object& v) {
   } catch (const py::cast_error&) {
     throw ValueError(str("variant=", py::repr(v).cast<std::string>(), " is neither a name nor an index"));
   }
+}
+
+py::dict problem_dict(const infaas::ScalingProblem& p) {
+  py::dict d;
+  d["names"] = p.names;
+  d["architecture"] = p.architecture;
+  d["saturation_qps"] = p.saturation_qps;
+  d["cost_per_s"] = p.cost_per_s;
+  d["load_s"] = p.load_s;
+  d["latency_ms"] = p.latency_ms;
+  d["running"] = p.running;
+  d["resource_types"] = p.resource_types;
+  d["requirement"] = p.requirement;
+  d["capacity"] = p.capacity;
+  d["load_qps"] = p.load_qps;
+  d["slack_qps"] = p.slack_qps;
+  d["slo_ms"] = p.slo_ms;
+  d["lambda"] = p.lambda;
+  return d;
+}
+
+double finite_arg(const char* field, double value, double lowest) {
+  if (!(std::isfinite(value) && value >= lowest)) throw ValueError(str(field, "=", value, " must be >= ", lowest));
+  return value;
 }
 
 py::dict choice_dict(const MetadataStore& s, const infaas::Choice& c) {
@@ -149,6 +177,39 @@ void init_infaas(py::module_& m) {
       "greedy_scaling",
       [](const py::dict& problem) { return infaas_plan_dict(infaas::greedy_scaling(infaas_problem(problem))); },
       py::arg("problem"), "Sec. 4.2.2's greedy Model-Autoscaler on a scaling problem (dict).");
+  m.def(
+      "application_problem",
+      [](const MetadataStore& s, const std::string& task, double accuracy, double slo_ms, double load_qps, double slack,
+         const std::vector<double>& availability) -> py::object {
+        infaas::AppGoals goals;
+        goals.seen = true;
+        goals.task = task;
+        goals.accuracy = finite_arg("accuracy", accuracy, 0.0);
+        goals.slo_ms = finite_arg("slo_ms", slo_ms, 0.0);
+        if (goals.slo_ms <= 0) throw ValueError(str("slo_ms=", slo_ms, " must be > 0"));
+        if (!task.empty()) s.by_task(task);  // KeyError naming an unknown task
+        for (std::size_t w = 0; w < availability.size(); ++w) {
+          const double a = availability[w];
+          if (!(std::isfinite(a) && a >= 0 && a <= 1))
+            throw ValueError(str("availability[", w, "]=", a, " must be in [0, 1]"));
+        }
+        std::vector<infaas::VariantId> ids;
+        const auto p = infaas::application_problem(s, goals, finite_arg("load_qps", load_qps, 0.0),
+                                                   finite_arg("slack", slack, 1.0), ids, availability);
+        if (ids.empty()) return py::none();
+        return problem_dict(p);
+      },
+      py::arg("store"), py::arg("task"), py::arg("accuracy"), py::arg("slo_ms"), py::arg("load_qps"),
+      py::arg("slack") = 1.05, py::arg("availability") = std::vector<double>{},
+      "The simulated infaas policy's scaling problem for one application (its task's variants meeting "
+      "the accuracy floor, N_v from the store's live instances, slack = load x (slack - 1)); None when no "
+      "variant meets the floor on the hardware of a live worker.");
+  m.def(
+      "plan_scaling",
+      [](const py::dict& problem) { return infaas_plan_dict(infaas::plan_scaling(infaas_problem(problem))); },
+      py::arg("problem"),
+      "The simulated infaas policy's decision: the greedy, or the most load the workers carry (status "
+      "'needs_vm') when no plan fits.");
 }
 
 }  // namespace servelab::bindings

@@ -1,6 +1,6 @@
 """INFaaS's real-serving API: register_model (variants profiled on the real executors, persisted),
 online_query (getVariant's choice run on a worker, outputs checked against torch), offline_query
-(folders of .npy served from spare capacity, throttled by online queries), the CLI, and every kind
+(folders of .npy served from spare capacity, throttled by online latency), the CLI, and every kind
 of bad input as a clear exception or an explicit result."""
 
 from __future__ import annotations
@@ -239,7 +239,8 @@ def test_a_variant_that_fails_to_load_is_named_and_the_server_goes_on(mlp, tmp_p
 
 def test_a_busy_instance_turns_overloaded_and_the_query_goes_elsewhere(registry):
     x = _x(2)
-    with infaas.InfaasServer(registry, workers={"cpu": 2}) as server:
+    # A long period: the monitor's rules (tested in test_infaas_server_autoscaling.py) stay out.
+    with infaas.InfaasServer(registry, workers={"cpu": 2}, period_s=60, load_window_s=60) as server:
         first = server.online_query(x, app="rank", latency_ms=50).record
         busy = server._workers[first["worker"]]
         with server._lock:  # as if 10 s of work were queued on that worker
@@ -302,30 +303,31 @@ def test_offline_query_writes_outputs_and_reports_bad_files(registry, mlp, tmp_p
         server.offline_query(tmp_path / "missing", tmp_path / "o", app="rank")
 
 
-def test_offline_batches_wait_while_online_queries_are_in_flight(registry, tmp_path):
+def test_offline_batches_wait_while_online_latency_exceeds_the_profile(registry, tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
     np.save(inputs / "x.npy", _x(9))
-    with infaas.InfaasServer(registry) as server:
+    # A long period: the slow online batch below stays in the throttle's window until reset.
+    with infaas.InfaasServer(registry, period_s=60, load_window_s=60) as server:
         with pytest.raises(ValueError, match="no .npy"):
             server.offline_query(tmp_path, tmp_path / "o", model="mlp")
-        with server._lock:  # an online query in flight, as online_query counts it
-            server._online_in_flight += 1
+        with server._lock:  # an online batch slower than its profile, as the worker records it
+            server._slow_online_at = server._now()
         job = server.offline_query(inputs, tmp_path / "out", model="mlp")
         time.sleep(0.3)
         assert job.status == "running" and job.batches == 0
+        pause = server.decisions()
+        assert pause["action"] == ["offline_pause"] and "profiled p99" in pause["reason"][0]
         with server._lock:
-            server._online_in_flight -= 1
-            server._online_done.notify_all()
+            server._slow_online_at = -float("inf")
         assert job.wait(30) == "done" and job.batches >= 1
+        assert server.decisions()["action"][-1] == "offline_resume"
         # Cancelled while held back: the job ends without writing.
         with server._lock:
-            server._online_in_flight += 1
+            server._slow_online_at = server._now()
         held = server.offline_query(inputs, tmp_path / "out2", model="mlp")
         held.cancel()
         assert held.wait(30) == "cancelled" and not (tmp_path / "out2" / "x.npy").exists()
-        with server._lock:
-            server._online_in_flight -= 1
 
 
 # --- recommendation models, the module-level API, the CLI -----------------------------------

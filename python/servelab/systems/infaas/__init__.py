@@ -60,7 +60,7 @@ _EXPORTS = {
         "api",
     ),
     "ModelRegistry": "registry",
-    **dict.fromkeys(("InfaasServer", "OfflineJob", "OnlineResult"), "server"),
+    **dict.fromkeys(("InfaasServer", "OfflineJob", "OnlineResult", "ServingError"), "server"),
     "VariantLoadError": "loading",
     # simulated fidelity runs (docs/infaas.md, "Fidelity runs")
     **dict.fromkeys(

@@ -1,7 +1,7 @@
 """The real-serving side of INFaaS's declarative API: an :class:`InfaasServer` over a
 :class:`~servelab.systems.infaas.registry.ModelRegistry` runs online queries (the variant chosen
 per query by the C++ getVariant) and offline jobs (folders of ``.npy`` inputs served from spare
-capacity) on real executors.
+capacity) on real executors, and a monitor thread scales the variants as the load changes.
 
 ::
 
@@ -10,14 +10,29 @@ capacity) on real executors.
         out.outputs, out.record["variant"], out.record["reason"]
         job = server.offline_query("in/", "out/", app="ranking")
         job.wait()
+        server.decisions()  # what the monitor decided, as columns
 
-Workers: each is one thread that runs one batch at a time and keeps its loaded variants. The
-metadata store (C++, not thread-safe) is guarded by the server's lock; its per-worker utilisation
-is the predicted seconds of work queued on the worker, as the simulated ``infaas`` policy uses.
+Workers: each is one thread that runs one batch at a time from its own queue (online queries
+ahead of offline batches) and keeps its loaded variants. The metadata store (C++, not
+thread-safe) is guarded by the server's lock; its per-worker utilisation is the predicted seconds
+of work queued on the worker, as the simulated ``infaas`` policy uses.
 
-Offline throttling: an offline job runs batches of at most its variant's ``batch_opt`` rows, and
-starts a batch only when no online query is in flight on the server; an online query arriving
-meanwhile waits for at most that one batch on the worker.
+The monitor (every ``period_s``; ``server_autoscaler.py``) measures each instance's batches
+against the profile's p99 (Interfered, Sec. 4.1), its served rate against its saturation
+throughput (Overloaded), runs the simulated policy's Model-Autoscaler decision (the C++
+``application_problem`` + ``plan_scaling``, Sec. 4.2.2) on each application's measured load, and
+records every decision in :meth:`InfaasServer.decisions`.
+
+Lost workers: a worker whose executor raised on ``lost_after`` batches in a row, or whose thread
+died, is marked lost: it leaves the metadata store (getVariant no longer sees it) and its queued
+queries are re-dispatched to the other workers. A query that failed on a worker is re-dispatched
+too; one that cannot be served anywhere raises :class:`ServingError` naming each failure.
+
+Offline throttling (Sec. 4.2.3, 6.3.2): an offline job runs batches of at most its variant's
+``batch_opt`` rows, and starts one only while the server's online utilisation (the predicted
+seconds of online work submitted over the last ``period_s``, over the live workers) is at most
+``offline_util`` (40 %) and no online batch of that window exceeded its profiled p99 by more than
+``interference_tol``; each pause and resume is a decision.
 """
 
 from __future__ import annotations
@@ -26,23 +41,35 @@ import io
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ... import textio
+from ... import _core, textio
 from . import loading
 from .registry import ModelRegistry
+from .server_autoscaler import Autoscaler
+from .server_monitor import DECISION_COLUMNS, DecisionLog, LoadMeter, ServerSettings
+
+__all__ = ["DECISION_COLUMNS", "RECORD_KEYS", "InfaasServer", "OfflineJob", "OnlineResult"]
 
 #: What an online query's record holds (see ``InfaasServer.online_query``).
 RECORD_KEYS = (
     "variant", "model", "app", "worker", "hardware", "kind", "reason", "rows", "batches",
     "latency_ms", "exec_ms", "load_ms", "cost_per_s",
 )  # fmt: skip
+
+#: A query is tried on at most this many workers before it fails with every reason.
+MAX_TRIES = 3
+
+
+class ServingError(RuntimeError):
+    """A query no live worker could serve (each worker's failure is in the message)."""
 
 
 @dataclass
@@ -54,13 +81,48 @@ class OnlineResult:
 
 
 @dataclass
+class _Task:
+    """One unit of a worker's queue: an online query, an offline batch, an autoscaler load or a
+    monitoring probe (one row, measuring an Interfered instance)."""
+
+    kind: str  # "online", "offline", "load", "probe"
+    variant: dict[str, Any]
+    inputs: Any
+    rows: int
+    predicted_s: float
+    future: Future = field(default_factory=Future)
+    goals: tuple | None = None  # online: (app, model, accuracy, latency_ms, cost)
+    choice: dict[str, Any] | None = None
+    tried: list[int] = field(default_factory=list)  # workers it failed on
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
 class _Worker:
     id: int
     hardware: str
-    pool: ThreadPoolExecutor
+    wake: threading.Condition
+    thread: threading.Thread | None = None
+    queue: deque[_Task] = field(default_factory=deque)
+    running: _Task | None = None
     loaded: dict[str, loading.LoadedVariant] = field(default_factory=dict)
     queued_s: float = 0.0  # predicted seconds of work submitted and not finished
-    pending: int = 0  # batches submitted and not finished (exact, unlike the float sum)
+    pending: int = 0  # tasks submitted and not finished (exact, unlike the float sum)
+    lost: str = ""  # why the worker is lost ('' while live)
+    failures: int = 0  # batches failed in a row
+    warm: set[str] = field(default_factory=set)  # variants past their first (warm-up) batch
+    retiring: set[str] = field(default_factory=set)  # left the store; unloaded once unused
+    busy_s: float = 0.0  # measured seconds of batches in the current period
+    utilisation: float = 0.0  # busy share of the last period
+    # This period's online and probe batches by variant: [measured s, profiled p99 s, batches].
+    stats: dict[str, list[float]] = field(default_factory=dict)
+    served_rows: dict[str, int] = field(default_factory=dict)  # online rows, this period
+    last_used: dict[str, float] = field(default_factory=dict)  # variant -> last batch end
+
+    def uses(self, name: str) -> bool:
+        """Whether a queued or running task needs the variant."""
+        running = self.running is not None and self.running.variant["name"] == name
+        return running or any(t.variant["name"] == name for t in self.queue)
 
 
 def _goal(field_name: str, value: Any) -> float:
@@ -97,51 +159,140 @@ def _workers_arg(workers: Any) -> list[str]:
     return out
 
 
-class InfaasServer:
-    """Loaded variants on workers, online and offline queries; thread-safe; ``close()`` (or a
-    ``with`` block) stops the offline jobs and joins the workers."""
+def _chunks(rows: int, batch_opt: int) -> list[int]:
+    """Rows of each batch when ``rows`` run in batches of at most ``batch_opt``."""
+    return [min(batch_opt, rows - first) for first in range(0, rows, batch_opt)]
 
-    def __init__(self, registry: ModelRegistry, workers: Any = None) -> None:
+
+class InfaasServer:
+    """Loaded variants on workers, online and offline queries, the periodic monitor;
+    thread-safe; ``close()`` (or a ``with`` block) stops the offline jobs and the monitor and
+    joins every thread.
+
+    ``period_s`` (default 1 s, as the simulated policy's ``autoscale_s``): the monitor's period;
+    ``slack`` (1.05): the Model-Autoscaler's slack-threshold; ``load_window_s`` (5 s): the load is
+    the mean items/s over this window; ``offline_util`` (0.4): offline batches pause above this
+    online utilisation; ``interference_tol`` (0.1): an instance whose batches over a period take
+    longer than the profile's p99 x (1 + tol), and ``interference_floor_ms`` (0.25) more per batch,
+    while co-located is Interfered; ``lost_after`` (3):
+    failed batches in a row that mark a worker lost; ``autoscale`` (True): False keeps the
+    monitoring (states, lost workers) without scaling or unloading.
+    """
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        workers: Any = None,
+        *,
+        period_s: float = 1.0,
+        slack: float = 1.05,
+        load_window_s: float = 5.0,
+        offline_util: float = 0.4,
+        interference_tol: float = 0.1,
+        interference_floor_ms: float = 0.25,
+        lost_after: int = 3,
+        autoscale: bool = True,
+    ) -> None:
         if not isinstance(registry, ModelRegistry):
             raise ValueError(f"registry={registry!r} must be a ModelRegistry")
         if len(registry) == 0:
             raise ValueError("registry has no variant: register_model() first")
+        self.settings = ServerSettings(
+            period_s=period_s,
+            slack=slack,
+            load_window_s=load_window_s,
+            offline_util=offline_util,
+            interference_tol=interference_tol,
+            interference_floor_ms=interference_floor_ms,
+            lost_after=lost_after,
+            autoscale=autoscale,
+        )
         self._registry = registry
         self._models = registry.models
         hardware = _workers_arg(workers if workers is not None else {"cpu": 1})
         self._variants = {
             v["name"]: v for v in registry.variants() if v["hardware"] in set(hardware)
         }
+        # The profile's p99 by batch: what a measured batch is compared with (as the policy does).
+        self._p99 = {
+            v["architecture"]: list(v["latency_ms"])
+            for v in _core.infaas.variants_from_profile(registry.profile(), "p99")
+        }
         self._store = registry.metadata_store(set(hardware))
         # Imports the variants' backends now (torch takes a second), not in the first query.
         for framework in sorted({v["framework"] for v in self._variants.values()}):
             loading.unavailable(framework)
-        self._workers = []
-        for hw in hardware:
-            wid = self._store.add_worker(hw)
-            pool = ThreadPoolExecutor(1, thread_name_prefix=f"infaas-worker{wid}")
-            self._workers.append(_Worker(wid, hw, pool))
         self._lock = threading.Lock()
         self._online_done = threading.Condition(self._lock)
+        self._workers: list[_Worker] = []
+        for hw in hardware:
+            w = _Worker(self._store.add_worker(hw), hw, threading.Condition(self._lock))
+            self._workers.append(w)
         self._online_in_flight = 0
-        self._closed = False
+        self._closed = False  # no new query
+        self._closing = False  # worker threads leave once their queue is empty
         self._jobs: list[OfflineJob] = []
+        self._t0 = time.monotonic()
+        self._log = DecisionLog()
+        s = self.settings
+        self._meter = LoadMeter(math.ceil(s.load_window_s / s.period_s - 1e-9), s.period_s)
+        self._goals: dict[str, list[float]] = {}  # app -> [accuracy floor, tightest SLO ms]
+        self._online_work: deque[tuple[float, float]] = deque()  # (submitted, predicted s)
+        self._slow_online_at = -math.inf  # last online batch over its profile
+        self._offline_paused = False
+        self._autoscaler = Autoscaler(self)
+        self._stop = threading.Event()
+        for w in self._workers:
+            w.thread = threading.Thread(
+                target=self._worker_main, args=(w,), name=f"infaas-worker{w.id}", daemon=True
+            )
+            w.thread.start()
+        self._monitor = threading.Thread(target=self._monitor_main, name="infaas-monitor")
+        self._monitor.daemon = True
+        self._monitor.start()
 
-    # --- choosing a variant ------------------------------------------------------------------
+    # --- state ---------------------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return time.monotonic() - self._t0
+
+    def _decide(self, action: str, variant: str, worker: int, reason: str) -> None:
+        """Records a decision (lock held)."""
+        self._log.add(self._now(), action, variant, worker, reason)
+
+    def decisions(self) -> dict[str, Any]:
+        """Every decision so far, as columns (``DECISION_COLUMNS``): ``time_s`` since the server
+        started, ``action`` ('replicate', 'upgrade', 'downgrade', 'unload', 'overloaded',
+        'interfered', 'active', 'lost', 'redispatch', 'offline_pause', 'offline_resume'),
+        ``variant`` ('' for a worker's decision), ``worker`` (-1 for the server's), ``reason``."""
+        with self._lock:
+            return self._log.columns()
 
     @property
     def workers(self) -> list[dict[str, Any]]:
-        """Per worker: id, hardware, loaded variants and their states, queued seconds."""
+        """Per worker: id, hardware, loaded variants and their states, queued seconds, the busy
+        share of the last period, and why it is lost ('' while live)."""
         with self._lock:
             return [
                 {
                     "worker": w.id,
                     "hardware": w.hardware,
                     "queued_s": w.queued_s,
-                    "loaded": {n: self._store.state(n, w.id) for n in w.loaded},
+                    "utilisation": w.utilisation,
+                    "lost": w.lost,
+                    "loaded": {
+                        n: self._store.state(n, w.id) if not w.lost else "inactive"
+                        for n in w.loaded
+                        if n not in w.retiring
+                    },
                 }
                 for w in self._workers
             ]
+
+    def _live(self, hardware: str | None = None) -> list[_Worker]:
+        return [w for w in self._workers if not w.lost and hardware in (None, w.hardware)]
+
+    # --- choosing a variant ------------------------------------------------------------------
 
     def _choose(
         self, app: str | None, model: str | None, accuracy: float, latency_ms: float,
@@ -194,7 +345,7 @@ class InfaasServer:
             )
         best = min(fits, key=lambda v: (v["cost_per_s"], v["latency_ms"][batch - 1], v["name"]))
         holders = [
-            w.id for w in self._workers
+            w.id for w in self._live()
             if best["name"] in w.loaded and self._store.state(best["name"], w.id) == "active"
         ]  # fmt: skip
         worker = (
@@ -217,7 +368,7 @@ class InfaasServer:
         """The variant and worker for a query (lock held). An Active instance whose worker
         cannot finish the query within ``latency_ms`` (queued work + the variant's latency) is
         marked Overloaded and getVariant asked again, as the simulated ``infaas`` policy does (up
-        to 8 times), so a busy instance leads to a new one elsewhere (model-horizontal scaling);
+        to 8 times), so a busy instance gives way to a new one elsewhere (model-horizontal scaling);
         it turns Active again when its worker's queue empties."""
         for _ in range(8):
             choice = self._choose(app, model, accuracy, latency_ms, cost, rows)
@@ -230,52 +381,266 @@ class InfaasServer:
             self._store.set_state(variant["name"], worker.id, "overloaded")
         return choice, variant, worker
 
-    def _least_utilised(self, hardware: str) -> int:
-        live = [w for w in self._workers if w.hardware == hardware]
+    def _least_utilised(self, hardware: str, exclude: Sequence[int] = ()) -> int:
+        live = [w for w in self._live(hardware) if w.id not in exclude]
+        if not live:
+            lost = "; ".join(
+                f"worker {w.id}: {w.lost}" for w in self._workers if w.hardware == hardware
+            )
+            raise ServingError(
+                f"no live {hardware} worker can serve it" + (f" (lost: {lost})" if lost else "")
+            )
         return min(live, key=lambda w: (w.queued_s, w.id)).id
 
-    # --- running -----------------------------------------------------------------------------
+    # --- the worker threads ------------------------------------------------------------------
 
-    def _submit(self, variant: dict[str, Any], worker: _Worker, inputs: Any, rows: int) -> Any:
-        """Runs ``inputs`` on the worker's thread (loading the variant first if needed); returns
-        (outputs, batches, exec seconds, load seconds). Call with the lock held."""
-        predicted = variant["latency_ms"][min(rows, variant["batch_opt"]) - 1] / 1e3
-        predicted *= math.ceil(rows / variant["batch_opt"])
-        worker.queued_s += predicted
+    def _predicted_s(self, variant: dict[str, Any], rows: int) -> float:
+        return sum(variant["latency_ms"][r - 1] for r in _chunks(rows, variant["batch_opt"])) / 1e3
+
+    def _enqueue(self, worker: _Worker, task: _Task) -> None:
+        """Queues the task on the worker (lock held): an online query ahead of the offline
+        batches, loads and probes, which keep their order."""
+        name = task.variant["name"]
+        if name in worker.retiring and task.kind in ("online", "offline"):
+            # getVariant placed a query on an instance being retired: it stays, back in the store.
+            worker.retiring.discard(name)
+            if self._store.state(name, worker.id) == "inactive":
+                self._store.load(name, worker.id)
+        worker.queued_s += task.predicted_s
         worker.pending += 1
         self._store.set_utilisation(worker.id, worker.queued_s)
+        if task.kind == "online":
+            at = next((i for i, t in enumerate(worker.queue) if t.kind != "online"), None)
+            if at is not None:
+                worker.queue.insert(at, task)
+                worker.wake.notify()
+                return
+        worker.queue.append(task)
+        worker.wake.notify()
+
+    def _finished(self, worker: _Worker, task: _Task) -> None:
+        """The task left the worker (done, failed or moved; lock held)."""
+        worker.pending -= 1
+        # Exactly 0 once the queue is empty (the float sum may leave rounding).
+        worker.queued_s = max(worker.queued_s - task.predicted_s, 0.0) if worker.pending else 0.0
+        if not worker.lost:
+            self._store.set_utilisation(worker.id, worker.queued_s)
+        if not worker.pending and not worker.lost:  # an emptied queue: Overloaded turns Active
+            for name in worker.loaded:
+                if self._store.state(name, worker.id) == "overloaded":
+                    self._store.set_state(name, worker.id, "active")
+        self._drop_retired(worker)
+
+    def _drop_retired(self, worker: _Worker) -> None:
+        """Retired instances no queued task needs leave the worker (lock held)."""
+        for name in [n for n in worker.retiring if not worker.uses(n)]:
+            worker.retiring.discard(name)
+            worker.loaded.pop(name, None)
+            worker.warm.discard(name)
+
+    def _worker_main(self, worker: _Worker) -> None:
+        """The worker's thread; an exception escaping it (its thread dying) loses the worker."""
+        try:
+            while True:
+                with self._lock:  # one acquisition: the last task's end and the next's start
+                    worker.running = None
+                    self._drop_retired(worker)
+                    while not worker.queue and not self._closing and not worker.lost:
+                        worker.wake.wait()
+                    if worker.lost or not worker.queue:
+                        return
+                    task = worker.queue.popleft()
+                    worker.running = task
+                self._execute(worker, task)
+        except BaseException as e:  # noqa: BLE001  (the worker is lost, its queries moved)
+            with self._lock:
+                task, worker.running = worker.running, None
+                self._lose(worker, f"its thread died: {type(e).__name__}: {e}")
+                if task is not None and not task.future.done():
+                    self._finished(worker, task)
+                    task.tried.append(worker.id)
+                    task.errors.append(f"worker {worker.id}: {type(e).__name__}: {e}")
+                    self._redispatch(task)
+
+    def _load(self, worker: _Worker, variant: dict[str, Any]) -> tuple[Any, float]:
+        """The worker's instance of the variant, loaded now when missing (on its thread)."""
+        name = variant["name"]
+        loaded = worker.loaded.get(name)  # only this thread adds; the lock guards removals
+        if loaded is not None:
+            return loaded, 0.0
         source = self._models[variant["model"]]["source"]
+        loaded = loading.load(
+            name, source, variant["framework"], variant["batch_opt"], variant["threads"]
+        )
+        with self._lock:
+            worker.loaded[name] = loaded
+            worker.warm.discard(name)
+            worker.last_used[name] = self._now()
+            if not worker.lost and self._store.state(name, worker.id) == "inactive":
+                self._store.load(name, worker.id)
+        return loaded, loaded.load_s
 
-        def work() -> tuple[np.ndarray, int, float, float]:
-            load_s = 0.0
-            try:
-                loaded = worker.loaded.get(variant["name"])
-                if loaded is None:
-                    loaded = loading.load(
-                        variant["name"], source, variant["framework"],
-                        variant["batch_opt"], variant["threads"],
-                    )  # fmt: skip
-                    load_s = loaded.load_s
-                    with self._lock:
-                        worker.loaded[variant["name"]] = loaded
-                        self._store.load(variant["name"], worker.id)
-                t0 = time.perf_counter()
-                out, batches = loaded.run(inputs)
-                return out, batches, time.perf_counter() - t0, load_s
-            finally:
-                with self._lock:
-                    worker.pending -= 1
-                    # Exactly 0 once the queue is empty (the float sum may leave rounding).
-                    worker.queued_s = (
-                        max(worker.queued_s - predicted, 0.0) if worker.pending else 0.0
-                    )
-                    self._store.set_utilisation(worker.id, worker.queued_s)
-                    if not worker.pending:  # an emptied queue: Overloaded turns Active
-                        for name in worker.loaded:
-                            if self._store.state(name, worker.id) == "overloaded":
-                                self._store.set_state(name, worker.id, "active")
+    def _execute(self, worker: _Worker, task: _Task) -> None:
+        try:
+            loaded, load_s = self._load(worker, task.variant)
+        except loading.VariantLoadError as e:
+            with self._lock:
+                self._finished(worker, task)
+                if task.kind == "load":
+                    self._autoscaler.load_failed(worker, task, str(e))
+            task.future.set_exception(e)
+            return
+        if task.kind == "load":
+            with self._lock:
+                self._finished(worker, task)
+                self._autoscaler.loaded(worker, task)
+            task.future.set_result(None)
+            return
+        t0 = time.perf_counter()
+        try:
+            out, batches = loaded.run(task.inputs)
+        except Exception as e:  # noqa: BLE001  (an executor failure: the query moves on)
+            with self._lock:
+                self._batch_failed(worker, task, f"{type(e).__name__}: {e}")
+            return
+        exec_s = time.perf_counter() - t0
+        with self._lock:
+            worker.failures = 0
+            self._measure(worker, task, exec_s)
+            self._finished(worker, task)
+        task.future.set_result((out, batches, exec_s, load_s, worker.id))
 
-        return worker.pool.submit(work)
+    def _measure(self, worker: _Worker, task: _Task, exec_s: float) -> None:
+        """Monitoring of one finished task (lock held). The first batch after a load warms the
+        executor up and is not compared with the profile (the profiler drops it too)."""
+        name = task.variant["name"]
+        now = self._now()
+        worker.last_used[name] = now
+        if task.kind != "probe":
+            worker.busy_s += exec_s
+        if task.kind == "offline":
+            return
+        if task.kind == "online":
+            worker.served_rows[name] = worker.served_rows.get(name, 0) + task.rows
+        if name not in worker.warm:
+            worker.warm.add(name)
+            return
+        chunks = _chunks(task.rows, task.variant["batch_opt"])
+        p99 = self._p99.get(name, task.variant["latency_ms"])
+        profiled_s = sum(p99[r - 1] for r in chunks) / 1e3
+        stats = worker.stats.setdefault(name, [0.0, 0.0, 0])
+        stats[0] += exec_s
+        stats[1] += profiled_s
+        stats[2] += len(chunks)
+        if task.kind == "online" and self._slower_than_profile(exec_s, profiled_s, len(chunks)):
+            self._slow_online_at = now
+
+    def _slower_than_profile(self, took_s: float, profiled_s: float, batches: int) -> bool:
+        """Whether ``batches`` that took ``took_s`` against ``profiled_s`` ran slower than the
+        profile by both the tolerance and the floor (see ``ServerSettings``)."""
+        s = self.settings
+        excess_ms = (took_s - profiled_s) * 1e3 / max(batches, 1)
+        return (
+            took_s > profiled_s * (1 + s.interference_tol) and excess_ms > s.interference_floor_ms
+        )
+
+    def _batch_failed(self, worker: _Worker, task: _Task, why: str) -> None:
+        """An executor raised on the task (lock held): the worker is lost after ``lost_after``
+        failures in a row; the task moves to another worker."""
+        self._finished(worker, task)
+        worker.failures += 1
+        task.tried.append(worker.id)
+        task.errors.append(f"worker {worker.id}: {why}")
+        if worker.failures >= self.settings.lost_after:
+            self._lose(worker, f"its executor raised on {worker.failures} batches in a row: {why}")
+        self._redispatch(task)
+
+    def _lose(self, worker: _Worker, reason: str) -> None:
+        """Marks the worker lost (lock held): it leaves the store and its queue moves."""
+        if worker.lost:
+            return
+        worker.lost = reason
+        self._store.remove_worker(worker.id)
+        self._decide("lost", "", worker.id, reason)
+        self._autoscaler.worker_lost(worker)
+        moved = list(worker.queue)
+        worker.queue.clear()
+        for task in moved:
+            self._finished(worker, task)
+            task.errors.append(f"worker {worker.id} was lost: {reason}")
+            task.tried.append(worker.id)
+            self._redispatch(task)
+        worker.retiring.update(worker.loaded)
+        self._drop_retired(worker)
+        worker.wake.notify_all()
+
+    def _redispatch(self, task: _Task) -> None:
+        """Queues a task that failed (or whose worker was lost) on another live worker (lock
+        held): an online query asks getVariant again (the lost workers have left the store), an
+        offline batch keeps its variant; after ``MAX_TRIES`` workers, or with none left, the
+        query fails with every reason."""
+        if task.kind in ("load", "probe"):  # the lost worker's loads were dropped with it
+            task.future.cancel()
+            return
+        try:
+            if self._closing:  # the other workers may have left already
+                raise ServingError("the server is closing")
+            if len(task.tried) >= MAX_TRIES:
+                raise ServingError(f"tried on {MAX_TRIES} workers")
+            variant = task.variant
+            if task.kind == "online":
+                app, model, accuracy, latency_ms, cost = task.goals
+                choice = self._choose(app, model, accuracy, latency_ms, cost, task.rows)
+                variant = self._variants[choice["variant"]]
+                if choice["worker"] in task.tried:
+                    choice["worker"] = self._least_utilised(variant["hardware"], task.tried)
+                choice["reason"] = "; ".join(
+                    filter(None, [choice["reason"], f"re-dispatched after {task.errors[-1]}"])
+                )
+                task.choice = choice
+                target = self._workers[choice["worker"]]
+            else:
+                target = self._workers[self._least_utilised(variant["hardware"], task.tried)]
+        except (ServingError, ValueError) as e:  # ValueError: getVariant found no variant
+            task.future.set_exception(
+                ServingError(
+                    f"{task.kind} query of {task.rows} rows not served: "
+                    + "; ".join(task.errors)
+                    + f"; {e}"
+                )
+            )
+            return
+        task.variant = variant
+        task.predicted_s = self._predicted_s(variant, task.rows)
+        self._decide("redispatch", variant["name"], target.id, task.errors[-1])
+        self._enqueue(target, task)
+
+    # --- the monitor ---------------------------------------------------------------------------
+
+    def _monitor_main(self) -> None:
+        while not self._stop.wait(self.settings.period_s):
+            with self._lock:
+                if self._closed:
+                    return
+                for w in self._live():
+                    if w.thread is not None and not w.thread.is_alive():
+                        self._lose(w, "its thread ended")
+                self._meter.close_period()
+                self._autoscaler.tick(self._now())
+
+    # --- online ------------------------------------------------------------------------------
+
+    def _note_online(self, variant: dict[str, Any], goals: tuple, rows: int) -> None:
+        """An online query's goals, items and predicted work for the monitor (lock held)."""
+        _, model, accuracy, latency_ms, _ = goals
+        app = variant["task"]
+        floor, slo = self._goals.setdefault(app, [0.0, math.inf])
+        self._goals[app] = [
+            max(floor, accuracy if model is None else 0.0),
+            min(slo, latency_ms) if latency_ms > 0 else slo,
+        ]
+        self._meter.add(app, rows)
+        self._online_work.append((self._now(), self._predicted_s(variant, rows)))
 
     def online_query(
         self,
@@ -292,7 +657,8 @@ class InfaasServer:
         ``accuracy`` floor in [0, 1]; ``cost`` ceiling in $/s of the variant) or ``model`` (any
         of its variants). Unsatisfiable goals are served by the closest variant, with the
         reason in the record; an unknown app or model is a KeyError, a variant that fails to
-        load a ``VariantLoadError``, inputs of the wrong shape a ValueError."""
+        load a ``VariantLoadError``, inputs of the wrong shape a ValueError, a query no live
+        worker could serve a ``ServingError`` naming each failure."""
         if (app is None) == (model is None):
             raise ValueError("online_query: give exactly one of app= and model=")
         if app is not None:
@@ -309,26 +675,31 @@ class InfaasServer:
         rows = int(inputs[0].shape[0]) if isinstance(inputs, tuple) else int(inputs.shape[0])
 
         t0 = time.perf_counter()
+        goals = (app, model, accuracy, latency_ms, cost)
         with self._lock:
             if self._closed:
                 raise RuntimeError("online_query: the server is closed")
             choice, variant, worker = self._place(app, model, accuracy, latency_ms, cost, rows)
+            predicted = self._predicted_s(variant, rows)
+            task = _Task("online", variant, inputs, rows, predicted, goals=goals, choice=choice)
+            self._note_online(variant, goals, rows)
             self._online_in_flight += 1
-            future = self._submit(variant, worker, inputs, rows)
+            self._enqueue(worker, task)
         try:
-            out, batches, exec_s, load_s = future.result()
+            out, batches, exec_s, load_s, worker_id = task.future.result()
         finally:
             with self._lock:
                 self._online_in_flight -= 1
                 if self._online_in_flight == 0:
                     self._online_done.notify_all()
+        variant, choice = task.variant, task.choice
         record = {
             "variant": variant["name"], "model": variant["model"],
-            "app": self._models[variant["model"]]["app"], "worker": worker.id,
-            "hardware": worker.hardware, "kind": choice["kind"], "reason": choice["reason"],
-            "rows": rows, "batches": batches, "latency_ms": (time.perf_counter() - t0) * 1e3,
-            "exec_ms": exec_s * 1e3, "load_ms": load_s * 1e3,
-            "cost_per_s": variant["cost_per_s"],
+            "app": self._models[variant["model"]]["app"], "worker": worker_id,
+            "hardware": self._workers[worker_id].hardware, "kind": choice["kind"],
+            "reason": choice["reason"], "rows": rows, "batches": batches,
+            "latency_ms": (time.perf_counter() - t0) * 1e3, "exec_ms": exec_s * 1e3,
+            "load_ms": load_s * 1e3, "cost_per_s": variant["cost_per_s"],
         }  # fmt: skip
         return OnlineResult(out, record)
 
@@ -372,15 +743,55 @@ class InfaasServer:
         job._thread.start()
         return job
 
-    def _wait_for_idle(self, job: OfflineJob) -> bool:
-        """Blocks until no online query is in flight (the throttling rule); False if cancelled."""
+    def _offline_throttle(self) -> str:
+        """Why offline work must wait now ('' when it may run; lock held)."""
+        s = self.settings
+        now = self._now()
+        while self._online_work and self._online_work[0][0] < now - s.period_s:
+            self._online_work.popleft()
+        live = len(self._live())
+        util = sum(p for _, p in self._online_work) / (s.period_s * max(live, 1))
+        if util > s.offline_util:
+            return (
+                f"online utilisation {util:.0%} (predicted work over the last {s.period_s:g} s "
+                f"on {live} workers) > offline_util={s.offline_util:g}"
+            )
+        if now - self._slow_online_at < s.period_s:
+            return (
+                "an online batch exceeded its profiled p99 by more than "
+                f"interference_tol={s.interference_tol:g} in the last {s.period_s:g} s"
+            )
+        return ""
+
+    def _offline_turn(self, job: OfflineJob) -> bool:
+        """Blocks while offline work is throttled; False if the job was cancelled."""
         with self._lock:
-            while self._online_in_flight > 0 and not job._cancel.is_set():
-                self._online_done.wait(0.05)
-            return not job._cancel.is_set()
+            while not job._cancel.is_set():
+                why = self._offline_throttle()
+                if not why:
+                    if self._offline_paused:
+                        self._offline_paused = False
+                        self._decide("offline_resume", job.variant, job.worker, "")
+                    return True
+                if not self._offline_paused:
+                    self._offline_paused = True
+                    self._decide("offline_pause", job.variant, job.worker, why)
+                self._online_done.wait(min(0.05, self.settings.period_s / 4))
+            return False
+
+    def _submit_offline(self, job: OfflineJob, chunk: Any, rows: int) -> Future:
+        """Queues one offline batch on the job's worker, or the least-utilised live one of its
+        hardware once that worker is lost (lock held)."""
+        variant = self._variants[job.variant]
+        if self._workers[job.worker].lost:
+            job.worker = self._least_utilised(variant["hardware"])
+        task = _Task("offline", variant, chunk, rows, self._predicted_s(variant, rows))
+        self._enqueue(self._workers[job.worker], task)
+        return task.future
 
     def close(self) -> None:
-        """Cancels the offline jobs still running and joins every thread (idempotent)."""
+        """Cancels the offline jobs still running, stops the monitor and joins every thread
+        (idempotent); queries already queued are served first."""
         with self._lock:
             if self._closed:
                 return
@@ -389,8 +800,15 @@ class InfaasServer:
         for job in jobs:
             job.cancel()
             job._thread.join()
+        self._stop.set()
+        self._monitor.join()
+        with self._lock:
+            self._closing = True
+            for w in self._workers:
+                w.wake.notify_all()
         for w in self._workers:
-            w.pool.shutdown(wait=True)
+            if w.thread is not None:
+                w.thread.join()
 
     def __enter__(self) -> InfaasServer:
         return self
@@ -433,7 +851,6 @@ class OfflineJob:
     def _run(self) -> None:
         server = self._server
         variant = server._variants[self.variant]
-        worker = server._workers[self.worker]
         source = server._models[variant["model"]]["source"]
         for path in self.files:
             if self._cancel.is_set():
@@ -448,11 +865,11 @@ class OfflineJob:
                         if isinstance(inputs, tuple)
                         else inputs[first : first + variant["batch_opt"]]
                     )
-                    if not server._wait_for_idle(self):
+                    if not server._offline_turn(self):
                         break
                     rows = len(chunk[0]) if isinstance(chunk, tuple) else len(chunk)
                     with server._lock:
-                        future = server._submit(variant, worker, chunk, rows)
+                        future = server._submit_offline(self, chunk, rows)
                     outs.append(future.result()[0])
                     self.batches += 1
                 else:
