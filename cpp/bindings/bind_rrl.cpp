@@ -17,6 +17,7 @@
 #include "numpy_owner.hpp"
 #include "seed.hpp"
 #include "servelab/systems/rrl/config_space.hpp"
+#include "servelab/systems/rrl/deep_rl.hpp"
 #include "servelab/systems/rrl/episode.hpp"
 #include "servelab/systems/rrl/estimator.hpp"
 #include "servelab/systems/rrl/perf_model.hpp"
@@ -31,6 +32,11 @@ namespace {
 
 using namespace servelab::rrl;
 using Setter = std::function<void(py::handle)>;
+
+struct DeepRlTuner {
+  std::shared_ptr<ConfigSpace> space;
+  std::unique_ptr<Tuner> tuner;
+};
 
 // Applies a dict of options by name; KeyError for a name not in `setters`, naming the known ones.
 void apply(const py::dict& values, const std::map<std::string, Setter>& setters, const char* what) {
@@ -354,6 +360,48 @@ void bind_learning(py::module_& m) {
           },
           py::arg("state"), py::arg("config"))
       .def_property_readonly("mean_region_size", &QLearner::mean_region_size);
+
+  // The deep-RL baselines stepped from Python, as QLearner is: what tune_simulated needs to serve
+  // their episodes in servelab.simulate. The space is held here: the tuner keeps a reference to it.
+  py::class_<DeepRlTuner>(m, "DeepRlTuner",
+                          "A CAPES-like or DeepRM-like tuner (systems/rrl/deep_rl.hpp), stepped by hand.")
+      .def(py::init([](std::shared_ptr<ConfigSpace> space, const std::string& method, const py::dict& model,
+                       double rate_scale, const std::string& objective, double slo_ms, const py::dict& learner,
+                       const py::object& seed) {
+             const auto pm = to_model(model);
+             auto tuner = make_deep_rl(method, *space, settings_of(*space, pm), rate_scale,
+                                       Objective::parse(objective, slo_ms), to_learner(learner).deep, to_seed(seed));
+             return DeepRlTuner{std::move(space), std::move(tuner)};
+           }),
+           py::arg("space"), py::arg("method"), py::arg("model") = py::dict(), py::arg("rate_scale") = 1.0,
+           py::arg("objective") = "mean", py::arg("slo_ms") = 0.0, py::arg("learner") = py::dict(), py::arg("seed") = 0)
+      .def(
+          "decide", [](DeepRlTuner& t, std::size_t state, double rate_qps) { return t.tuner->decide(state, rate_qps); },
+          py::arg("state"), py::arg("rate_qps"),
+          "The configuration for the next episode, given the rate measured over the previous one.")
+      .def(
+          "learn",
+          [](DeepRlTuner& t, std::size_t state, std::size_t config, double rate_qps, double latency_ms,
+             std::size_t next_state) {
+            if (config >= t.space->size()) throw ValueError(str("config=", config, " is not below ", t.space->size()));
+            if (!(std::isfinite(latency_ms) && latency_ms >= 0)) {
+              throw ValueError(str("latency_ms=", latency_ms, " must be finite and >= 0"));
+            }
+            t.tuner->learn(state, config, rate_qps, latency_ms, next_state);
+          },
+          py::arg("state"), py::arg("config"), py::arg("rate_qps"), py::arg("latency_ms"), py::arg("next_state"))
+      .def(
+          "best", [](const DeepRlTuner& t, std::size_t state) { return t.tuner->best(state); }, py::arg("state"),
+          "The configuration it would pick without exploring.")
+      .def_property_readonly("mean_region_size", [](const DeepRlTuner& t) { return t.tuner->mean_region_size(); });
+
+  m.def(
+      "objective_cost",
+      [](const std::string& objective, double slo_ms, double metric_ms, double resource_share) {
+        return Objective::parse(objective, slo_ms).cost(metric_ms, resource_share);
+      },
+      py::arg("objective"), py::arg("slo_ms"), py::arg("metric_ms"), py::arg("resource_share"),
+      "The cost the learners minimise for an episode's objective latency and resource share.");
 }
 
 py::dict result_dict(const ConfigSpace& space, TuningResult&& r) {

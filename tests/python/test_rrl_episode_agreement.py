@@ -6,7 +6,9 @@ of 2 and 4 cores and a sample of the 8-core space, at light, moderate and overlo
 the RRL workloads. So the oracle found on either is the same configuration.
 
 Whole tuning runs agree too: ``tune_simulated`` (every episode served by the simulator) makes the
-same choices as ``tune`` step for step, and the experiment functions take ``world="simulate"``.
+same choices as ``tune`` step for step, for every method (RRL, point-based Q-learning, the
+CAPES-like and DeepRM-like tuners) and every objective (mean, p95, the SLO with minimum
+resources, met or not), and the experiment functions take ``world="simulate"``.
 The figures and fidelity tables keep the episode model for speed (printed: one simulated episode
 costs milliseconds of Python callbacks, the episode model microseconds; a 1,500-step run on 512
 configurations replays about 6,000 episodes and searches 5,120 for the oracle). The GPU space has
@@ -109,6 +111,51 @@ def test_whole_tuning_runs_make_the_same_choices_in_both(cores, base_ms, rate, s
     assert sim.summary()["final_ratio"] == pytest.approx(ours.summary()["final_ratio"], rel=RTOL)
 
 
+def assert_same_run(ours: rrl.TuningRun, sim: rrl.TuningRun) -> None:
+    for key in ("config", "greedy", "state", "rate_qps"):
+        np.testing.assert_array_equal(sim.columns[key], ours.columns[key], err_msg=key)
+    for key in ("metric_ms", "chosen_ms", "greedy_ms", "oracle_ms", "cost", "greedy_cost",
+                "oracle_cost"):  # fmt: skip
+        np.testing.assert_allclose(sim.columns[key], ours.columns[key], rtol=RTOL, err_msg=key)
+    assert sim.converged_step == ours.converged_step
+    assert sim.oracle["config"] == ours.oracle["config"]
+    assert sim.oracle["feasible"] == ours.oracle["feasible"]
+
+
+SLO_KW = {"steps": 100, "episode_requests": 50, "oracle_episodes": 4, "seed": 2}
+
+
+@pytest.mark.parametrize("method", ["capes", "deeprm"])
+def test_the_deep_rl_baselines_make_the_same_choices_in_both(method):
+    model = rrl.PerfModel(cores=2, base_ms=50.0, noise_cv=0.0)
+    kw = {**SLO_KW, "model": model}
+    args = (rrl.cpu_space(2), "poisson(rate=45.0)", method)
+    assert_same_run(rrl.tune(*args, **kw), rrl.tune_simulated(*args, **kw))
+
+
+@pytest.mark.parametrize("method", rrl.METHODS)
+@pytest.mark.parametrize("meetable", [True, False])
+def test_the_slo_objective_makes_the_same_choices_in_both(method, meetable):
+    """The least resources that meet an SLO (met by some configurations, or by none: then the
+    oracle is the fastest configuration, flagged), served by the simulator or the episode model."""
+    model = rrl.PerfModel(cores=2, base_ms=50.0, noise_cv=0.0)
+    space = rrl.cpu_space(2)
+    arrivals = "poisson(rate=30.0)"
+    p95 = rrl.surface(space, rrl.draw_episodes(arrivals, 4, 50, seed=2), model=model,
+                      objective="p95")  # fmt: skip
+    slo = float(np.median(p95)) if meetable else float(p95.min()) / 2
+    kw = {**SLO_KW, "model": model, "objective": "slo", "slo_ms": slo}
+    ours = rrl.tune(space, arrivals, method, **kw)
+    sim = rrl.tune_simulated(space, arrivals, method, **kw)
+    assert_same_run(ours, sim)
+    assert sim.oracle["feasible"] is meetable
+    summary = sim.summary()
+    assert summary["slo_feasible"] is meetable and summary["slo_ms"] == slo
+    if not meetable:
+        assert f"no configuration meets slo_ms={slo:g}" in summary["note"]
+        assert summary["violation_rate"] == 1.0
+
+
 def test_experiment_functions_run_through_the_simulator_too():
     model = rrl.PerfModel(cores=2, base_ms=50.0, noise_cv=0.0)
     kw = {"steps": 100, "episode_requests": 30, "model": model, "oracle_episodes": 4}
@@ -135,7 +182,10 @@ def test_bad_input_names_the_field():
         rrl.episode_in_simulator(rrl.gpu_space(), 0, [0.0])
     with pytest.raises(ValueError, match="noise_cv=0.1"):
         rrl.tune_simulated(space, "poisson(rate=3)", model=rrl.PerfModel(cores=2))
-    with pytest.raises(ValueError, match="method='capes'"):
-        rrl.tune_simulated(space, "poisson(rate=3)", "capes")
-    with pytest.raises(ValueError, match="objective='slo'"):
-        rrl.tune_simulated(space, "poisson(rate=3)", objective="slo")
+    model = rrl.PerfModel(cores=2, noise_cv=0.0)
+    with pytest.raises(ValueError, match="method='dqn'"):
+        rrl.tune_simulated(space, "poisson(rate=3)", "dqn", model=model)
+    with pytest.raises(ValueError, match="needs slo_ms"):
+        rrl.tune_simulated(space, "poisson(rate=3)", objective="slo", model=model)
+    with pytest.raises(ValueError, match="slo_ms=-1"):
+        rrl.tune_simulated(space, "poisson(rate=3)", objective="slo", slo_ms=-1, model=model)

@@ -55,7 +55,13 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("PAPER", "format_comparison", "format_region_sweep"), "paper"),
     **dict.fromkeys(("DATA_ENV", "data_dir", "read_trace_gaps"), "data"),
-    **dict.fromkeys(("plot_convergence", "plot_region_sweep", "plot_regret"), "plotting"),
+    **dict.fromkeys(
+        (
+            "plot_convergence", "plot_latency_ccdf", "plot_region_sweep", "plot_regret",
+            "plot_slo_resources",
+        ),
+        "plotting",
+    ),
 }  # fmt: skip
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -159,6 +159,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         f"{out['episodes']} episodes of {args.episode_requests} requests (resource share "
         f"{out['resource_share']:.2f})"
     )
+    if best is not None and not best["feasible"]:
+        print(f"  note: no configuration meets slo_ms={args.slo_ms:g}: the oracle is the fastest")
     return 0
 
 

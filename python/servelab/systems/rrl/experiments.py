@@ -107,7 +107,7 @@ def compare_methods(
     The runs are points of ``servelab.sweep``: ``processes`` (default 1: this process),
     ``backend`` ("local" or "ray") and ``ray_address`` as there; the same runs on every backend.
     ``world="simulate"`` serves every episode in ``servelab.simulate`` (:func:`tune_simulated`:
-    rrl and qlearning, noise-free) instead of the episode model."""
+    every method and objective on the CPU space, noise-free) instead of the episode model."""
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds is empty: give at least one seed")

@@ -1,5 +1,7 @@
-"""Figures of RRL's experiments: convergence curves (Fig. 12-13 style), the region sweep (Fig. 11)
-and cumulative regret against the oracle. matplotlib is imported when a figure is drawn."""
+"""Figures of RRL's experiments: convergence curves (Fig. 12-13 style), the region sweep (Fig. 11),
+cumulative regret against the oracle, the tail latency's CCDF under an SLO (Fig. 14 style) and
+latency and resource share over time under the SLO objective (Fig. 15 style). matplotlib is
+imported when a figure is drawn."""
 
 from __future__ import annotations
 
@@ -64,3 +66,48 @@ def plot_region_sweep(table: Any, *, ax: Any = None) -> Any:
     right.plot(grouped.index, grouped["ratio"], "s--", color="tab:red", label="latency / oracle")
     right.set_ylabel("final latency / oracle")
     return ax
+
+
+def _first(run: Any) -> Any:
+    return run[0] if isinstance(run, list) else run
+
+
+def plot_latency_ccdf(runs: dict[str, Any], *, slo_ms: float | None = None, ax: Any = None) -> Any:
+    """Fig. 14 style: per method, the CCDF of the chosen configurations' episode latency (the
+    objective's: the p95 for "p95" and "slo"), log-log, with the SLO as a vertical line."""
+    ax = _axes(ax)
+    for method, run in runs.items():
+        values = np.sort(_first(run).columns["chosen_ms"])
+        above = 1.0 - np.arange(values.size) / values.size  # P(latency >= value)
+        ax.step(values, above, where="post", label=method)
+    if slo_ms is not None:
+        ax.axvline(slo_ms, color="k", linestyle="--", label=f"SLO {slo_ms:.0f} ms")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("episode latency, ms")
+    ax.set_ylabel("CCDF")
+    ax.legend()
+    return ax
+
+
+def plot_slo_resources(
+    runs: dict[str, Any], *, slo_ms: float, window: int = 50, axes: Any = None
+) -> Any:
+    """Fig. 15 style, for runs of the SLO objective: per episode, the chosen configuration's p95
+    latency against the SLO (top) and its resource share (bottom), moving averages."""
+    if axes is None:
+        import matplotlib.pyplot as plt  # on use: keeps `import servelab.rrl` light
+
+        axes = plt.subplots(2, 1, figsize=(6, 5), sharex=True)[1]
+    top, bottom = axes
+    for method, run in runs.items():
+        run = _first(run)
+        top.plot(_smooth(run.columns["chosen_ms"], window), label=method)
+        bottom.plot(_smooth(run.resource_share(), window), label=method)
+    top.axhline(slo_ms, color="k", linestyle="--", label="SLO")
+    top.set_yscale("log")
+    top.set_ylabel("p95 latency, ms")
+    top.legend()
+    bottom.set_xlabel("episode")
+    bottom.set_ylabel("resource share")
+    return axes

@@ -26,6 +26,7 @@ from .spaces import machine_cores
 from .tuning import ConfigSpace, LearnerConfig, QLearner
 
 KNOB = "intra_op_threads"
+INTER_KNOB = "inter_op_threads"
 MAX_THREADS = 1024
 
 
@@ -43,6 +44,20 @@ class ExecutorTuning:
     def speedup(self) -> float:
         """Default latency / tuned latency (> 1: the tuned configuration is faster)."""
         return self.default_ms / self.best_ms
+
+
+def _check_accepted(
+    instance: Any, describe: str, configs: list[dict[str, int]], batch: int
+) -> None:
+    """Times one batch under each configuration before tuning, so that a configuration the
+    executor rejects is a ValueError naming the knob, the value and the executor's reason, not
+    a failed episode (or, while serving, dropped requests) halfway through the run."""
+    for config in configs:
+        try:
+            instance.time_batches([1] * batch, repeats=1, warmup=0, config=config)
+        except Exception as error:  # the executor's own check, whatever type it raises
+            knobs = ", ".join(f"{k}={v}" for k, v in config.items())
+            raise ValueError(f"executor {describe} rejects {knobs}: {error}") from error
 
 
 def tune_executor(
@@ -68,22 +83,23 @@ def tune_executor(
         raise ValueError(f"threads={threads!r} must be thread counts in 1..{MAX_THREADS}")
     threads = sorted(set(threads))
     builder = executors.make_executor(executor)
-    session = builder.open(seed=seed)
-    if KNOB not in session.knobs():
+    instance = builder.open(seed=seed)
+    if KNOB not in instance.knobs():
         raise ValueError(
             f"executor {builder.describe()} has no {KNOB!r} knob "
-            f"(its knobs: {', '.join(session.knobs()) or 'none'})"
+            f"(its knobs: {', '.join(instance.knobs()) or 'none'})"
         )
     for name, value in (("episodes", episodes), ("batch", batch), ("repeats", repeats)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a positive integer")
+    _check_accepted(instance, builder.describe(), [{KNOB: t} for t in threads], batch)
     space = ConfigSpace("cpu", [("workers", [1]), ("inter_op", [1]), ("intra_op", threads)])
     cfg = (learner or LearnerConfig()).to_dict()
     q = QLearner(space, PerfModel(cores=machine_cores()).to_dict(), learner=cfg, seed=seed)
     run = ExecutorTuning(builder.describe(), threads)
 
     def measure(config: dict[str, int], count: int) -> np.ndarray:
-        timed = session.time_batches([1] * batch, repeats=count, warmup=1, config=config)
+        timed = instance.time_batches([1] * batch, repeats=count, warmup=1, config=config)
         return np.asarray(timed["wall_ns"], dtype=float) / 1e6
 
     for _ in range(episodes):
@@ -182,14 +198,17 @@ def tune_serving(
     if not (isinstance(rate, int | float) and np.isfinite(rate) and rate > 0):
         raise ValueError(f"rate={rate!r} must be a positive number of requests per second")
     builder = executors.make_executor(executor)
-    knobs = builder.open(seed=seed).knobs()
+    instance = builder.open(seed=seed)
+    knobs = instance.knobs()
     if KNOB not in knobs:
         raise ValueError(
             f"executor {builder.describe()} has no {KNOB!r} knob "
             f"(its knobs: {', '.join(knobs) or 'none'})"
         )
     threads = list(range(1, cores + 1))
-    inter = threads if "inter_op_threads" in knobs else [1]
+    inter = threads if INTER_KNOB in knobs else [1]
+    extremes = [{KNOB: cores}] + ([{INTER_KNOB: cores, KNOB: cores}] if len(inter) > 1 else [])
+    _check_accepted(instance, builder.describe(), extremes, batch)
     space = ConfigSpace("cpu", [("workers", threads), ("inter_op", inter), ("intra_op", threads)])
     load_before = os.getloadavg()[0]
     tuner = RrlTuner(space, model=PerfModel(cores=cores), method=method,

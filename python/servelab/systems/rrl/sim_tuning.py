@@ -1,8 +1,9 @@
 """The tuning experiment of :func:`servelab.rrl.tune` with every episode served by
 ``servelab.simulate`` (RrlTuner held at the configuration, service times from the ``rrl_cpu``
 config model) instead of the episode model: the same arrivals, load levels, learner, oracle search,
-replays and convergence rule, step for step. Noise-free (the simulator serves the profile's mean)
-and for the CPU space's latency objectives with the Q-learners (``"rrl"``, ``"qlearning"``).
+replays and convergence rule, step for step. Noise-free (the simulator serves the profile's mean),
+for the CPU space, every method of ``tune`` (``"rrl"``, ``"qlearning"``, ``"capes"``,
+``"deeprm"``) and every objective (``"mean"``, ``"p95"``, ``"slo"`` with ``slo_ms``).
 
 It is the one-scheduler-code-path check of the experiments: with ``noise_cv=0`` it makes the same
 choices as ``tune`` (tests/python/test_rrl_episode_agreement.py), at a few milliseconds per
@@ -21,9 +22,17 @@ from ... import workload as _workload
 from ..._core import rrl as _rrl
 from .model import PerfModel
 from .sim_policy import episode_in_simulator
-from .tuning import ConfigSpace, LearnerConfig, QLearner, TuningRun, _learner, draw_episodes
-
-METHODS = ("rrl", "qlearning")
+from .tuning import (
+    METHODS,
+    ConfigSpace,
+    LearnerConfig,
+    QLearner,
+    TuningRun,
+    _learner,
+    _objective,
+    _share,
+    draw_episodes,
+)
 
 
 def _evenly_spaced(total: int, count: int) -> list[int]:
@@ -37,12 +46,35 @@ def _evenly_spaced(total: int, count: int) -> list[int]:
     return out
 
 
+def _pooled_p95(latencies: list[np.ndarray]) -> float:
+    """The nearest-rank 95th percentile of every scored request, as the C++ oracle takes it."""
+    pooled = np.sort(np.concatenate(latencies))
+    return float(pooled[math.ceil(0.95 * pooled.size) - 1])
+
+
+def _slo_oracle(p95: np.ndarray, shares: np.ndarray, slo_ms: float) -> tuple[int, bool]:
+    """The least share whose pooled p95 meets the SLO (lower p95 among equal shares, then the
+    first); when none does, the lowest p95, flagged infeasible: the C++ search's rule."""
+    best, feasible = -1, False
+    for c in range(p95.size):
+        if p95[c] > slo_ms:
+            continue
+        if (
+            not feasible
+            or shares[c] < shares[best]
+            or (shares[c] == shares[best] and p95[c] < p95[best])
+        ):
+            best, feasible = c, True
+    return (best, True) if feasible else (int(np.argmin(p95)), False)
+
+
 def tune_simulated(
     space: ConfigSpace,
     arrivals: Any,
     method: str = "rrl",
     *,
     objective: str = "mean",
+    slo_ms: float | None = None,
     steps: int = 200,
     episode_requests: int = 200,
     learner: LearnerConfig | dict[str, Any] | None = None,
@@ -57,9 +89,8 @@ def tune_simulated(
     """:func:`servelab.rrl.tune` with each episode run by ``servelab.simulate``; the same
     arguments (``model.noise_cv`` must be 0). ``settings["world"]`` is ``"simulate"``."""
     if method not in METHODS:
-        raise ValueError(f"method={method!r}: the simulated episodes run {', '.join(METHODS)}")
-    if objective not in ("mean", "p95"):
-        raise ValueError(f"objective={objective!r} must be 'mean' or 'p95' here")
+        raise ValueError(f"method={method!r} is not one of {', '.join(METHODS)}")
+    slo = _objective(objective, slo_ms)
     model = model or PerfModel(noise_cv=0.0)
     if not isinstance(model, PerfModel):
         raise ValueError(f"model={model!r} must be a servelab.rrl.PerfModel")
@@ -83,52 +114,75 @@ def tune_simulated(
     cfg = _learner(learner).to_dict()
     if method != "rrl":
         cfg.pop("radius")
-    q = QLearner(space, model.to_dict(), states=max_states, rate_scale=8 * width,
-                 objective=objective, region=method == "rrl", learner=cfg, seed=seed)  # fmt: skip
+    m = model.to_dict()
+    if method in ("capes", "deeprm"):
+        q: Any = _rrl.DeepRlTuner(space, method, m, rate_scale=8 * width, objective=objective,
+                                  slo_ms=slo, learner=cfg, seed=seed)  # fmt: skip
+        decide, best_of = q.decide, q.best
+    else:
+        q = QLearner(space, m, states=max_states, rate_scale=8 * width, objective=objective,
+                     slo_ms=slo, region=method == "rrl", learner=cfg, seed=seed)  # fmt: skip
+        decide, best_of = (lambda s, _rate: q.choose(s)), q.greedy
+    shares = np.array([_share(space, m, c) for c in range(space.size)])
+    metric_key = "mean_ms" if objective == "mean" else "p95_ms"  # the p95 for "p95" and "slo"
 
-    def metric(config: int, episode: np.ndarray) -> float:
-        served = episode_in_simulator(space, config, episode, model=model)
-        return served["mean_ms" if objective == "mean" else "p95_ms"]
+    def served(config: int, episode: np.ndarray) -> tuple[float, float, np.ndarray]:
+        """(metric_ms, cost, latencies in ms) of one episode served by the simulator."""
+        out = episode_in_simulator(space, config, episode, model=model)
+        c = out["result"].columns
+        metric = out[metric_key]
+        cost = _rrl.objective_cost(objective, slo, metric, shares[config])
+        return metric, cost, (c["finish_ns"] - c["arrival_ns"]) / 1e6
 
     scored = [episodes[i] for i in _evenly_spaced(steps, oracle_episodes)]
-    surface = np.array([[metric(c, e) for e in scored] for c in range(space.size)])
-    best = int(np.argmin(surface.mean(axis=1)))  # the first of equals, as the search in C++
+    table = [[served(c, e) for e in scored] for c in range(space.size)]
+    metric_mean = np.array([np.mean([x[0] for x in row]) for row in table])
+    cost_mean = np.array([np.mean([x[1] for x in row]) for row in table])
+    feasible = True
+    if objective == "slo":
+        p95 = np.array([_pooled_p95([x[2] for x in row]) for row in table])
+        best, feasible = _slo_oracle(p95, shares, slo)
+    else:
+        best = int(np.argmin(metric_mean))  # the first of equals, as the search in C++
     cols: dict[str, list[float]] = {k: [] for k in (
-        "config", "greedy", "state", "rate_qps", "metric_ms", "chosen_ms", "greedy_ms",
-        "oracle_ms", "learn_ns")}  # fmt: skip
+        "config", "greedy", "state", "rate_qps", "metric_ms", "cost", "chosen_ms", "greedy_ms",
+        "oracle_ms", "chosen_cost", "greedy_cost", "oracle_cost", "learn_ns")}  # fmt: skip
     for t in range(steps):
-        s = level(rates[0] if t == 0 else rates[t - 1])
+        prev = rates[0] if t == 0 else rates[t - 1]
+        s = level(prev)
         t0 = time.perf_counter_ns()
-        c = q.choose(s)
+        c = decide(s, prev)
         t1 = time.perf_counter_ns()
-        seen = metric(c, episodes[t])
+        seen = served(c, episodes[t])
         t2 = time.perf_counter_ns()
-        q.learn(s, c, float(rates[t]), seen, level(rates[t]))
+        q.learn(s, c, float(rates[t]), seen[0], level(rates[t]))
         t3 = time.perf_counter_ns()
-        g = q.greedy(s)
-        greedy = seen if g == c else metric(g, episodes[t])
-        oracle = seen if best == c else greedy if best == g else metric(best, episodes[t])
-        for key, value in (("config", c), ("greedy", g), ("state", s), ("rate_qps", rates[t]),
-                           ("metric_ms", seen), ("chosen_ms", seen), ("greedy_ms", greedy),
-                           ("oracle_ms", oracle), ("learn_ns", t1 - t0 + t3 - t2)):  # fmt: skip
+        g = best_of(s)
+        greedy = seen if g == c else served(g, episodes[t])
+        oracle = seen if best == c else greedy if best == g else served(best, episodes[t])
+        row = {"config": c, "greedy": g, "state": s, "rate_qps": rates[t], "metric_ms": seen[0],
+               "cost": seen[1], "chosen_ms": seen[0], "greedy_ms": greedy[0],
+               "oracle_ms": oracle[0], "chosen_cost": seen[1], "greedy_cost": greedy[1],
+               "oracle_cost": oracle[1], "learn_ns": t1 - t0 + t3 - t2}  # fmt: skip
+        for key, value in row.items():
             cols[key].append(value)
     columns = {k: np.asarray(v, dtype=np.uint32 if k in ("config", "greedy", "state") else float)
                for k, v in cols.items()}  # fmt: skip
-    for key in ("", "chosen_", "greedy_", "oracle_"):
-        columns[f"{key}cost"] = np.log1p(columns[f"{key or 'metric_'}ms"])
-    converged = _rrl.convergence_step(columns["greedy_ms"], columns["oracle_ms"], tolerance, window)
+    key = "cost" if objective == "slo" else "ms"  # as the C++ run decides convergence
+    converged = _rrl.convergence_step(
+        columns[f"greedy_{key}"], columns[f"oracle_{key}"], tolerance, window
+    )
     options = {"steps": steps, "episode_requests": episode_requests,
                "state_width_qps": state_width_qps, "max_states": max_states,
                "oracle_episodes": oracle_episodes, "tolerance": tolerance,
                "window": window}  # fmt: skip
     oracle = {"config": best, "values": list(space.values(best)),
-              "describe": space.describe(best), "cost": float(np.log1p(surface[best]).mean()),
-              "metric_ms": float(surface[best].mean()), "feasible": True,
+              "describe": space.describe(best), "cost": float(cost_mean[best]),
+              "metric_ms": float(metric_mean[best]), "feasible": bool(feasible),
               "evaluated": space.size}  # fmt: skip
     return TuningRun(
-        method=method, objective=objective, slo_ms=0.0, space=space, columns=columns,
+        method=method, objective=objective, slo_ms=slo, space=space, columns=columns,
         oracle=oracle, converged_step=int(converged), mean_region_size=float(q.mean_region_size),
         states=max_states, state_width_qps=width,
-        settings={**options, "seed": seed, "learner": cfg, "model": model.to_dict(),
-                  "world": "simulate"},
+        settings={**options, "seed": seed, "learner": cfg, "model": m, "world": "simulate"},
     )  # fmt: skip

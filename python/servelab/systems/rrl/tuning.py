@@ -136,6 +136,13 @@ class TuningRun:
         key = "cost" if self.objective == "slo" else "ms"
         return np.cumsum(self.columns[f"chosen_{key}"] - self.columns[f"oracle_{key}"])
 
+    def resource_share(self) -> np.ndarray:
+        """Per episode, the chosen configuration's share of the resources (cores on CPU, batch
+        threads on GPU), as the SLO objective counts it (Fig. 15)."""
+        configs, inverse = np.unique(self.columns["config"], return_inverse=True)
+        model = self.settings.get("model", {})
+        return np.array([_share(self.space, model, int(c)) for c in configs])[inverse]
+
     def summary(self, tail: int | None = None) -> dict[str, Any]:
         """Scalar results; the last ``tail`` episodes (default: the convergence window, at least a
         tenth of the run) describe where the learner ended up."""
