@@ -55,9 +55,10 @@ const char* const kGenerateArgs =
     "(no limit) but not both; a finite trace may also end first. Releases the GIL; Ctrl-C stops it.";
 
 // An application from Python: slo_s in seconds (errors name the application and show the value as
-// Python writes it), sizes a SizeDistribution, a spec or None.
-Application make_application(const std::string& name, double slo_s, double share, const py::object& sizes,
-                             double accuracy_floor) {
+// Python writes it), sizes a SizeDistribution, a spec or None; arrivals its own arrival process, a
+// spec or None. A share next to its own arrivals is refused: its rate is then its process's.
+Application make_application(const std::string& name, double slo_s, const std::optional<double>& share_arg,
+                             const py::object& sizes, double accuracy_floor, const py::object& arrivals) {
   if (!(slo_s > 0) || !std::isfinite(slo_s)) {
     throw ValueError(
         str("application '", name, "': slo_s=", py_repr(py::float_(slo_s)), " must be positive and finite"));
@@ -68,7 +69,22 @@ Application make_application(const std::string& name, double slo_s, double share
   } catch (const ValueError& e) {  // beyond int64 nanoseconds
     throw ValueError(str("application '", name, "': ", e.what()));
   }
-  Application app{name, share, slo, to_sizes(sizes, "sizes", NoneSizes::SizeOne), accuracy_floor};
+  std::shared_ptr<const ArrivalProcess> process;
+  if (!arrivals.is_none()) {
+    try {
+      process = to_arrivals(arrivals);
+    } catch (const ValueError& e) {
+      throw ValueError(str("application '", name, "': ", e.what()));
+    }
+  }
+  if (process && share_arg) {
+    throw ValueError(str("application '", name, "': share=", py_repr(py::float_(*share_arg)),
+                         " given with arrivals=", process->describe(),
+                         ": an application with its own arrival process has that process's "
+                         "rate; drop share"));
+  }
+  const double share = share_arg.value_or(1.0);
+  Application app{name, share, slo, to_sizes(sizes, "sizes", NoneSizes::SizeOne), accuracy_floor, process};
   if (app.slo <= 0) throw ValueError(str("application '", name, "': slo_s=", slo_s, " is below one nanosecond"));
   validate_application(app);
   return app;
@@ -78,13 +94,15 @@ std::string describe_application(const Application& a) {
   return str("Application(name=", py_repr(py::str(a.name)), ", slo_s=", py_repr(py::float_(nanos_to_seconds(a.slo))),
              ", share=", py_repr(py::float_(a.share)),
              ", sizes=", a.sizes ? py_repr(py::str(a.sizes->describe())) : "None",
-             ", accuracy_floor=", py_repr(py::float_(a.accuracy_floor)), ")");
+             ", accuracy_floor=", py_repr(py::float_(a.accuracy_floor)),
+             a.arrivals ? str(", arrivals=", py_repr(py::str(a.arrivals->describe()))) : "", ")");
 }
 
 std::shared_ptr<Workload> make_workload(const py::object& arrivals, const std::vector<Application>& apps,
                                         const std::optional<IntArg>& count, std::optional<double> horizon_s) {
   const auto limits = to_limits(count, horizon_s);
-  return std::make_shared<Workload>(to_arrivals(arrivals), apps, limits.count, limits.horizon);
+  return std::make_shared<Workload>(arrivals.is_none() ? nullptr : to_arrivals(arrivals), apps, limits.count,
+                                    limits.horizon);
 }
 
 py::dict columns_to_dict(QueryColumns&& c) {
@@ -329,17 +347,20 @@ void bind_application(py::module_& m) {
   py::class_<Application>(m, "Application",
                           "One application of a workload: its name, latency SLO, share of the queries, request "
                           "sizes and the lowest model accuracy it accepts. Immutable.")
-      .def(py::init(&make_application), py::arg("name"), py::arg("slo_s"), py::arg("share") = 1.0,
-           py::arg("sizes") = py::none(), py::arg("accuracy_floor") = 0.0,
+      .def(py::init(&make_application), py::arg("name"), py::arg("slo_s"), py::arg("share") = py::none(),
+           py::arg("sizes") = py::none(), py::arg("accuracy_floor") = 0.0, py::kw_only(),
+           py::arg("arrivals") = py::none(),
            "name: unique within a workload; slo_s: deadline = arrival + slo_s (seconds, > 0); share: relative rate\n"
-           "share (> 0, normalised over the applications); sizes: a SizeDistribution, a spec string such as\n"
-           "'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1].")
+           "share (> 0, normalised over the applications; None: 1); sizes: a SizeDistribution, a spec string such\n"
+           "as 'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1];\n"
+           "arrivals: the application's own ArrivalProcess or spec (then give one to every application, none to\n"
+           "the Workload, and no share: the process sets the rate).")
       .def_property_readonly(
           "name", [](const Application& a) { return a.name; }, "The application's name.")
       .def_property_readonly(
           "slo_s", [](const Application& a) { return nanos_to_seconds(a.slo); }, "Latency SLO, seconds.")
       .def_property_readonly(
-          "share", [](const Application& a) { return a.share; }, "Relative rate share (as given).")
+          "share", [](const Application& a) { return a.share; }, "Relative rate share (as given; 1 by default).")
       .def_property_readonly(
           "sizes",
           [](const Application& a) -> py::object {
@@ -350,6 +371,13 @@ void bind_application(py::module_& m) {
       .def_property_readonly(
           "accuracy_floor", [](const Application& a) { return a.accuracy_floor; },
           "The lowest model accuracy the application accepts (0: any).")
+      .def_property_readonly(
+          "arrivals",
+          [](const Application& a) -> py::object {
+            if (!a.arrivals) return py::none();
+            return py::cast(std::const_pointer_cast<ArrivalProcess>(a.arrivals));
+          },
+          "The application's own arrival process, or None (its share of the workload's).")
       .def("__repr__", &describe_application);
 
   m.def(
@@ -366,11 +394,16 @@ void bind_workload_class(py::module_& m) {
       "Arrival process x application mix. Each query picks its application by share (stream \"apps\"), its size\n"
       "from that application's distribution (stream \"sizes/<index>\") and gets deadline = arrival + slo. A run\n"
       "stops after `count` queries, at the first arrival at or after `horizon_s` (not included), or when a\n"
-      "finite arrival trace ends.")
+      "finite arrival trace ends.\n\n"
+      "Per-application arrivals: with arrivals=None and every Application given its own arrivals, application i\n"
+      "arrives as its process does (stream \"arrivals/<i>\"); the applications' queries are merged by time (ties:\n"
+      "lower index first) and numbered in that order. count and horizon_s limit the merged stream; a finite trace\n"
+      "ends only its own application.")
       .def(py::init(&make_workload), py::arg("arrivals"), py::arg("apps"), py::arg("count") = py::none(),
            py::arg("horizon_s") = py::none(),
-           "arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)'; apps: a list of Application\n"
-           "with unique names; count and horizon_s: limits, either may be None but not both.")
+           "arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)', or None when every\n"
+           "application has its own; apps: a list of Application with unique names; count and horizon_s: limits,\n"
+           "either may be None but not both.")
       .def(
           "generate",
           [](const Workload& w, const py::object& seed) {
@@ -388,7 +421,9 @@ void bind_workload_class(py::module_& m) {
       .def("__repr__", &Workload::describe)
       .def_property_readonly(
           "arrivals", [](const Workload& w) { return std::const_pointer_cast<ArrivalProcess>(w.arrivals_ptr()); },
-          "The arrival process.")
+          "The shared arrival process, or None when each application has its own.")
+      .def_property_readonly("mean_rate", &Workload::mean_rate,
+                             "Queries per second of all applications together, long-run mean (NaN: not known).")
       .def_property_readonly(
           "apps", [](const Workload& w) { return w.apps(); }, "The applications (copies), in index order.")
       .def_property_readonly(
@@ -401,7 +436,8 @@ void bind_workload_class(py::module_& m) {
           "The applications' names, in index order (the `app` column indexes this).")
       .def_property_readonly(
           "shares", [](const Workload& w) { return to_numpy_copy(w.shares()); },
-          "Each application's share of the queries, normalised to sum to 1.")
+          "Each application's share of the queries, normalised to sum to 1 (with per-application arrivals: by\n"
+          "mean rate, NaN when one is not known).")
       .def_property_readonly(
           "count",
           [](const Workload& w) -> std::optional<std::int64_t> {

@@ -14,6 +14,10 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
       count: 20000                         # and/or horizon_s
       apps:
         - {name: rm2, slo_ms: 350, sizes: kairos_mix, share: 1.0, accuracy_floor: 0}
+      # or each application its own arrivals (and no workload-level arrivals, no shares):
+      # apps:
+      #   - {name: a, slo_ms: 100, arrivals: "poisson(rate=50)"}
+      #   - {name: b, slo_ms: 200, arrivals: "piecewise_rate(interval_s=60, rates=[10, 80])"}
     scheduler: fcfs(prefer='g4dn.xlarge')  # any registered scheduler (a spec or a dict)
     seed: 0
     decision_statistic: mean               # what policies see (mean, p50, p95, p99, ...)
@@ -43,7 +47,7 @@ _TOP_KEYS = {
     "decision_statistic", "service", "drain_s", "records",
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
-_APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor"}
+_APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor", "arrivals"}
 _WORKER_KEYS = {"hardware", "count", "models", "config", "executor", "cores", "pin"}
 _MAX_WORKERS_PER_GROUP = 1_000_000  # as a run accepts
 _LONGEST_TIME_MS = profiles.format.MAX_TIME_S * 1e3  # int64 nanoseconds hold about 292 years
@@ -121,6 +125,51 @@ def _spec(path: str, value: Any) -> str:
     raise _fail(
         path, value, "must be a spec string like 'poisson(rate=100)' or {name: ..., params}"
     )
+
+
+def _check_arrivals_rule(wl: Mapping[str, Any], apps: list[Any]) -> None:
+    """Arrivals for the workload, or for every application (then without shares), not both.
+    A key set to None counts as absent."""
+    own = [i for i, app in enumerate(apps) if app.get("arrivals") is not None]
+    if not own:
+        if wl.get("arrivals") is None:
+            raise KeyError(
+                "workload: missing key 'arrivals' (or give every application its own 'arrivals')"
+            )
+        return
+    first = own[0]
+    if wl.get("arrivals") is not None:
+        raise _fail(
+            f"workload.apps[{first}].arrivals",
+            apps[first]["arrivals"],
+            f"is given while workload.arrivals={_SHORT.repr(wl['arrivals'])}: give the arrival "
+            "process to the workload or to every application, not both",
+        )
+    for i, app in enumerate(apps):
+        path = f"workload.apps[{i}]"
+        if app.get("arrivals") is None:
+            raise KeyError(
+                f"{path}: missing key 'arrivals' (workload.apps[{first}] has its own: give every "
+                "application its own arrivals, or none and workload.arrivals)"
+            )
+        _spec(f"{path}.arrivals", app["arrivals"])
+        if app.get("share") is not None:
+            raise _fail(
+                f"{path}.share",
+                app["share"],
+                "is given with the application's own arrivals: its rate is its process's; "
+                "drop share",
+            )
+
+
+def _build_arrivals(path: str, value: Any) -> _core.ArrivalProcess:
+    """An arrival process from a scenario value; errors name the key path and the value."""
+    spec = _spec(path, value)
+    try:
+        return _core.make_arrival_process(spec)
+    except (KeyError, ValueError) as e:
+        msg = e.args[0] if e.args else str(e)
+        raise type(e)(f"{path}={_SHORT.repr(value)}: {msg}") from None
 
 
 def _check_records(records: Any) -> None:
@@ -215,8 +264,6 @@ class Scenario:
                     _spec(f"workers[{i}].executor", w["executor"])
                 check_pinning(f"workers[{i}]", w)  # cores / pin: servelab.serve pins, sim ignores
             wl = _check_keys("workload", d["workload"], _WORKLOAD_KEYS)
-            if "arrivals" not in wl:
-                raise KeyError("workload: missing key 'arrivals'")
             count = wl.get("count")
             if count is not None and (not _is_int(count) or count < 0):
                 raise _fail("workload.count", count, "must be an integer >= 0 (or absent)")
@@ -246,6 +293,7 @@ class Scenario:
                         f"is finite but beyond the range of int64 nanoseconds: it must be below "
                         f"{_LONGEST_TIME_MS:g} ms (about 292 years)",
                     )
+            _check_arrivals_rule(wl, apps)
             seed = d.get("seed", 0)
             if not _is_int(seed) or seed < 0:
                 raise _fail("seed", seed, "must be a non-negative integer")
@@ -321,17 +369,22 @@ class Scenario:
         for i, app in enumerate(wl["apps"]):
             slo_ms = app["slo_ms"]
             sizes = app.get("sizes")
+            own = app.get("arrivals")
             apps.append(
                 _core.Application(
                     str(app["name"]),
                     slo_s=float(slo_ms) / 1e3,
-                    share=float(app.get("share", 1.0)),
+                    share=None if app.get("share") is None else float(app["share"]),
                     sizes=None if sizes is None else _spec(f"workload.apps[{i}].sizes", sizes),
                     accuracy_floor=float(app.get("accuracy_floor", 0.0)),
+                    arrivals=None
+                    if own is None
+                    else _build_arrivals(f"workload.apps[{i}].arrivals", own),
                 )
             )
+        shared = wl.get("arrivals")  # None: every application has its own
         return _core.Workload(
-            _spec("workload.arrivals", wl["arrivals"]),
+            None if shared is None else _build_arrivals("workload.arrivals", shared),
             apps,
             count=wl.get("count"),
             horizon_s=wl.get("horizon_s"),

@@ -37,6 +37,16 @@ accuracy floor)::
     queries["size"], queries["arrival_s"]  # numpy columns
 
 ``zipf_shares(n, exponent)`` gives Zipf popularity shares for many applications.
+
+Applications whose loads move independently each take their own arrival process (and the
+workload none); their queries are merged by time, application i drawing from the stream
+``arrivals/<i>``::
+
+    apps = [
+        workload.Application("a", slo_s=0.1, arrivals="poisson(rate=50)"),
+        workload.Application("b", slo_s=0.01, arrivals="piecewise_rate(interval_s=20, rates=[9])"),
+    ]
+    queries = workload.Workload(None, apps, horizon_s=40).generate(seed=1)
 """
 
 from __future__ import annotations

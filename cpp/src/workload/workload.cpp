@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "arrival_merge.hpp"
 #include "format.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
@@ -19,8 +20,18 @@ namespace {
 
 constexpr Nanos kMaxNanos = std::numeric_limits<Nanos>::max();
 
-// The one loop behind start() and generate(): non-virtual, so bulk generation pays only the
-// arrival cursor's and the size distribution's calls per query.
+// What a query of application `a` (`app`) carries, given its id, arrival and size.
+inline void fill_query(Query& q, std::int64_t id, std::size_t a, const Application& app, Nanos t, std::int32_t size) {
+  q.id = id;
+  q.app = static_cast<std::int32_t>(a);
+  q.size = size;
+  q.arrival = t;
+  q.deadline = t > kMaxNanos - app.slo ? kMaxNanos : t + app.slo;
+  q.accuracy_floor = stored_accuracy_floor(app.accuracy_floor);
+}
+
+// The loop behind start() and generate() for one shared arrival process: non-virtual, so bulk
+// generation pays only the arrival cursor's and the size distribution's calls per query.
 class Generator {
  public:
   Generator(const Workload& w, const detail::AliasTable& choice, std::uint64_t seed)
@@ -38,12 +49,7 @@ class Generator {
     const auto& apps = workload_.apps();
     const std::size_t a = apps.size() == 1 ? 0 : choice_.pick(apps_rng_);
     const Application& app = apps[a];
-    q.id = n_++;
-    q.app = static_cast<std::int32_t>(a);
-    q.size = app.sizes ? app.sizes->sample(size_rng(a)) : 1;
-    q.arrival = *t;
-    q.deadline = *t > kMaxNanos - app.slo ? kMaxNanos : *t + app.slo;
-    q.accuracy_floor = stored_accuracy_floor(app.accuracy_floor);
+    fill_query(q, n_++, a, app, *t, app.sizes ? app.sizes->sample(size_rng(a)) : 1);
     return true;
   }
 
@@ -52,6 +58,7 @@ class Generator {
     done_ = true;
     return false;
   }
+
   // Streams are created on first use: an application that never gets a query costs nothing.
   Rng& size_rng(std::size_t a) {
     if (!size_rngs_[a]) size_rngs_[a] = std::make_unique<Rng>(seed_, str("sizes/", a));
@@ -68,11 +75,97 @@ class Generator {
   bool done_ = false;
 };
 
+// The same loop when every application has its own arrival process: the next query is the
+// earliest pending arrival of any application (the horizon is applied by the merge).
+class PerAppGenerator {
+ public:
+  PerAppGenerator(const Workload& w, std::uint64_t seed)
+      : workload_(w), merge_(w.apps(), seed, w.horizon()), seed_(seed), size_rngs_(w.apps().size()) {}
+
+  bool next(Query& q) {
+    if (done_ || n_ >= workload_.max_count()) return finish();
+    Nanos t = 0;
+    std::size_t a = 0;
+    if (!merge_.next(t, a)) return finish();
+    const Application& app = workload_.apps()[a];
+    fill_query(q, n_++, a, app, t, app.sizes ? app.sizes->sample(size_rng(a)) : 1);
+    return true;
+  }
+
+ private:
+  bool finish() {
+    done_ = true;
+    return false;
+  }
+  Rng& size_rng(std::size_t a) {
+    if (!size_rngs_[a]) size_rngs_[a] = std::make_unique<Rng>(seed_, str("sizes/", a));
+    return *size_rngs_[a];
+  }
+
+  const Workload& workload_;
+  detail::ArrivalMerge merge_;
+  std::uint64_t seed_;
+  std::vector<std::unique_ptr<Rng>> size_rngs_;
+  std::int64_t n_ = 0;
+  bool done_ = false;
+};
+
+template <typename Vector>
+void trim(Vector& v) {
+  if (v.capacity() > 2 * v.size() + 4096) v.shrink_to_fit();
+}
+
+// Every query of a generator, in order. A template per generator keeps the loop as tight as one
+// written for it (a per-query callback cost about 8% on bulk generation).
+template <typename Gen>
+std::vector<Query> generate_queries(Gen g, std::size_t expected) {
+  std::vector<Query> out;
+  out.reserve(expected);
+  Query q;
+  while (g.next(q)) {
+    out.push_back(q);
+    if ((q.id & 4095) == 0) core::check_interrupt();
+  }
+  trim(out);
+  return out;
+}
+
+// The same queries as columns.
+template <typename Gen>
+QueryColumns generate_query_columns(Gen g, std::size_t expected) {
+  QueryColumns c;
+  c.id.reserve(expected);
+  c.app.reserve(expected);
+  c.size.reserve(expected);
+  c.arrival_s.reserve(expected);
+  c.deadline_s.reserve(expected);
+  c.accuracy_floor.reserve(expected);
+  Query q;
+  while (g.next(q)) {
+    c.id.push_back(q.id);
+    c.app.push_back(q.app);
+    c.size.push_back(q.size);
+    c.arrival_s.push_back(nanos_to_seconds(q.arrival));
+    c.deadline_s.push_back(nanos_to_seconds(q.deadline));
+    c.accuracy_floor.push_back(q.accuracy_floor);
+    if ((q.id & 4095) == 0) core::check_interrupt();
+  }
+  trim(c.id);
+  trim(c.app);
+  trim(c.size);
+  trim(c.arrival_s);
+  trim(c.deadline_s);
+  trim(c.accuracy_floor);
+  return c;
+}
+
 // Owns what a lazy stream needs, so it stays valid if the caller drops the Workload.
+template <typename Gen>
 class Stream final : public QueryStream {
  public:
-  Stream(std::shared_ptr<const Workload> workload, std::uint64_t seed, const detail::AliasTable& table)
-      : workload_(std::move(workload)), generator_(*workload_, table, seed) {}
+  template <typename... Args>
+  Stream(std::shared_ptr<const Workload> workload, std::uint64_t seed, const Args&... args)
+      : workload_(std::move(workload)), generator_(*workload_, args..., seed) {}
   std::optional<Query> next() override {
     Query q;
     if (!generator_.next(q)) return std::nullopt;
@@ -86,13 +179,13 @@ class Stream final : public QueryStream {
 
  private:
   std::shared_ptr<const Workload> workload_;
-  Generator generator_;
+  Gen generator_;
 };
 
 // The expected number of queries (capped at 2^26) so the columns are allocated once.
 std::size_t expected_count(const Workload& w) {
   double expected = static_cast<double>(w.max_count());
-  const double rate = w.arrivals().mean_rate();
+  const double rate = w.mean_rate();
   if (w.horizon() != kUnlimitedHorizon && std::isfinite(rate)) {
     const double mean = rate * nanos_to_seconds(w.horizon());
     expected = std::min(expected, mean + 6 * std::sqrt(mean) + 16);
@@ -100,9 +193,34 @@ std::size_t expected_count(const Workload& w) {
   return static_cast<std::size_t>(std::min(expected, double{1 << 26}));
 }
 
-template <typename Vector>
-void trim(Vector& v) {
-  if (v.capacity() > 2 * v.size() + 4096) v.shrink_to_fit();
+// Either the workload has the arrival process, or every application has its own.
+void check_arrivals_rule(const ArrivalProcess* shared, const std::vector<Application>& apps) {
+  const auto with = std::find_if(apps.begin(), apps.end(), [](const Application& a) { return a.arrivals; });
+  if (with == apps.end()) {
+    if (!shared) throw ValueError("arrivals is null: give an arrival process, or one to every application");
+    return;
+  }
+  const auto at = [&](auto it) { return str("apps[", it - apps.begin(), "] ('", it->name, "')"); };
+  if (shared) {
+    throw ValueError(str(at(with), ": arrivals=", with->arrivals->describe(),
+                         " given while the workload has arrivals=", shared->describe(),
+                         ": give the arrival process to the workload or to every application, not both"));
+  }
+  const auto without = std::find_if(apps.begin(), apps.end(), [](const Application& a) { return !a.arrivals; });
+  if (without != apps.end()) {
+    throw ValueError(str(at(without), ": arrivals=None while ", at(with), " has arrivals=", with->arrivals->describe(),
+                         ": give every application its own arrival process, or none and the workload one"));
+  }
+}
+
+// With per-application arrivals, each application's expected share of the queries: its mean rate
+// over the sum (NaN for every application when some rate is not known).
+std::vector<double> rate_shares(const std::vector<Application>& apps) {
+  std::vector<double> shares;
+  double total = 0;
+  for (const auto& a : apps) total += shares.emplace_back(a.arrivals->mean_rate());
+  for (double& s : shares) s = std::isfinite(total) && total > 0 ? s / total : std::nan("");
+  return shares;
 }
 
 }  // namespace
@@ -134,8 +252,8 @@ std::vector<double> zipf_shares(std::int64_t n, double exponent) {
 Workload::Workload(std::shared_ptr<const ArrivalProcess> arrivals, std::vector<Application> apps,
                    std::int64_t max_count, Nanos horizon)
     : arrivals_(std::move(arrivals)), apps_(std::move(apps)), max_count_(max_count), horizon_(horizon) {
-  if (!arrivals_) throw ValueError("arrivals is null: give an arrival process");
   if (apps_.empty()) throw ValueError("apps is empty: give at least one application");
+  check_arrivals_rule(arrivals_.get(), apps_);
   if (apps_.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     throw ValueError(str("apps has ", apps_.size(), " applications, more than 2^31 - 1"));
   }
@@ -161,7 +279,12 @@ Workload::Workload(std::shared_ptr<const ArrivalProcess> arrivals, std::vector<A
   if (max_count == kUnlimitedCount && horizon == kUnlimitedHorizon) {
     throw ValueError("max_count and horizon are both unlimited: give at least one of them");
   }
-  app_choice_ = detail::AliasTable(shares);
+  if (arrivals_) {
+    app_choice_ = detail::AliasTable(shares);
+    shares_ = app_choice_.probabilities();
+  } else {
+    shares_ = rate_shares(apps_);
+  }
 }
 
 std::size_t QueryStream::next_block(Query* out, std::size_t n) {
@@ -174,57 +297,28 @@ std::size_t QueryStream::next_block(Query* out, std::size_t n) {
   return i;
 }
 
+std::string app_arrival_stream(std::size_t app_index) { return str(kArrivalStream, "/", app_index); }
+
 std::unique_ptr<QueryStream> Workload::start(std::uint64_t seed) const {
   // The stream keeps its own copy of this (cheap: shared parts), so it outlives the caller's.
   auto self = std::make_shared<const Workload>(*this);
+  if (per_app_arrivals()) return std::make_unique<Stream<PerAppGenerator>>(std::move(self), seed);
   const detail::AliasTable& table = self->app_choice_;
-  return std::make_unique<Stream>(std::move(self), seed, table);
+  return std::make_unique<Stream<Generator>>(std::move(self), seed, table);
 }
 
 std::vector<Query> Workload::generate(std::uint64_t seed) const {
   check_memory(sizeof(Query), "the generated queries");
-  Generator g(*this, app_choice_, seed);
-  std::vector<Query> out;
-  out.reserve(expected_count(*this));
-  Query q;
-  while (g.next(q)) {
-    out.push_back(q);
-    if ((q.id & 4095) == 0) core::check_interrupt();
-  }
-  trim(out);
-  return out;
+  if (per_app_arrivals()) return generate_queries(PerAppGenerator(*this, seed), expected_count(*this));
+  return generate_queries(Generator(*this, app_choice_, seed), expected_count(*this));
 }
 
 QueryColumns Workload::generate_columns(std::uint64_t seed) const {
   constexpr std::size_t kBytesPerQuery =
       sizeof(QueryId) + 2 * sizeof(std::int32_t) + 2 * sizeof(double) + sizeof(float);
   check_memory(kBytesPerQuery, "the generated columns");
-  Generator g(*this, app_choice_, seed);
-  QueryColumns c;
-  const std::size_t expected = expected_count(*this);
-  c.id.reserve(expected);
-  c.app.reserve(expected);
-  c.size.reserve(expected);
-  c.arrival_s.reserve(expected);
-  c.deadline_s.reserve(expected);
-  c.accuracy_floor.reserve(expected);
-  Query q;
-  while (g.next(q)) {
-    c.id.push_back(q.id);
-    c.app.push_back(q.app);
-    c.size.push_back(q.size);
-    c.arrival_s.push_back(nanos_to_seconds(q.arrival));
-    c.deadline_s.push_back(nanos_to_seconds(q.deadline));
-    c.accuracy_floor.push_back(q.accuracy_floor);
-    if ((q.id & 4095) == 0) core::check_interrupt();
-  }
-  trim(c.id);
-  trim(c.app);
-  trim(c.size);
-  trim(c.arrival_s);
-  trim(c.deadline_s);
-  trim(c.accuracy_floor);
-  return c;
+  if (per_app_arrivals()) return generate_query_columns(PerAppGenerator(*this, seed), expected_count(*this));
+  return generate_query_columns(Generator(*this, app_choice_, seed), expected_count(*this));
 }
 
 std::string Workload::describe_limits() const {
@@ -232,10 +326,27 @@ std::string Workload::describe_limits() const {
              ", horizon_s=", horizon_ == kUnlimitedHorizon ? std::string("None") : num(nanos_to_seconds(horizon_)));
 }
 
+const ArrivalProcess& Workload::arrivals() const {
+  if (!arrivals_) throw RuntimeError("this workload has no shared arrival process: each application has its own");
+  return *arrivals_;
+}
+
+double Workload::mean_rate() const {
+  if (arrivals_) return arrivals_->mean_rate();
+  double total = 0;
+  for (const auto& a : apps_) total += a.arrivals->mean_rate();
+  return total;
+}
+
 double Workload::expected_queries() const {
   const double count =
       max_count_ == kUnlimitedCount ? std::numeric_limits<double>::infinity() : static_cast<double>(max_count_);
-  const double arrivals = arrivals_->expected_arrivals(horizon_);
+  double arrivals = 0;  // NaN when some process cannot tell
+  if (arrivals_) {
+    arrivals = arrivals_->expected_arrivals(horizon_);
+  } else {
+    for (const auto& a : apps_) arrivals += a.arrivals->expected_arrivals(horizon_);
+  }
   return std::isnan(arrivals) ? count : std::min(count, arrivals);
 }
 
@@ -252,25 +363,29 @@ void Workload::check_memory(double bytes_per_query, std::string_view what) const
     throw MemoryError(str("count=", max_count_, ": ", cost, ": lower count"));
   }
   if (horizon_ != kUnlimitedHorizon) {
-    throw MemoryError(str("horizon_s=", num(nanos_to_seconds(horizon_)), " at about ", num(arrivals_->mean_rate()),
+    throw MemoryError(str("horizon_s=", num(nanos_to_seconds(horizon_)), " at about ", num(mean_rate()),
                           " queries/s means about ", num(queries), " queries: ", cost,
                           ": lower horizon_s or give a count"));
   }
-  throw MemoryError(str("the arrival trace has about ", num(queries), " arrivals: ", cost, ": give a count"));
+  throw MemoryError(str(arrivals_ ? "the arrival trace has about " : "the applications' arrival traces have about ",
+                        num(queries), " arrivals: ", cost, ": give a count"));
 }
 
 std::string Workload::describe() const {
+  // With per-application arrivals each application names its process, and shares are not used.
   std::string apps;
   for (const auto& a : apps_) {
     apps +=
-        str(apps.empty() ? "" : ", ", "app(name='", a.name, "', share=", num(a.share),
+        str(apps.empty() ? "" : ", ", "app(name='", a.name, "', ",
+            a.arrivals ? str("arrivals=", a.arrivals->describe()) : str("share=", num(a.share)),
             ", slo_s=", num(nanos_to_seconds(a.slo)), ", sizes=", a.sizes ? a.sizes->describe() : "constant(value=1)",
             ", accuracy_floor=", num(a.accuracy_floor), ")");
   }
   std::string limits;
   if (max_count_ != kUnlimitedCount) limits += str(", count=", max_count_);
   if (horizon_ != kUnlimitedHorizon) limits += str(", horizon_s=", num(nanos_to_seconds(horizon_)));
-  return str("workload(arrivals=", arrivals_->describe(), ", apps=[", apps, "]", limits, ")");
+  const std::string arrivals = arrivals_ ? str("arrivals=", arrivals_->describe(), ", ") : "";
+  return str("workload(", arrivals, "apps=[", apps, "]", limits, ")");
 }
 
 }  // namespace servelab::workload

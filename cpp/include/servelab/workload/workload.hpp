@@ -6,6 +6,13 @@
 // query belongs to; not drawn from with a single application), "sizes/<app index>" (each
 // application's sizes). A run stops after max_count queries, at the first arrival at or after the
 // horizon (not included), or when a finite arrival trace ends, whichever comes first.
+//
+// Per-application arrivals: when every application carries its own arrival process (and the
+// workload has none), application i's queries arrive as its process does under the stream
+// "arrivals/<i>", and the applications' streams are merged by time (ties: lower index first); ids
+// count the merged order and shares are not used. max_count and the horizon apply to the merged
+// stream; a finite trace ends only its own application. Some applications with a process and some
+// without is refused: each application's rate would otherwise be ambiguous.
 #pragma once
 
 #include <cstdint>
@@ -26,11 +33,17 @@ inline constexpr std::string_view kAppStream = "apps";
 
 struct Application {
   std::string name;
-  double share = 1.0;                             // relative rate share (normalised over all applications), > 0
-  Nanos slo = 0;                                  // deadline = arrival + slo; > 0
+  double share = 1.0;  // relative rate share (normalised over all applications), > 0; unused with own arrivals
+  Nanos slo = 0;       // deadline = arrival + slo; > 0
   std::shared_ptr<const SizeDistribution> sizes;  // null: every query has size 1
   double accuracy_floor = 0;                      // in [0, 1]
+  // Its own arrival process (null: its share of the workload's). Either all applications have one
+  // or none does.
+  std::shared_ptr<const ArrivalProcess> arrivals = nullptr;
 };
+
+// The random stream application i's own arrival process draws from: "arrivals/<i>".
+std::string app_arrival_stream(std::size_t app_index);
 
 // Throws ValueError naming the application, the field and the value unless share > 0 and finite,
 // slo > 0, accuracy_floor in [0, 1] and the name is not empty.
@@ -65,6 +78,8 @@ class Workload {
  public:
   // Validates: at least one application, names unique and non-empty, shares > 0 and finite,
   // slo > 0, accuracy floors in [0, 1]; max_count >= 0 and horizon >= 0, not both unlimited.
+  // `arrivals` is null exactly when every application has its own process (ValueError naming the
+  // first application that breaks the rule otherwise).
   Workload(std::shared_ptr<const ArrivalProcess> arrivals, std::vector<Application> apps,
            std::int64_t max_count = kUnlimitedCount, Nanos horizon = kUnlimitedHorizon);
 
@@ -74,11 +89,18 @@ class Workload {
   // The same queries as columns. Calls check_interrupt().
   QueryColumns generate_columns(std::uint64_t seed) const;
 
-  const ArrivalProcess& arrivals() const { return *arrivals_; }
+  // True when each application has its own arrival process (and arrivals_ptr() is null).
+  bool per_app_arrivals() const { return !arrivals_; }
+  // The shared arrival process; RuntimeError with per-application arrivals.
+  const ArrivalProcess& arrivals() const;
   std::shared_ptr<const ArrivalProcess> arrivals_ptr() const { return arrivals_; }
   const std::vector<Application>& apps() const { return apps_; }
-  // Each application's share of the queries, normalised to sum to 1.
-  const std::vector<double>& shares() const { return app_choice_.probabilities(); }
+  // Each application's share of the queries, normalised to sum to 1: by share, or with
+  // per-application arrivals by mean rate (NaN for all when a rate is not known).
+  const std::vector<double>& shares() const { return shares_; }
+  // The long-run mean arrival rate of all applications together, queries per second (NaN when
+  // not known).
+  double mean_rate() const;
   std::int64_t max_count() const { return max_count_; }
   Nanos horizon() const { return horizon_; }
   std::string describe() const;
@@ -96,7 +118,8 @@ class Workload {
  private:
   std::shared_ptr<const ArrivalProcess> arrivals_;
   std::vector<Application> apps_;
-  detail::AliasTable app_choice_;  // picks an application by share in O(1)
+  detail::AliasTable app_choice_;  // picks an application by share in O(1) (shared arrivals only)
+  std::vector<double> shares_;
   std::int64_t max_count_;
   Nanos horizon_;
 };

@@ -20,6 +20,7 @@ scalability, affinity, pair allocations), ``selection`` (Fig. 11's policies and 
 ``cluster`` (Algorithm 2 and the baselines, servers needed), ``rmu`` (Algorithm 3's node
 resource manager against PARTIES over a load trace, Fig. 12-14), ``experiments`` (the same
 managers as the registered schedulers ``hera_rmu`` and ``parties`` in a servelab Scenario),
+``fig14`` (Fig. 14's opposite load moves as a Scenario, each model with its own arrivals),
 ``paper`` (the paper's numbers and comparisons), ``sweeps`` (the experiment loops as
 ``servelab.sweep`` points), ``calibration`` (fitting a profile to measured points), ``sla_fit``
 (the cache-miss curve and the QPS within the SLA measured here, and their fits),
@@ -64,6 +65,7 @@ _EXPORTS = {
     **dict.fromkeys(
         ("HARDWARE", "MANAGERS", "node_profile", "node_scenario", "run_managed"), "experiments"
     ),
+    **dict.fromkeys(("PAPER_FIG14", "fig14_scenario", "run_fig14", "window_tails"), "fig14"),
     **dict.fromkeys(
         (
             "CONTROLLERS", "FIG12_LOADS", "fig14_loads", "max_partner_loads",
