@@ -73,7 +73,10 @@ class RmuScheduler final : public sched::Scheduler {
   void on_arrival(const Query& query, const ClusterView& view, Actions& actions) override {
     const int m = app_model(query);
     ++arrivals_[m];
-    if (!try_dispatch(query, m, view, actions)) actions.enqueue(query.id);
+    if (!try_dispatch(query, m, view, actions)) {
+      actions.enqueue(query.id);
+      queued_[m].push_back(query.id);
+    }
   }
 
   void on_batch_done(const BatchDone& done, const ClusterView& view, Actions& actions) override {
@@ -154,16 +157,19 @@ class RmuScheduler final : public sched::Scheduler {
   }
 
   // First come first served per model: a query whose model has no idle worker does not hold up
-  // the other model's queries.
+  // the other model's queries. The central queue holds exactly queued_'s queries (this policy
+  // alone enqueues, in arrival order), so merging the two by id visits them in the central
+  // queue's order without scanning one model's backlog for the other's queries.
   void drain(const ClusterView& view, Actions& actions) {
-    std::array<bool, 2> blocked{false, false};
-    std::vector<QueryId> queued(view.central_queue().begin(), view.central_queue().end());
-    for (const QueryId id : queued) {
-      if (blocked[0] && blocked[1]) break;
-      const Query q = view.query(id);
-      const int m = app_model(q);
-      if (blocked[m]) continue;
-      if (!try_dispatch(q, m, view, actions)) blocked[m] = true;
+    std::array<bool, 2> blocked{queued_[0].empty(), queued_[1].empty()};
+    while (!(blocked[0] && blocked[1])) {
+      const int m = blocked[0] ? 1 : blocked[1] ? 0 : (queued_[0].front() < queued_[1].front() ? 0 : 1);
+      if (try_dispatch(view.query(queued_[m].front()), m, view, actions)) {
+        queued_[m].pop_front();
+        blocked[m] = queued_[m].empty();
+      } else {
+        blocked[m] = true;
+      }
     }
   }
 
@@ -177,13 +183,7 @@ class RmuScheduler final : public sched::Scheduler {
       std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
       tail = v[k];
     }
-    for (const QueryId id : view.central_queue()) {
-      const Query q = view.query(id);
-      if (app_model(q) == m) {
-        tail = std::max(tail, view.now() - q.arrival);
-        break;  // the oldest of this model
-      }
-    }
+    if (!queued_[m].empty()) tail = std::max(tail, view.now() - view.query(queued_[m].front()).arrival);
     return tail;
   }
 
@@ -244,6 +244,7 @@ class RmuScheduler final : public sched::Scheduler {
   Nanos window_start_ = 0;
   std::array<std::int64_t, 2> arrivals_{0, 0};
   std::array<std::vector<Nanos>, 2> latencies_;
+  std::array<std::deque<QueryId>, 2> queued_;  // each model's queries in the central queue, oldest first
   std::unordered_map<WorkerId, std::vector<std::pair<int, Nanos>>> running_;
   std::vector<bool> removing_;
 };
