@@ -60,11 +60,12 @@ class PyFcfs(servelab.Scheduler):
 
 def register() -> str:
     """Registers PyFcfs as ``py_fcfs`` once per process, and the systems' policies written in
-    Python (RRL's ``rrl_tuner``), so that the suite runs them like every other; returns the name
-    of PyFcfs."""
+    Python (RRL's ``rrl_tuner`` and ``rrl_batch_tuner``), so that the suite runs them like every
+    other; returns the name of PyFcfs."""
     if PY_FCFS not in {e["name"] for e in servelab.list_schedulers()}:
         servelab.register_scheduler(PY_FCFS, PyFcfs)
     rrl.register_tuner()
+    rrl.register_batch_tuner()
     return PY_FCFS
 
 

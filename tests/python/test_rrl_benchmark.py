@@ -17,8 +17,12 @@ def test_rrl_benchmark_smoke():
     assert "ratio reference / servelab" in proc.stdout
 
 
-def test_inter_op_and_serving_benchmarks_smoke():
-    for name, expect in (("bench_rrl_inter_op.py", "vs (1, 1)"), ("bench_rrl_serving.py", "ratio")):
+def test_inter_op_serving_and_gpu_space_benchmarks_smoke():
+    for name, expect in (
+        ("bench_rrl_inter_op.py", "vs (1, 1)"),
+        ("bench_rrl_serving.py", "ratio"),
+        ("bench_rrl_gpu_space.py", "ratio default / tuned"),
+    ):
         proc = subprocess.run(
             [sys.executable, str(BENCH.parent / name), "--smoke"],
             capture_output=True, text=True, timeout=300,

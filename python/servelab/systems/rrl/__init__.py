@@ -15,7 +15,8 @@ model and its fitting hook), ``workloads`` (the artifact's trace, the dynamic an
 ``tuning`` (one simulated tuning experiment: the learners against the oracle), ``experiments``
 (method comparisons, the region-size sweep), ``real`` (a short run on a real executor's
 threads), ``sim_policy`` (RRL as a serving policy that sets the workers' knobs with set_config,
-simulated through the ``rrl_cpu`` config model), ``sim_tuning`` (tuning runs whose episodes
+simulated through the ``rrl_cpu`` config model), ``batch_policy`` (RRL's GPU space as a serving
+policy: batch size, batch timeout, batch threads), ``sim_tuning`` (tuning runs whose episodes
 ``servelab.simulate`` serves, to check the episode model against), ``calibration`` (the CPU model
 fitted to measurements of a real executor), ``paper`` (the paper's numbers and our report beside
 them), ``data`` (the artifact's files), ``cli`` and ``plotting``. Every name below loads its module
@@ -50,6 +51,7 @@ _EXPORTS = {
         "sim_policy",
     ),
     "tune_simulated": "sim_tuning",
+    **dict.fromkeys(("RrlBatchTuner", "register_batch_tuner"), "batch_policy"),
     **dict.fromkeys(
         ("ProfilerFit", "concurrent_batch_ms", "fit_cells", "fit_from_profiler"), "calibration"
     ),

@@ -9,7 +9,9 @@ drift (other processes) hits both alike.
 :func:`tune_serving`: the whole configuration (request parallelism, inter-op and intra-op threads)
 tuned in the real serving loop by :class:`~servelab.rrl.RrlTuner`, the policy the simulator runs
 too, on measured request latencies; then the learned configuration and the default serve the same
-arrivals in alternating rounds.
+arrivals in alternating rounds. ``space="gpu"``: the batching configuration (batch size, batch
+timeout, batch threads) instead, by :class:`~servelab.rrl.RrlBatchTuner`, which forms the batches
+itself and sets the executor's ``max_batch_items`` and ``intra_op_threads`` with set_config.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from ... import executors
+from .batch_policy import BATCH_KNOB, RrlBatchTuner, gpu_knob_values
 from .model import PerfModel
-from .spaces import machine_cores
+from .spaces import gpu_space, machine_cores
 from .tuning import ConfigSpace, LearnerConfig, QLearner
 
 KNOB = "intra_op_threads"
@@ -123,14 +126,15 @@ class ServingTuning:
     """A real serving run tuned by RRL, then the learned configuration against the default."""
 
     executor: str
-    space: list[tuple[str, list[int]]]  # the knobs tuned: workers, inter_op, intra_op
+    space: list[tuple[str, list[int]]]  # the knobs tuned (cpu: workers, inter_op, intra_op)
     rate_qps: float
     batch: int  # items per request
     history: list[dict[str, Any]]  # per learning episode: values, metric_ms, rate_qps
-    learned: list[int]  # (workers, inter_op, intra_op) of lowest Q at the end
+    learned: list[int]  # the knobs' values of lowest Q at the end, in the space's order
     tuned_ms: list[float] = field(default_factory=list)  # per comparison round, mean latency
     default_ms: list[float] = field(default_factory=list)  # the same rounds, default config
     load_average: tuple[float, float] = (0.0, 0.0)  # 1-minute, at the start and at the end
+    notes: list[str] = field(default_factory=list)  # knobs the executor lacks, so never set
 
     @property
     def tuned_median_ms(self) -> float:
@@ -146,14 +150,16 @@ class ServingTuning:
         return self.default_median_ms / self.tuned_median_ms
 
 
-def _serving_scenario(rate: float, batch: int, requests: int, workers: int) -> dict[str, Any]:
+def _serving_scenario(
+    rate: float, batch: int, requests: int, workers: int, max_items: int = 0
+) -> dict[str, Any]:
     from ... import profiles  # on use: servelab.rrl loads without the run machinery
 
-    # The profile only says which requests fit a worker; the executor sets every service time.
+    # The profile only says which batches fit a worker; the executor sets every service time.
     profile = profiles.Profile("rrl real serving")
     profile.add_hardware("cpu", 0.0)
     profile.add_model("model", 1.0)
-    profile.set_latency("cpu", "model", batch, samples_s=[1e-3])
+    profile.set_latency("cpu", "model", max(batch, max_items), samples_s=[1e-3])
     return {
         "profile": profile,
         "workers": [{"hardware": "cpu", "count": workers, "models": ["model"]}],
@@ -167,8 +173,9 @@ def _serving_scenario(rate: float, batch: int, requests: int, workers: int) -> d
 def tune_serving(
     executor: Any = "recsys(model=rm2, backend=onednn)",
     *,
+    space: str | ConfigSpace = "cpu",
     rate: float = 30.0,
-    batch: int = 32,
+    batch: int | None = None,
     cores: int | None = None,
     episodes: int = 40,
     episode_requests: int = 20,
@@ -177,17 +184,27 @@ def tune_serving(
     method: str = "rrl",
     seed: int = 0,
 ) -> ServingTuning:
-    """RRL tunes a real executor in ``servelab.serve``: :class:`RrlTuner` serves Poisson requests
-    of ``batch`` items at ``rate`` per second on up to ``cores`` workers (default this machine's
-    cores), choosing per episode of ``episode_requests`` requests the request parallelism (workers
-    serving), the inter-op and the intra-op threads (knobs the executor lacks stay at 1), from the
-    measured latencies. Then ``rounds`` times, alternately, the learned configuration (RrlTuner
-    held at it) and the default (``fcfs`` on every worker, the executor's own thread settings)
-    each serve ``round_requests`` requests of the same arrivals; their mean latencies are kept."""
+    """RRL tunes a real executor in ``servelab.serve``: Poisson requests of ``batch`` items
+    (default 32; 1 for the GPU space) at ``rate`` per second on up to ``cores`` workers (default
+    this machine's cores), a configuration per episode of ``episode_requests`` requests, learned
+    from the measured latencies. Then ``rounds`` times, alternately, the learned configuration (the
+    tuner held at it) and the default (``fcfs`` on every worker, one request per batch, the
+    executor's own thread settings) each serve ``round_requests`` requests of the same arrivals;
+    their mean latencies are kept.
+
+    ``space="cpu"``: :class:`RrlTuner` chooses the request parallelism (workers serving), the
+    inter-op and the intra-op threads (knobs the executor lacks stay at 1). ``space="gpu"`` (or a
+    gpu :class:`ConfigSpace`; default ``gpu_space(max_batch=32, max_timeout_ms=20,
+    max_threads=cores)``): :class:`RrlBatchTuner` chooses the batch size, batch timeout and batch
+    threads, sets ``max_batch_items`` to the batch size and ``intra_op_threads`` to ``cores //
+    batch_threads``; a knob the executor lacks is named in ``notes`` and never set."""
     from ... import run  # on use: servelab.rrl loads without the run machinery
-    from .sim_policy import RrlTuner  # the same policy in both worlds
 
     cores = machine_cores() if cores is None else cores
+    kind = space if isinstance(space, str) else getattr(space, "kind", None)
+    if kind not in ("cpu", "gpu") or (kind == "cpu" and not isinstance(space, str)):
+        raise ValueError(f"space={space!r} must be 'cpu', 'gpu' or a gpu ConfigSpace")
+    batch = (32 if kind == "cpu" else 1) if batch is None else batch
     checks = (("cores", cores), ("episodes", episodes), ("episode_requests", episode_requests),
               ("rounds", rounds), ("round_requests", round_requests), ("batch", batch))  # fmt: skip
     for name, value in checks:
@@ -199,32 +216,94 @@ def tune_serving(
         raise ValueError(f"rate={rate!r} must be a positive number of requests per second")
     builder = executors.make_executor(executor)
     instance = builder.open(seed=seed)
-    knobs = instance.knobs()
-    if KNOB not in knobs:
-        raise ValueError(
-            f"executor {builder.describe()} has no {KNOB!r} knob "
-            f"(its knobs: {', '.join(knobs) or 'none'})"
-        )
-    threads = list(range(1, cores + 1))
-    inter = threads if INTER_KNOB in knobs else [1]
-    extremes = [{KNOB: cores}] + ([{INTER_KNOB: cores, KNOB: cores}] if len(inter) > 1 else [])
-    _check_accepted(instance, builder.describe(), extremes, batch)
-    space = ConfigSpace("cpu", [("workers", threads), ("inter_op", inter), ("intra_op", threads)])
+    if kind == "gpu":
+        if isinstance(space, str):
+            space = gpu_space(max_batch=32, max_timeout_ms=20, max_threads=cores)
+        tuner, fixed_tuner, workers, max_items, notes = _gpu_tuners(
+            space, instance, builder.describe(), cores, batch, method, episode_requests,
+            round_requests, seed,
+        )  # fmt: skip
+    else:
+        tuner, fixed_tuner, workers, max_items, notes = _cpu_tuners(
+            instance, builder.describe(), cores, batch, method, episode_requests, round_requests,
+            seed,
+        )  # fmt: skip
     load_before = os.getloadavg()[0]
-    tuner = RrlTuner(space, model=PerfModel(cores=cores), method=method,
-                     episode_requests=episode_requests, seed=seed)  # fmt: skip
-    scenario = _serving_scenario(rate, batch, episodes * episode_requests, cores)
+    scenario = _serving_scenario(rate, batch, episodes * episode_requests, workers, max_items)
     run.serve(scenario, scheduler=tuner, executor=builder, seed=seed)
     learned = tuner.greedy()
-    out = ServingTuning(builder.describe(), [(k, list(v)) for k, v in space.knobs], float(rate),
-                        batch, tuner.history, learned)  # fmt: skip
-    fixed = ConfigSpace("cpu", [(k, [v]) for k, v in zip(("workers", "inter_op", "intra_op"),
-                                                          learned, strict=True)])  # fmt: skip
-    compare = _serving_scenario(rate, batch, round_requests, cores)
+    out = ServingTuning(builder.describe(), [(k, list(v)) for k, v in tuner.space.knobs],
+                        float(rate), batch, tuner.history, learned, notes=notes)  # fmt: skip
+    compare = _serving_scenario(rate, batch, round_requests, workers, max_items)
     for r in range(rounds):  # alternate, so that drift in the machine's load hits both alike
-        tuned = RrlTuner(fixed, episode_requests=round_requests + 1, seed=seed)  # never relearns
-        for policy, into in ((tuned, out.tuned_ms), ("fcfs", out.default_ms)):
+        for policy, into in ((fixed_tuner(learned), out.tuned_ms), ("fcfs", out.default_ms)):
             res = run.serve(compare, scheduler=policy, executor=builder, seed=seed + 1 + r)
             into.append(float(res.summary()["latency_ms"]["mean"]))
     out.load_average = (load_before, os.getloadavg()[0])
     return out
+
+
+def _held(space: ConfigSpace, values: list[int]) -> ConfigSpace:
+    """The one-configuration space of ``values``: a tuner on it never changes its choice."""
+    return ConfigSpace(
+        space.kind, [(k, [v]) for (k, _), v in zip(space.knobs, values, strict=True)]
+    )
+
+
+def _cpu_tuners(
+    instance: Any, describe: str, cores: int, batch: int, method: str, episode_requests: int,
+    round_requests: int, seed: int,
+) -> tuple[Any, Any, int, int, list[str]]:  # fmt: skip
+    """The learning RrlTuner over the CPU space, a maker of one held at a configuration, the
+    workers, the largest batch and the notes (none: a missing knob stays at 1)."""
+    from .sim_policy import RrlTuner  # the same policy in both worlds
+
+    knobs = instance.knobs()
+    if KNOB not in knobs:
+        raise ValueError(
+            f"executor {describe} has no {KNOB!r} knob (its knobs: {', '.join(knobs) or 'none'})"
+        )
+    threads = list(range(1, cores + 1))
+    inter = threads if INTER_KNOB in knobs else [1]
+    extremes = [{KNOB: cores}] + ([{INTER_KNOB: cores, KNOB: cores}] if len(inter) > 1 else [])
+    _check_accepted(instance, describe, extremes, batch)
+    space = ConfigSpace("cpu", [("workers", threads), ("inter_op", inter), ("intra_op", threads)])
+    tuner = RrlTuner(space, model=PerfModel(cores=cores), method=method,
+                     episode_requests=episode_requests, seed=seed)  # fmt: skip
+
+    def held(values: list[int]) -> Any:  # never relearns within a round
+        return RrlTuner(_held(space, values), episode_requests=round_requests + 1, seed=seed)
+
+    return tuner, held, cores, batch, []
+
+
+def _gpu_tuners(
+    space: ConfigSpace, instance: Any, describe: str, cores: int, batch: int, method: str,
+    episode_requests: int, round_requests: int, seed: int,
+) -> tuple[Any, Any, int, int, list[str]]:  # fmt: skip
+    """The learning RrlBatchTuner over ``space``, a maker of one held at a configuration, the
+    workers (one per batch thread), the largest batch and the notes naming knobs not set."""
+    values = gpu_knob_values(space)
+    knobs, notes = instance.knobs(), []
+    batch_knob = BATCH_KNOB if BATCH_KNOB in knobs else ""
+    thread_knob = KNOB if KNOB in knobs else ""
+    for knob, what in ((BATCH_KNOB, "batch size"), (KNOB, "threads per batch thread")):
+        if knob not in knobs:
+            has = ", ".join(knobs) or "none"
+            notes.append(
+                f"executor {describe} has no {knob!r} knob (its knobs: {has}): "
+                f"the {what} is not set on it; the policy's batching still applies"
+            )
+    workers, max_items = max(values["batch_threads"]), max(values["batch_size"])
+    if workers > cores:
+        raise ValueError(f"batch_threads up to {workers} is more than cores={cores}")
+    widest = {k: v for k, v in ((batch_knob, max_items), (thread_knob, cores)) if k}
+    _check_accepted(instance, describe, [widest], max(batch, max_items))
+    common = {"cores": cores, "batch_knob": batch_knob, "thread_knob": thread_knob, "seed": seed}
+    tuner = RrlBatchTuner(space, model=PerfModel(cores=cores), method=method,
+                          episode_requests=episode_requests, **common)  # fmt: skip
+
+    def held(values: list[int]) -> Any:  # never relearns within a round
+        return RrlBatchTuner(_held(space, values), episode_requests=round_requests + 1, **common)
+
+    return tuner, held, workers, max_items, notes
