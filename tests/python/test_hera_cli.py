@@ -48,6 +48,13 @@ def test_affinity_and_schedule_and_simulate():
     runs = json.loads(proc.stdout)
     assert set(runs) == {"hera", "parties"} and len(runs["hera"]["workers_a"]) == 30
 
+    args = ("--fig14", "--managed", "--windows", "12", "--window-s", "0.25", "--json")
+    proc = run("simulate", "--models", "dlrm_d,ncf", *args)
+    assert proc.returncode == 0, proc.stderr
+    fig14 = json.loads(proc.stdout)
+    assert set(fig14) == {"hera_rmu", "parties"}
+    assert all(len(r["over"]) == 2 and len(r["tail_over_sla"][0]) == 12 for r in fig14.values())
+
     proc = run("simulate", "--managed", "--models", "dlrm_d,ncf", "--duration-s", "3", "--json")
     assert proc.returncode == 0, proc.stderr
     managed = json.loads(proc.stdout)
