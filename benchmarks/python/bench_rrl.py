@@ -14,6 +14,10 @@ Printed, never asserted.
     python benchmarks/python/bench_rrl.py                   # full, reference extrapolated
     python benchmarks/python/bench_rrl.py --full-reference  # full, reference measured
     python benchmarks/python/bench_rrl.py --smoke           # a few seconds
+    python benchmarks/python/bench_rrl.py --estimator libtorch  # only (4): eigen vs libtorch
+
+  (4) with --estimator libtorch: the learning step of (2) with the estimator on each backend,
+      timed interleaved in this process, LibTorch at torch's default intra-op threads and at one.
 """
 
 from __future__ import annotations
@@ -101,6 +105,49 @@ def learning_step(cores: int, steps: int) -> None:
     )
 
 
+def estimator_backends(cores: int, steps: int) -> None:
+    import torch  # the libtorch backend needs it loaded first (servelab.backends does so)
+
+    from servelab import backends
+
+    backends.require("torch")
+    space = rrl.cpu_space(cores)
+    latencies = 100 + np.arange(steps) % 50
+    default_threads = torch.get_num_threads()
+    learners = {
+        (name, threads): rrl.QLearner(
+            space, {"cores": cores}, learner={"radius": 1.0, "estimator": name}, seed=0
+        )
+        for name, threads in (("eigen", 0), ("libtorch", default_threads), ("libtorch", 1))
+    }
+
+    def run(key):
+        def steps_of():
+            if key[1]:
+                torch.set_num_threads(key[1])
+            for x in latencies:
+                learners[key].step(0, 14.0, float(x))
+            torch.set_num_threads(default_threads)
+
+        return steps_of
+
+    best = {key: (float("inf"), float("inf")) for key in learners}
+    for _ in range(3):  # interleaved rounds: each backend sees the same machine load
+        for key in learners:
+            wall, _ = best_of(run(key), 1)
+            cpu = _cpu_seconds(run(key))
+            best[key] = (min(best[key][0], wall), min(best[key][1], cpu))
+    print(f"(4) one learning step by estimator backend, {space.size} configurations (interleaved):")
+    eigen_wall = best[("eigen", 0)][0]
+    for (name, threads), (wall, cpu) in best.items():
+        label = name if not threads else f"{name} ({threads} intra-op thread{'s' * (threads > 1)})"
+        print(
+            f"    {label:<32} {wall / steps * 1e6:8.1f} us   CPU {cpu / steps * 1e6:8.1f} us   "
+            f"{wall / eigen_wall:5.1f}x eigen"
+        )
+    print(f"    load average {os.getloadavg()[0]:.1f}")
+
+
 def experiment(cores: int, rate: float, steps: int, ref_steps: int) -> None:
     """ref_steps == steps times the reference's whole run (loop and every oracle configuration);
     fewer extrapolates from ref_steps episodes and 16 of the oracle's configurations."""
@@ -153,7 +200,16 @@ def main() -> int:
         action="store_true",
         help="time the reference's whole experiment instead of extrapolating (minutes)",
     )
+    parser.add_argument(
+        "--estimator",
+        choices=["eigen", "libtorch"],
+        default="eigen",
+        help="libtorch: time only the learning step on each estimator backend (4)",
+    )
     args = parser.parse_args()
+    if args.estimator == "libtorch":
+        estimator_backends(cores=8 if args.smoke else 16, steps=200 if args.smoke else 1000)
+        return 0
     if args.smoke:
         agreement(cores=6, rate=6)
         learning_step(cores=8, steps=200)

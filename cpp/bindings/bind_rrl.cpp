@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "estimator_plugin.hpp"
 #include "long_call.hpp"
 #include "numpy_args.hpp"
 #include "numpy_owner.hpp"
@@ -20,6 +21,7 @@
 #include "servelab/systems/rrl/deep_rl.hpp"
 #include "servelab/systems/rrl/episode.hpp"
 #include "servelab/systems/rrl/estimator.hpp"
+#include "servelab/systems/rrl/estimator_backend.hpp"
 #include "servelab/systems/rrl/perf_model.hpp"
 #include "servelab/systems/rrl/q_learner.hpp"
 #include "servelab/systems/rrl/tuning.hpp"
@@ -84,6 +86,30 @@ PerfModel to_model(const py::dict& d) {
   return m;
 }
 
+// Backend modules add estimator backends through this table (estimator_plugin.hpp).
+const EstimatorPluginTable estimator_plugin_table{
+    .join = [](const std::string& name, EstimatorBackendFactory factory, const std::string& module) {
+      register_estimator_backend(name, std::move(factory), module);
+    }};
+
+// estimator="libtorch" loads servelab's torch backend, which registers it as it loads; a name still
+// unknown after that is a ValueError naming it and the registered ones.
+void require_estimator_backend(const std::string& name) {
+  if (has_estimator_backend(name)) return;
+  if (name == "libtorch") {
+    try {
+      py::module_::import("servelab.backends").attr("require")("torch");
+    } catch (py::error_already_set& e) {
+      throw ValueError(str("estimator='libtorch' is not available: ", e.what()));
+    }
+    if (has_estimator_backend(name)) return;
+  }
+  std::string known;
+  for (const auto& n : estimator_backends()) known += (known.empty() ? "" : ", ") + n;
+  throw ValueError(str("estimator='", name, "' is not an estimator backend (registered: ", known,
+                       "; 'libtorch' needs a build with LibTorch and the torch package)"));
+}
+
 LearnerOptions to_learner(const py::dict& d) {
   LearnerOptions o;
   EstimatorOptions& e = o.estimator;
@@ -102,6 +128,7 @@ LearnerOptions to_learner(const py::dict& d) {
          {"batch", set(e.batch)},
          {"train_steps", set(e.train_steps)},
          {"memory", set(e.memory)},
+         {"estimator", set(e.backend)},
          {"drl_hidden", set(o.deep.hidden)},
          {"drl_learning_rate", set(o.deep.learning_rate)},
          {"drl_gamma", set(o.deep.gamma)},
@@ -111,6 +138,7 @@ LearnerOptions to_learner(const py::dict& d) {
          {"drl_trajectory", set(o.deep.trajectory)},
          {"drl_memory", set(o.deep.memory)}},
         "the learner");
+  require_estimator_backend(e.backend);
   return o;
 }
 
@@ -317,6 +345,8 @@ void bind_learning(py::module_& m) {
       .def_property_readonly("inputs", &LatencyEstimator::inputs)
       .def_property_readonly("parameters", &LatencyEstimator::parameters)
       .def_property_readonly("samples", &LatencyEstimator::samples)
+      .def_property_readonly("backend", &LatencyEstimator::backend, "Where the arithmetic runs: 'eigen' or 'libtorch'.")
+      .def("weights", &LatencyEstimator::weights, "The current weights, flat (W1, b1, W2, b2, W3, b3).")
       .def(
           "observe",
           [](LatencyEstimator& e, const std::vector<float>& x, double latency_ms) { e.observe(x, latency_ms); },
@@ -453,6 +483,16 @@ void bind_tuning(py::module_& m) {
 }  // namespace
 
 void init_rrl(py::module_& m) {
+  m.attr("_estimator_plugins") = py::capsule(&estimator_plugin_table, kEstimatorPluginCapsule);
+  m.def(
+      "estimator_backends",
+      [] {
+        std::map<std::string, std::string> out;
+        for (const auto& name : estimator_backends()) out[name] = estimator_backend_origin(name);
+        return out;
+      },
+      "The registered estimator backends and the module each came from ('libtorch' joins when\n"
+      "servelab's torch backend loads).");
   bind_space(m);
   bind_model(m);
   bind_learning(m);

@@ -1,6 +1,6 @@
 // servelab._torch: the LibTorch backend, a separate extension module so that importing servelab
 // never loads torch's libraries. servelab.backends imports torch first, then this module, which
-// adds the "torchscript" executor to _core's registry as it loads.
+// adds the "torchscript" executor and the "libtorch" RRL estimator backend to _core's registries as it loads.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "estimator_plugin.hpp"
 #include "executor_plugin.hpp"
 #include "long_call.hpp"
 #include "numpy_matrix.hpp"
 #include "seed.hpp"
 #include "servelab/exec/torchscript_executor.hpp"
 #include "servelab/exec/torchscript_model.hpp"
+#include "servelab/systems/rrl/torch_estimator.hpp"
 
 namespace py = pybind11;
 using servelab::exec::TorchScriptBuilder;
@@ -64,4 +66,5 @@ PYBIND11_MODULE(_torch, m) {
   m.def("compiled_version", &servelab::exec::torch_compiled_version,
         "The libtorch version this module was compiled against.");
   servelab::bindings::join_executor_registry(servelab::exec::torchscript_executor_entry(), "servelab._torch");
+  servelab::bindings::join_estimator_registry("libtorch", servelab::rrl::make_torch_estimator, "servelab._torch");
 }

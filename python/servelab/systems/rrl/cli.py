@@ -76,7 +76,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
     space, model, arrivals = _setup(args)
     methods = tuning.METHODS if args.method == "all" else (args.method,)
-    learner = tuning.LearnerConfig(radius=args.radius, beta=args.beta)
+    learner = tuning.LearnerConfig(radius=args.radius, beta=args.beta, estimator=args.estimator)
     runs = experiments.compare_methods(
         space,
         arrivals,
@@ -219,6 +219,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     tune.add_argument(
         "--beta", type=positive_float, default=20.0, help="Boltzmann inverse temperature"
+    )
+    tune.add_argument(
+        "--estimator",
+        choices=["eigen", "libtorch"],
+        default="eigen",
+        help="rrl: where the latency estimator's arithmetic runs (libtorch needs servelab's "
+        "torch backend; default eigen)",
     )
     tune.add_argument(
         "--processes", type=positive_int32, default=1, help="worker processes (default 1)"

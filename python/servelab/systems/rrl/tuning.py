@@ -41,7 +41,9 @@ class LearnerConfig:
     uses 3); beta: Boltzmann inverse temperature per unit of cost (costs are ln(1 + latency_ms));
     gamma: discount; lr_power: alpha = (1 + visits)^-lr_power; constant_lr > 0 replaces it (the
     artifact's 0.3); the estimator: hidden1 x hidden2 ReLU units, FTRL (ftrl_alpha, ftrl_beta,
-    ftrl_l1, ftrl_l2), minibatch `batch`, `train_steps` per observation, replay `memory`; the
+    ftrl_l1, ftrl_l2), minibatch `batch`, `train_steps` per observation, replay `memory`, and
+    `estimator`, where its arithmetic runs: "eigen" (built in, the default) or "libtorch" (loads
+    servelab's torch backend on first use; the same seeded weights and minibatches); the
     deep-RL baselines: drl_hidden (0: CAPES 200 per layer, DeepRM 20), drl_learning_rate
     (RMSProp), drl_gamma, drl_epsilon_steps (CAPES), drl_batch, drl_target_every, drl_trajectory
     (DeepRM), drl_memory.
@@ -61,6 +63,7 @@ class LearnerConfig:
     batch: int = 4
     train_steps: int = 1
     memory: int = 100_000
+    estimator: str = "eigen"
     drl_hidden: int = 0
     drl_learning_rate: float = 0.001
     drl_gamma: float = 0.9

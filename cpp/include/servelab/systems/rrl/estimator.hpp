@@ -18,13 +18,16 @@
 //
 // Region estimates (Eq. 1): rhat(c) = r_t * exp(g(c) - g(c_t)) for the network's output g, so that
 // f(c_t, r_t) = r_t exactly, as the paper requires, and the network supplies the relative change.
-// Float arithmetic (Eigen); all randomness from the seed.
+// Float arithmetic, in the backend EstimatorOptions::backend names (estimator_backend.hpp: "eigen"
+// built in, "libtorch" from servelab._torch); all randomness from the seed, drawn here, so every
+// backend starts from the same weights and trains on the same minibatches.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace servelab::rrl {
@@ -36,9 +39,10 @@ struct EstimatorOptions {
   double beta = 1.0;
   double l1 = 0.0;
   double l2 = 0.0;
-  int batch = 4;                // minibatch size (the newest sample + batch-1 replayed)
-  int train_steps = 1;          // FTRL steps per observation
-  std::size_t memory = 100000;  // replay memory (oldest forgotten first)
+  int batch = 4;                  // minibatch size (the newest sample + batch-1 replayed)
+  int train_steps = 1;            // FTRL steps per observation
+  std::size_t memory = 100000;    // replay memory (oldest forgotten first)
+  std::string backend = "eigen";  // where the arithmetic runs (estimator_backend.hpp)
   void validate() const;
 };
 
@@ -53,6 +57,8 @@ class LatencyEstimator {
   std::size_t inputs() const;
   std::size_t parameters() const;  // weights and biases
   std::size_t samples() const;     // observations in memory
+  const std::string& backend() const;
+  std::vector<float> weights() const;  // the current weights (layout: estimator_backend.hpp)
 
   // Adds (x, latency_ms) and trains. x: inputs() features; latency_ms positive and finite.
   void observe(std::span<const float> x, double latency_ms);
