@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "llc_binding.hpp"
 #include "long_call.hpp"
 #include "pinning_binding.hpp"
 #include "query_inputs_binding.hpp"
@@ -32,7 +33,8 @@ void init_serve(py::module_& m) {
          const std::string& service, double drain_s,
          std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us,
          std::shared_ptr<PyQueryInputs> inputs, std::optional<double> batch_timeout_ms,
-         std::optional<std::vector<std::vector<int>>> cores) {
+         std::optional<std::vector<std::vector<int>>> cores, std::optional<std::string> llc,
+         std::optional<std::string> llc_root) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
         serve::ServeOptions options;
         if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
@@ -55,16 +57,20 @@ void init_serve(py::module_& m) {
         // Worker threads take the GIL only inside a Python executor's call or an inputs callable; a
         // Python scheduler takes it per hook on this thread.
         const auto pins = cores ? pin_workers(options, std::move(*cores), spec.workers.size()) : nullptr;
+        const auto llc_setup = partition_llc(options, spec, llc, llc_root);
         auto result = run_long([&] { return serve::serve(spec, scheduler, options); });
+        if (llc_setup) llc_setup->finish();  // the worker threads are joined: remove the groups
         auto out = result_to_python(std::move(result));
         if (pins) out["meta"]["pinning"] = pin_records(*pins);
+        if (llc_setup) out["meta"]["llc"] = llc_meta(*llc_setup);
         return out;
       },
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),
       py::arg("seed") = 0, py::arg("decision_statistic") = "mean", py::arg("service") = "sample",
       py::arg("drain_s") = 3600.0, py::arg("executors") = py::none(),
       py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3, py::arg("inputs") = py::none(),
-      py::arg("batch_timeout_ms") = py::none(), py::arg("cores") = py::none(),
+      py::arg("batch_timeout_ms") = py::none(), py::arg("cores") = py::none(), py::arg("llc") = py::none(),
+      py::arg("llc_root") = py::none(),
       "Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',\n"
       "'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's\n"
       "batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:\n"
@@ -77,7 +83,10 @@ void init_serve(py::module_& m) {
       "`batch_timeout_ms`: a batch that has not returned after this long ends its queries dropped (the reason\n"
       "names the executor, the worker and the timeout), its worker leaves the cluster for the rest of the run\n"
       "and its thread is abandoned; None: no timeout. `cores`: per worker group, the cores its workers are\n"
-      "pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.");
+      "pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.\n"
+      "`llc`: 'resctrl' applies each worker's llc_ways setting to the L3 through resctrl under `llc_root`\n"
+      "(None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'\n"
+      "or lists the groups, masks and ways applied. None: nothing is applied.");
   m.def("abandoned_worker_threads", &serve::abandoned_worker_threads, py::call_guard<py::gil_scoped_release>(),
         "Worker threads that serving runs gave up on (batch_timeout_ms) and that still run a batch; joins\n"
         "those whose batch has returned since.");

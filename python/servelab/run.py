@@ -7,6 +7,7 @@ Both take the same arguments and return the same :class:`~servelab.results.Resul
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from numbers import Real
 from pathlib import Path
@@ -64,10 +65,31 @@ def _batch_timeout_ms(value: Any) -> float:
     return float(value)
 
 
+def _llc_options(world: str, llc: Any, llc_root: Any) -> dict[str, str]:
+    """``llc`` / ``llc_root`` checked, as serve_run's keyword arguments ({}: off)."""
+    if llc is None and llc_root is None:
+        return {}
+    if world != "serve":
+        raise ValueError("llc= is for servelab.serve; the simulator has no cache to partition")
+    if llc is None:
+        raise ValueError(f"llc_root={llc_root!r} needs llc='resctrl'")
+    if llc != "resctrl":
+        raise ValueError(f"llc={llc!r} must be 'resctrl' (None: LLC ways are not applied)")
+    out = {"llc": llc}
+    if llc_root is not None:
+        if not isinstance(llc_root, str | os.PathLike) or not os.fspath(llc_root):
+            raise ValueError(
+                f"llc_root={llc_root!r} must be a folder path (default /sys/fs/resctrl)"
+            )
+        out["llc_root"] = os.fspath(llc_root)
+    return out
+
+
 def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     executor = overrides.pop("executor", None)
     spin_us = overrides.pop("spin_us", None)
     batch_timeout_ms = overrides.pop("batch_timeout_ms", None)
+    llc = _llc_options(world, overrides.pop("llc", None), overrides.pop("llc_root", None))
     config_model = overrides.pop("config_model", None)
     if config_model is not None and world != "sim":
         raise ValueError(
@@ -103,6 +125,7 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         kwargs["spin_us"] = float(spin_us)
     if batch_timeout_ms is not None:
         kwargs["batch_timeout_ms"] = batch_timeout_ms
+    kwargs.update(llc)
     cores = core_plan(sc.workers) if world == "serve" else None  # the simulator ignores pinning
     if cores is not None:
         kwargs["cores"] = cores
@@ -175,6 +198,8 @@ def serve(
     spin_us: float | None = None,
     inputs: Any = None,
     batch_timeout_ms: float | None = None,
+    llc: str | None = None,
+    llc_root: str | os.PathLike[str] | None = None,
     **overrides: Any,
 ) -> Result:
     """Runs the same scenario in the real-time serving loop, on the wall clock. Same arguments and
@@ -211,6 +236,13 @@ def serve(
     joined once its batch returns (``r.meta["batch_timeout_ms"]`` records the value). The end of
     the run then waits at most min(batch_timeout_ms, 1000) ms for running batches. See
     docs/reliability.md.
+
+    ``llc="resctrl"`` (default None: off) applies each worker's ``llc_ways`` setting (set by
+    ``hera_rmu``, ``parties`` or any scheduler's ``set_config``) to the L3 cache through Linux
+    resctrl under ``llc_root`` (default ``/sys/fs/resctrl``): before its next batch, the worker's
+    thread joins a group whose schemata give it that many contiguous ways. ``r.meta["llc"]`` is
+    ``"unsupported: <reason>"`` where resctrl cannot be used (the run goes on), else the groups,
+    masks and ways each worker applied; the run removes its groups at its end. See docs/hera.md.
     """
     if inputs is not None:
         overrides["inputs"] = inputs
@@ -220,4 +252,6 @@ def serve(
         overrides["spin_us"] = spin_us
     if batch_timeout_ms is not None:
         overrides["batch_timeout_ms"] = batch_timeout_ms
+    if llc is not None or llc_root is not None:
+        overrides["llc"], overrides["llc_root"] = llc, llc_root
     return _run("serve", scenario, overrides)

@@ -1,0 +1,165 @@
+#include "servelab/serve/llc_partition.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "servelab/core/errors.hpp"
+
+namespace servelab::serve {
+
+namespace {
+
+constexpr const char* kKnob = "llc_ways";
+
+// Runs the inner executor after moving its thread into the partition of its llc_ways setting.
+class LlcExecutor final : public Executor {
+ public:
+  LlcExecutor(std::unique_ptr<Executor> inner, std::shared_ptr<LlcPartitioner> partitioner)
+      : inner_(std::move(inner)), partitioner_(std::move(partitioner)) {
+    knobs_ = inner_->knobs();
+    inner_reads_ways_ = std::find(knobs_.begin(), knobs_.end(), kKnob) != knobs_.end();
+    if (!inner_reads_ways_) knobs_.emplace_back(kKnob);
+  }
+
+  void run(const ExecRequest& request) override {
+    if (const auto it = request.config.find(kKnob); it != request.config.end()) {
+      const bool low = partitioner_->low_end(request.model);
+      // Only a change is applied: the thread stays in its group between batches.
+      if (it->second != ways_ || low != low_) {
+        ways_ = it->second;
+        low_ = low;
+        partitioner_->apply(request.worker, request.model, ways_);
+      }
+    }
+    if (inner_reads_ways_ || !request.config.contains(kKnob)) return inner_->run(request);
+    // The inner executor sees only the knobs it names (a Python executor is handed each one).
+    ConfigKnobs config = request.config;
+    config.erase(kKnob);
+    inner_->run(ExecRequest{request.worker, request.hardware, request.model, request.items, request.queries, config,
+                            request.rng, request.stop, request.sizes, request.report, request.inputs});
+  }
+  std::vector<std::string> knobs() const override { return knobs_; }
+  std::string describe() const override { return inner_->describe(); }
+
+ private:
+  std::unique_ptr<Executor> inner_;
+  std::shared_ptr<LlcPartitioner> partitioner_;
+  std::vector<std::string> knobs_;
+  bool inner_reads_ways_ = false;
+  std::int64_t ways_ = std::numeric_limits<std::int64_t>::min();  // nothing applied yet
+  bool low_ = false;
+};
+
+}  // namespace
+
+LlcPartitioner::LlcPartitioner(std::filesystem::path root, ResctrlSupport support, sched::ModelId low_model)
+    : root_(std::move(root)), support_(std::move(support)), low_model_(low_model) {
+  if (!support_.supported)
+    throw ValueError(str("llc: resctrl at ", root_.string(), " is unsupported: ", support_.reason));
+}
+
+LlcPartitioner::~LlcPartitioner() { remove_groups(); }
+
+std::string LlcPartitioner::group_name(bool low, std::int64_t ways) const {
+  return str("servelab-", ::getpid(), low ? "-low-" : "-high-", ways);
+}
+
+void LlcPartitioner::apply(sched::WorkerId worker, sched::ModelId model, std::int64_t ways) {
+  const auto tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
+  const bool low = low_end(model);
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  auto& record = records_[worker];
+  record.worker = worker;
+  record.thread_id = tid;
+  try {
+    const auto mask = cat_mask(support_, ways, low);
+    const auto group = group_name(low, ways);
+    const auto dir = root_ / group;
+    if (!members_.contains(group)) {
+      create_group(dir, schemata_line(support_, mask));
+      members_[group] = 0;
+      created_.push_back(group);
+    }
+    add_task(dir, tid);
+    ++members_[group];
+    // The worker left its previous group: remove that group once nobody is in it (frees its CLOSID).
+    if (!record.group.empty() && record.group != group && --members_[record.group] == 0) {
+      try {
+        remove_group(root_ / record.group);
+        members_.erase(record.group);
+      } catch (const std::exception& e) {
+        removal_errors_.push_back(e.what());
+      }
+    }
+    record.group = group;
+    record.mask = mask;
+    record.ways = ways;
+    ++record.applied;
+  } catch (const std::exception& e) {
+    ++record.failed;
+    if (record.error.empty()) record.error = str("llc_ways=", ways, ": ", e.what());
+  }
+}
+
+std::vector<LlcRecord> LlcPartitioner::records() const {
+  std::lock_guard lock(mutex_);
+  std::vector<LlcRecord> out;
+  for (const auto& [worker, record] : records_) out.push_back(record);
+  return out;
+}
+
+std::vector<std::string> LlcPartitioner::created_groups() const {
+  std::lock_guard lock(mutex_);
+  return created_;
+}
+
+std::vector<std::string> LlcPartitioner::remove_groups() {
+  std::lock_guard lock(mutex_);
+  if (closed_) return {};
+  closed_ = true;
+  auto errors = std::move(removal_errors_);
+  for (const auto& [group, count] : members_) {
+    try {
+      remove_group(root_ / group);
+    } catch (const std::exception& e) {
+      errors.push_back(e.what());
+    }
+  }
+  members_.clear();
+  return errors;
+}
+
+sched::ModelId first_model(const cluster::RunSpec& spec) {
+  const auto& profile = *spec.profile;
+  auto lowest = std::numeric_limits<sched::ModelId>::max();
+  for (const auto& group : spec.workers) {
+    if (!group.models.empty()) {
+      for (const auto& name : group.models) lowest = std::min(lowest, profile.model_index(name));
+      continue;
+    }
+    const auto hardware = profile.hardware_index(group.hardware);
+    for (sched::ModelId m = 0; m < static_cast<sched::ModelId>(profile.models().size()); ++m) {
+      if (profile.has_latency(hardware, m)) {
+        lowest = std::min(lowest, m);
+        break;
+      }
+    }
+  }
+  return lowest == std::numeric_limits<sched::ModelId>::max() ? 0 : lowest;
+}
+
+ExecutorFactory llc_partitioned_executors(ExecutorFactory inner, std::shared_ptr<LlcPartitioner> partitioner) {
+  if (!partitioner) throw ValueError("llc_partitioned_executors: no partitioner");
+  return [inner = std::move(inner), partitioner = std::move(partitioner)](
+             sched::WorkerId worker, sched::HardwareId hardware,
+             const cluster::RunSpec& spec) -> std::unique_ptr<Executor> {
+    return std::make_unique<LlcExecutor>(inner(worker, hardware, spec), partitioner);
+  };
+}
+
+}  // namespace servelab::serve
