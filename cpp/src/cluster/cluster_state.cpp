@@ -115,11 +115,9 @@ void ClusterState::grow_rows() {
   records_.append_defaults(rows_ < capacity ? std::min(kBlock, capacity - rows_) : kBlock);
 }
 
-void ClusterState::place_if_unplaced(QueryId id) {
-  if (where(id) == kUnplaced) {
-    set_where(id, kCentral);
-    central_.push_back(id);
-  }
+void ClusterState::join_central(QueryId id) {
+  set_where(id, kCentral);
+  central_.push_back(id);
 }
 
 Query ClusterState::query(QueryId id) const {
@@ -201,7 +199,39 @@ Nanos ClusterState::predicted_latency(WorkerId worker, ModelId model, std::int64
   return t[items];
 }
 
+bool ClusterState::dispatch_one(WorkerId worker, ModelId model, QueryId id) {
+  if (worker < 0 || worker >= num_workers()) return false;
+  Worker& w = workers_[worker];
+  if (w.status != WorkerStatus::Idle || model < 0 || model >= static_cast<ModelId>(accuracy_.size()) ||
+      !w.has_model.contains(model) || id < base_ || id >= arrived()) {
+    return false;
+  }
+  const auto row = static_cast<std::size_t>(id - base_);
+  const std::int32_t place = records_.worker[row];  // where() of a pending query
+  if (records_.status[row] != kPending || place == kRunning || place == kEnded) return false;
+  const std::int64_t items = records_.size[row];
+  const auto& t = table(w.hardware, model);
+  if (items >= static_cast<std::int64_t>(t.size())) return false;
+  const Nanos now = time();
+  if (place == kCentral) {
+    erase_one(central_, id);
+  } else if (place >= 0) {
+    erase_one(workers_[place].queue, id);
+  }
+  records_.worker[row] = kRunning;
+  records_.dispatch[row] = now;
+  auto& ids = w.batch.queries;
+  if (ids.size() == 1) {
+    ids.front() = id;  // a one-query batch after another: no copy call
+  } else {
+    ids.assign(1, id);
+  }
+  start(w, worker, model, items, t[items], now);
+  return true;
+}
+
 void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) {
+  if (queries.size() == 1 && dispatch_one(worker, model, queries.front())) return;
   Worker& w = at(worker);
   if (w.status != WorkerStatus::Idle) {
     throw ValueError(str("dispatch: worker=", worker, " is ", sched::worker_status_name(w.status), ", not idle"));
@@ -235,14 +265,18 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
     set_where(id, kRunning);
     records_.dispatch[id - base_] = now;
   }
+  w.batch.queries.assign(queries.begin(), queries.end());
+  start(w, worker, model, items, t[items], now);
+}
+
+void ClusterState::start(Worker& w, WorkerId worker, ModelId model, std::int64_t items, Nanos predicted, Nanos now) {
   RunningBatch& batch = w.batch;
   batch.model = model;
-  batch.queries.assign(queries.begin(), queries.end());
-  w.batch_first = queries.front();
   batch.items = items;
   batch.dispatched = now;
-  batch.predicted = t[items];
-  w.busy_until = now + batch.predicted;
+  batch.predicted = predicted;
+  w.batch_first = batch.queries.front();
+  w.busy_until = now + predicted;
   set_status(worker, WorkerStatus::Busy);
   ++running_;
   hooks_.start_batch(worker, w.hardware, batch);

@@ -1,5 +1,6 @@
 #include "servelab/cluster/idle_index.hpp"
 
+#include <algorithm>
 #include <bit>
 
 namespace servelab::cluster {
@@ -71,11 +72,27 @@ void IdleIndex::add_worker(WorkerId worker, HardwareId hardware) {
   if (!split_ && hardware != single_) split();
 }
 
+std::vector<WorkerId> IdleIndex::idle_in_order() const {
+  std::vector<WorkerId> order(groups_[0].dense.begin(), groups_[0].dense.end());
+  std::sort(order.begin(), order.end(), [&](WorkerId a, WorkerId b) { return slots_[a].since < slots_[b].since; });
+  return order;
+}
+
 void IdleIndex::split() {
   split_ = true;
-  // Fill the hardware groups from the all-group's list, longest idle first, so each keeps the
-  // order in which its workers became idle.
-  for (WorkerId w = groups_[0].head; w >= 0; w = slots_[w].next[0]) add_to_hardware_group(w);
+  // Fill the hardware groups longest idle first, so each keeps the order in which its workers
+  // became idle (their dense lists show that order).
+  for (const WorkerId w : idle_in_order()) add_to_hardware_group(w);
+}
+
+void IdleIndex::start_lists() const {
+  lists_ = true;
+  // Each list holds its group's idle workers in the order they became idle: ascending `since`,
+  // which set_idle() increases for every worker that becomes idle.
+  for (const WorkerId w : idle_in_order()) {
+    link(groups_[0], 0, w);
+    if (split_) link(groups_[slots_[w].hardware + 1], 1, w);
+  }
 }
 
 void IdleIndex::add_to_hardware_group(WorkerId w) {
@@ -83,10 +100,10 @@ void IdleIndex::add_to_hardware_group(WorkerId w) {
   slots_[w].hw_pos = static_cast<std::int32_t>(hw.dense.size());
   hw.dense.push_back(w);
   hw.bits.insert(w);
-  link(hw, 1, w);
+  if (lists_) link(hw, 1, w);
 }
 
-void IdleIndex::link(Group& g, int slot, WorkerId w) {
+void IdleIndex::link(const Group& g, int slot, WorkerId w) const {
   slots_[w].prev[slot] = g.tail;
   slots_[w].next[slot] = -1;
   if (g.tail >= 0) {
@@ -97,7 +114,7 @@ void IdleIndex::link(Group& g, int slot, WorkerId w) {
   g.tail = w;
 }
 
-void IdleIndex::unlink(Group& g, int slot, WorkerId w) {
+void IdleIndex::unlink(const Group& g, int slot, WorkerId w) const {
   const WorkerId p = slots_[w].prev[slot], n = slots_[w].next[slot];
   (p >= 0 ? slots_[p].next[slot] : g.head) = n;
   (n >= 0 ? slots_[n].prev[slot] : g.tail) = p;
@@ -110,7 +127,7 @@ void IdleIndex::set_idle(WorkerId w) {
   slots_[w].pos = static_cast<std::int32_t>(all.dense.size());
   all.dense.push_back(w);
   all.bits.insert(w);
-  link(all, 0, w);
+  if (lists_) link(all, 0, w);
   if (split_) add_to_hardware_group(w);
 }
 
@@ -124,7 +141,7 @@ void IdleIndex::set_not_idle(WorkerId w) {
   all.dense.pop_back();
   slots_[w].pos = -1;
   all.bits.erase(w);
-  unlink(all, 0, w);
+  if (lists_) unlink(all, 0, w);
   if (!split_) return;
   Group& hw = groups_[slots_[w].hardware + 1];
   const WorkerId hw_last = hw.dense.back();
@@ -133,7 +150,7 @@ void IdleIndex::set_not_idle(WorkerId w) {
   hw.dense.pop_back();
   slots_[w].hw_pos = -1;
   hw.bits.erase(w);
-  unlink(hw, 1, w);
+  if (lists_) unlink(hw, 1, w);
 }
 
 std::span<const WorkerId> IdleIndex::members(HardwareId g) const {
@@ -143,6 +160,7 @@ std::span<const WorkerId> IdleIndex::members(HardwareId g) const {
 }
 
 WorkerId IdleIndex::longest_idle(HardwareId g) const {
+  if (!lists_) start_lists();
   const Group* group_ptr = group(g);
   return group_ptr ? group_ptr->head : -1;
 }

@@ -56,14 +56,15 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     const char* cut_reason = "unserved at end of run";
     for (std::int64_t step = 0;; ++step) {
       if ((step & 4095) == 0) core::check_interrupt();
-      const bool have_event = !events_.empty();
-      if (!next && (!have_event || state_->quiescent())) break;
-      const Event e = have_event ? events_.top() : Event{};
+      if (!top_known_) refresh_top();
+      if (!next && (!have_event_ || state_->quiescent())) break;
       // Events go before an arrival at the same time (completions free workers first).
-      if (next && (!have_event || next->arrival < e.time)) {
+      if (next && (!have_event_ || next->arrival < top_.time)) {
         // The next completion's worker slot, fetched while this arrival is handled: with many
         // batches between a worker's start and its end, it has left the first-level cache.
-        if (have_event && e.kind == EventKind::BatchDone) state_->prefetch_worker(static_cast<WorkerId>(e.payload));
+        if (have_event_ && top_.kind == EventKind::BatchDone) {
+          state_->prefetch_worker(static_cast<WorkerId>(top_.payload));
+        }
         now_ = next->arrival;
         last_arrival = now_;
         const auto id = state_->arrive(*next);
@@ -73,12 +74,18 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         next = fetch();
         continue;
       }
+      // top_ is read field by field and handed on as it is: a whole copy would read it in 16-byte
+      // halves right after push() wrote it in 8-byte fields, which cannot be forwarded (a stall).
+      const Event& e = top_;
       if (!next && e.time > last_arrival + spec_.drain_limit) {
         now_ = last_arrival + spec_.drain_limit;
         cut_reason = "cut off at end of run";
         break;
       }
+      // Read again at the next step, after the hooks' pushes: the queue's pop then costs one
+      // sift with the push that follows it, not two.
       events_.pop();
+      top_known_ = false;
       now_ = e.time;
       const Nanos started =
           e.kind == EventKind::BatchDone ? state_->batch_dispatched(static_cast<WorkerId>(e.payload)) : 0;
@@ -116,13 +123,36 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
   static constexpr std::size_t kArrivalBlock = 256;
 
-  void push(Nanos at, EventKind kind, std::int64_t payload) { events_.push({at, kind, seq_++, payload}); }
+  // Pushes an event and keeps the earliest one known (arrivals compare with it, without reading
+  // the queue) while it is.
+  void push(Nanos at, EventKind kind, std::int64_t payload) {
+    const Event e{at, kind, seq_++, payload};
+    events_.push(e);
+    if (top_known_ && (!have_event_ || e.before(top_))) {
+      set_top(e);
+      have_event_ = true;
+    }
+  }
+  void refresh_top() {
+    have_event_ = !events_.empty();
+    if (have_event_) set_top(events_.top());
+    top_known_ = true;
+  }
+  // Field by field (see run()): top_ is then only ever read as the fields it was written as.
+  void set_top(const Event& e) {
+    top_.time = e.time;
+    top_.kind = e.kind;
+    top_.seq = e.seq;
+    top_.payload = e.payload;
+  }
 
   const cluster::RunSpec& spec_;
   std::shared_ptr<ClusterState> state_;
   Nanos now_ = 0;
   std::int64_t seq_ = 0;
   cluster::WorldEventQueue events_;
+  Event top_{};  // the queue's earliest event, when top_known_ and have_event_
+  bool top_known_ = false, have_event_ = false;
   cluster::ServiceTimes service_times_;
   const bool fixed_service_ = spec_.service_statistic.has_value();
   std::vector<Rng> service_rng_;  // by worker

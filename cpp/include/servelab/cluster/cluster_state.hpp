@@ -76,8 +76,11 @@ class ClusterState final : public sched::ClusterView,
     if (stream_ && rows_ >= stream_at_) stream_out();
     return id;
   }
-  // After on_arrival: a query the policy left unplaced joins the central queue.
-  void place_if_unplaced(QueryId id);
+  // After on_arrival: a query the policy left unplaced joins the central queue. Inline: once per
+  // arrival, and most policies have placed or dispatched it already.
+  void place_if_unplaced(QueryId id) {
+    if (where(id) == kUnplaced) join_central(id);
+  }
   BatchDone finish_batch(WorkerId worker, Nanos start, Nanos finish);
   // The batch failed (its executor threw): the worker is freed as by finish_batch (its busy time
   // counts, its batch count does not), and the batch's queries end dropped with `reason`.
@@ -220,7 +223,13 @@ class ClusterState final : public sched::ClusterView,
     bad_query(id, action);
   }
   [[noreturn]] void bad_query(QueryId id, std::string_view action) const;
-  void unlink(QueryId id);  // removes a pending query from whichever queue holds it
+  void unlink(QueryId id);        // removes a pending query from whichever queue holds it
+  void join_central(QueryId id);  // an unplaced query joins the back of the central queue
+  // A one-query dispatch that passes every check of dispatch(), applied without its loops and
+  // error paths; false (nothing changed) when any check fails, and dispatch() then says which.
+  bool dispatch_one(WorkerId worker, ModelId model, QueryId id);
+  // Starts the validated batch already in w.batch.queries (`items` in all) on the idle worker.
+  void start(Worker& w, WorkerId worker, ModelId model, std::int64_t items, Nanos predicted, Nanos now);
   void set_status(WorkerId worker, WorkerStatus status);
   const std::vector<Nanos>& table(HardwareId hardware, ModelId model) const {
     const auto& t = tables_[static_cast<std::size_t>(hardware) * accuracy_.size() + static_cast<std::size_t>(model)];

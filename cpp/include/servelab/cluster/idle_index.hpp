@@ -22,11 +22,19 @@ class HierarchicalBitset {
   void erase(std::size_t i);
   // The smallest member >= from, or -1.
   std::int64_t find_next(std::size_t from) const {
-    // Inline when `from`'s own word has a member (the common case), else up the levels.
-    if (!levels_.empty() && (from >> 6) < levels_[0].size()) {
-      const std::uint64_t w = levels_[0][from >> 6] & (~std::uint64_t{0} << (from & 63));
-      if (w)
-        return static_cast<std::int64_t>((from & ~std::size_t{63}) + static_cast<std::size_t>(std::countr_zero(w)));
+    // Inline when `from`'s own word or the next one has a member (the common cases: with the
+    // lowest ids kept busy, the first idle worker is often just past the first full word),
+    // else up the levels.
+    if (!levels_.empty()) {
+      const auto& words = levels_[0];
+      const std::size_t wi = from >> 6;
+      if (wi < words.size()) {
+        const std::uint64_t w = words[wi] & (~std::uint64_t{0} << (from & 63));
+        if (w) return static_cast<std::int64_t>((wi << 6) + static_cast<std::size_t>(std::countr_zero(w)));
+        if (wi + 1 < words.size() && words[wi + 1]) {
+          return static_cast<std::int64_t>(((wi + 1) << 6) + static_cast<std::size_t>(std::countr_zero(words[wi + 1])));
+        }
+      }
     }
     return find_at(0, from);
   }
@@ -55,7 +63,7 @@ class IdleIndex {
     if (!group_ptr || from < 0) return -1;
     return static_cast<sched::WorkerId>(group_ptr->bits.find_next(static_cast<std::size_t>(from)));
   }
-  // The group's worker idle the longest, or -1.
+  // The group's worker idle the longest, or -1. The first call builds the lists (O(W log W)).
   sched::WorkerId longest_idle(sched::HardwareId group) const;
   // Increases each time a worker becomes idle: smaller = idle for longer.
   std::uint64_t idle_since(sched::WorkerId worker) const { return slots_[worker].since; }
@@ -64,7 +72,8 @@ class IdleIndex {
   struct Group {
     HierarchicalBitset bits;
     std::vector<sched::WorkerId> dense;
-    sched::WorkerId head = -1, tail = -1;  // the list of idle workers, longest idle first
+    // The list of idle workers, longest idle first; kept once longest_idle() has been asked.
+    mutable sched::WorkerId head = -1, tail = -1;
   };
   const Group* group(sched::HardwareId g) const {
     if (!split_ && g == single_) return &groups_[0];  // one hardware type: its group is everyone
@@ -72,14 +81,19 @@ class IdleIndex {
   }
   void add_to_hardware_group(sched::WorkerId w);
   void split();
-  void link(Group& g, int slot, sched::WorkerId w);
-  void unlink(Group& g, int slot, sched::WorkerId w);
+  void link(const Group& g, int slot, sched::WorkerId w) const;
+  void unlink(const Group& g, int slot, sched::WorkerId w) const;
+  // The idle workers of the all-group in the order they became idle (ascending `since`).
+  std::vector<sched::WorkerId> idle_in_order() const;
+  // Builds the longest-idle lists from the idle-since counters (the order they would have had),
+  // and keeps them from then on.
+  void start_lists() const;
 
   // A worker's entries, together: a status change touches one cache line, not six arrays.
   struct Slot {
-    std::int32_t pos = -1, hw_pos = -1;  // place in the dense lists, -1 if not idle
-    sched::WorkerId prev[2] = {-1, -1};  // [0] the all-list, [1] its hardware's list
-    sched::WorkerId next[2] = {-1, -1};
+    std::int32_t pos = -1, hw_pos = -1;          // place in the dense lists, -1 if not idle
+    mutable sched::WorkerId prev[2] = {-1, -1};  // [0] the all-list, [1] its hardware's list
+    mutable sched::WorkerId next[2] = {-1, -1};
     sched::HardwareId hardware = 0;
     std::uint64_t since = 0;
   };
@@ -90,6 +104,9 @@ class IdleIndex {
   // all-group answers for them, which halves the cost of a status change. A second type splits.
   bool split_ = false;
   sched::HardwareId single_ = -2;
+  // Whether the longest-idle lists are kept. Most policies never ask for the longest idle worker:
+  // until one does, a status change skips the list's links (two other workers' slots).
+  mutable bool lists_ = false;
 };
 
 }  // namespace servelab::cluster

@@ -43,10 +43,7 @@ class WorldEventQueue {
   std::size_t size() const { return heap_.size() - (pending_pop_ ? 1 : 0) + lane_count_; }
   WorldEvent top() const {
     settle();
-    const Entry& e = front();
-    const auto hi = static_cast<std::uint64_t>(e.key >> 64), lo = static_cast<std::uint64_t>(e.key);
-    return {static_cast<Nanos>(hi ^ kSignBit), static_cast<WorldEventKind>(lo >> 56),
-            static_cast<std::int64_t>(lo & ((std::uint64_t{1} << 56) - 1)), e.payload};
+    return decode(front());
   }
   void pop() {
     settle();
@@ -58,15 +55,17 @@ class WorldEventQueue {
     }
   }
   void push(const WorldEvent& event) {
-    const Entry e{(Key{static_cast<std::uint64_t>(event.time) ^ kSignBit} << 64) | event.order(), event.payload};
-    if (lane_count_ == 0 || lane_back().key < e.key) {
-      lane_push(e);
-    } else if (pending_pop_) {
-      pending_pop_ = false;
-      sift_down(e);
+    const Key key = (Key{static_cast<std::uint64_t>(event.time) ^ kSignBit} << 64) | event.order();
+    // The lane's common case inline (a store and a count); growing it and the heap out of line.
+    // The fields are stored one by one: an Entry built on the stack and copied whole is read
+    // back in 16-byte halves that its 8-byte writes cannot forward (a stall per event).
+    if (lane_count_ > 0 && lane_count_ < lane_.size() && lane_back().key < key) [[likely]] {
+      Entry& slot = lane_[(lane_head_ + lane_count_) & (lane_.size() - 1)];
+      slot.key = key;
+      slot.payload = event.payload;
+      ++lane_count_;
     } else {
-      heap_.push_back(e);
-      sift_up(heap_.size() - 1, e);
+      push_slow(key, event.payload);
     }
   }
 
@@ -78,18 +77,39 @@ class WorldEventQueue {
     std::int64_t payload;
   };
 
+  // Entries travel as (key, payload) in registers and are stored field by field (see push).
+  [[gnu::noinline]] void push_slow(Key key, std::int64_t payload) {
+    if (lane_count_ == 0 || lane_back().key < key) {
+      lane_push(key, payload);
+    } else if (pending_pop_) {
+      pending_pop_ = false;
+      sift_down(key, payload);
+    } else {
+      heap_.emplace_back();
+      sift_up(heap_.size() - 1, key, payload);
+    }
+  }
+
+  static WorldEvent decode(const Entry& e) {
+    const auto hi = static_cast<std::uint64_t>(e.key >> 64), lo = static_cast<std::uint64_t>(e.key);
+    return {static_cast<Nanos>(hi ^ kSignBit), static_cast<WorldEventKind>(lo >> 56),
+            static_cast<std::int64_t>(lo & ((std::uint64_t{1} << 56) - 1)), e.payload};
+  }
+
   // Whether the earliest event is the lane's (call after settle()).
   bool lane_first() const { return lane_count_ > 0 && (heap_.empty() || lane_[lane_head_].key < heap_.front().key); }
   const Entry& front() const { return lane_first() ? lane_[lane_head_] : heap_.front(); }
   const Entry& lane_back() const { return lane_[(lane_head_ + lane_count_ - 1) & (lane_.size() - 1)]; }
-  void lane_push(const Entry& e) {
+  void lane_push(Key key, std::int64_t payload) {
     if (lane_count_ == lane_.size()) {  // full (or never used): double it, oldest first
       std::vector<Entry> grown(lane_.empty() ? 64 : 2 * lane_.size());
       for (std::size_t i = 0; i < lane_count_; ++i) grown[i] = lane_[(lane_head_ + i) & (lane_.size() - 1)];
       lane_.swap(grown);
       lane_head_ = 0;
     }
-    lane_[(lane_head_ + lane_count_) & (lane_.size() - 1)] = e;
+    Entry& slot = lane_[(lane_head_ + lane_count_) & (lane_.size() - 1)];
+    slot.key = key;
+    slot.payload = payload;
     ++lane_count_;
   }
 
@@ -98,19 +118,20 @@ class WorldEventQueue {
     pending_pop_ = false;
     const Entry last = heap_.back();
     heap_.pop_back();
-    if (!heap_.empty()) sift_down(last);
+    if (!heap_.empty()) sift_down(last.key, last.payload);
   }
-  void sift_up(std::size_t i, const Entry& e) const {
+  void sift_up(std::size_t i, Key key, std::int64_t payload) const {
     while (i > 0) {
       const std::size_t parent = (i - 1) / 4;
-      if (!(e.key < heap_[parent].key)) break;
+      if (!(key < heap_[parent].key)) break;
       heap_[i] = heap_[parent];
       i = parent;
     }
-    heap_[i] = e;
+    heap_[i].key = key;
+    heap_[i].payload = payload;
   }
-  // Places `e` in the root's hole.
-  void sift_down(const Entry& e) const {
+  // Places (key, payload) in the root's hole.
+  void sift_down(Key key, std::int64_t payload) const {
     const std::size_t n = heap_.size();
     std::size_t i = 0;
     for (;;) {
@@ -124,11 +145,12 @@ class WorldEventQueue {
       } else {
         for (std::size_t c = first + 1; c < n; ++c) best = heap_[c].key < heap_[best].key ? c : best;
       }
-      if (!(heap_[best].key < e.key)) break;
+      if (!(heap_[best].key < key)) break;
       heap_[i] = heap_[best];
       i = best;
     }
-    heap_[i] = e;
+    heap_[i].key = key;
+    heap_[i].payload = payload;
   }
   mutable std::vector<Entry> heap_;
   mutable bool pending_pop_ = false;

@@ -58,10 +58,10 @@ class Fcfs final : public Scheduler {
   }
 
   void on_arrival(const Query& query, const ClusterView& view, Actions& actions) override {
-    const std::size_t waiting = view.central_queue().size();
-    if (waiting == 0) {
+    const auto& waiting = view.central_queue();
+    if (waiting.empty()) {  // one compare; a deque's size() is arithmetic on its blocks
       serve(query, view, actions);
-    } else if (max_queue_ > 0 && waiting >= static_cast<std::size_t>(max_queue_)) {
+    } else if (max_queue_ > 0 && waiting.size() >= static_cast<std::size_t>(max_queue_)) {
       actions.drop(query.id, "queue full (max_queue)");
     }  // else it waits its turn
   }
