@@ -6,9 +6,12 @@ sweep's medians, the throughput printed."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
+import servelab
+from servelab.results import COMPLETED
 from servelab.systems.infaas import experiments, sec61
 
 from .shared_data import shared_path
@@ -79,3 +82,26 @@ def test_bad_input_is_named():
         sec61.compare(systems=["clipper"])
     with pytest.raises(KeyError, match="not in Table 8"):
         sec61.scenario("infaas", architectures=["resnet9000"], trace=shared_path(*TRACE))
+
+
+def test_busy_time_between_two_instants():
+    starts, finishes = np.array([0, 10, 30]), np.array([5, 20, 40])
+    got = sec61._busy_between(
+        starts, finishes, np.array([0, 3, 12, 21, -5]), np.array([40, 15, 35, 29, 2])
+    )
+    assert got.tolist() == [25, 7, 13, 0, 2]
+
+
+def test_violation_causes_name_every_missed_query():
+    trace = shared_path(*TRACE)
+    archs = ["densenet121", "resnet50", "vgg16", "inceptionv3", "alexnet", "mobilenetv1"]
+    sc, spec = sec61.scenario("infaas", 300, 0.5, step_s=1, architectures=archs, trace=trace)
+    result = servelab.simulate(sc, scheduler=spec, seed=0)
+    causes = sec61.violation_causes(result)
+    frame = result.to_pandas()
+    assert len(causes) == int((~frame["met_deadline"]).sum()) > 0
+    assert set(causes["cause"].unique()) <= set(sec61.CAUSES)
+    never = causes["cause"] == "never served"
+    assert never.sum() == int((frame["status"] != COMPLETED).sum())
+    again = sec61.violation_causes(servelab.simulate(sc, scheduler=spec, seed=0))
+    pd.testing.assert_frame_equal(causes, again)

@@ -503,10 +503,22 @@ class InfaasScheduler final : public VariantQueues {
       out[w] = std::clamp(out[w], 0.0, 1.0);
     }
     if (app_models_.empty()) return out;  // model-less: one task
+    // A worker that also holds this task's instance keeps its measured share: zeroing it would
+    // scale the held instance's capacity to nothing, and the greedy would "upgrade" to a variant
+    // it does not hold every period (a load each time), then back.
+    std::vector<char> holds_own(out.size(), 0);
+    for (VariantId v = 0; v < store_->num_variants(); ++v) {
+      if (store_->variant(v).task != task) continue;
+      for (const Instance& i : store_->instances(v)) {
+        if (i.worker >= 0 && i.worker < static_cast<WorkerId>(out.size())) holds_own[i.worker] = 1;
+      }
+    }
     for (VariantId v = 0; v < store_->num_variants(); ++v) {
       if (store_->variant(v).task == task) continue;
       for (const Instance& i : store_->instances(v)) {
-        if (i.worker >= 0 && i.worker < static_cast<WorkerId>(out.size())) out[i.worker] = 0.0;
+        if (i.worker >= 0 && i.worker < static_cast<WorkerId>(out.size()) && !holds_own[i.worker]) {
+          out[i.worker] = 0.0;
+        }
       }
     }
     return out;
@@ -564,9 +576,19 @@ class InfaasScheduler final : public VariantQueues {
         if (view.is_idle(target) && view.worker_queue(target).empty()) serve(target, view, actions);
       }
     }
-    if (!placed) {
-      for (const auto& [u, w] : removed) store_->unload(u, w);
+    const bool wanted = std::any_of(plan.delta.begin(), plan.delta.end(), [](std::int64_t d) { return d > 0; });
+    if (placed) return;
+    if (wanted) {
+      // A replacement no worker can take (an upgrade to a hardware type whose workers are all
+      // taken): the old instances keep serving, and the VM-Autoscaler is asked for a worker of
+      // that type (Sec. 4.2.2 (d)). Removing them would leave the application nothing to run,
+      // and its next query would load a variant on some busy worker, every period.
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (plan.delta[i] > 0) needs_vm_ = store_->variant(ids[i]).hardware;
+      }
+      return;
     }
+    for (const auto& [u, w] : removed) store_->unload(u, w);
   }
 
   // A pending instance whose variant is now loaded joins the store; what it replaces leaves.

@@ -1,9 +1,10 @@
 // The periodic Model-Autoscaler inside the `infaas` policy (Sec. 4.2.2), per application:
 //  - a load meter: the items each application sent over a sliding window of periods;
 //  - every period, the application's candidate variants (accuracy >= its floor) become a
-//    ScalingProblem (N_v: the live workers holding v; L: the measured load; slack: L x
-//    (slack-threshold - 1); one instance per worker, as a servelab worker runs one batch at a
-//    time, so each hardware type's live workers are constraint (3)'s capacity) solved by the
+//    ScalingProblem (N_v: the live workers holding v; Q_v: its saturation QPS over the batches
+//    meeting the SLO; L: the measured load; slack: L x (slack-threshold - 1); one instance per
+//    worker, as a servelab worker runs one batch at a time, so each hardware type's live
+//    workers are constraint (3)'s capacity) solved by the
 //    Sec. 4.2.2 greedy (replicate vs upgrade, remove vs downgrade).
 // The caller applies the plan to the metadata store (scale-up at once, scale-down after the
 // removed variants' load time T_v, Sec. 4.2.2's wait).

@@ -20,6 +20,15 @@ double Variant::saturation_qps() const {
   return best;
 }
 
+double Variant::saturation_qps(double slo_ms) const {
+  if (peak_qps > 0) return latency_at(1) <= slo_ms ? peak_qps : 0.0;
+  double best = 0.0;
+  for (std::size_t b = 0; b < latency_ms.size(); ++b) {
+    if (latency_ms[b] <= slo_ms) best = std::max(best, 1000.0 * (b + 1) / latency_ms[b]);
+  }
+  return best;
+}
+
 void validate(const Variant& v, std::size_t i) {
   const auto field = [&](const char* name) { return str("variants[", i, "].", name); };
   if (v.name.empty()) throw ValueError(field("name") + " is empty");

@@ -6,6 +6,8 @@ workload (Table 8's architectures, Zipf popularity, the Twitter-shaped trace), a
     frame = sec61.compare(peaks=[300], popular_shares=[0.8])   # one row per system and point
     print(sec61.format_compare(frame))
     windows = sec61.fig5(peak_qps=300)                          # Fig. 5's 4 s windows
+    sc, spec = sec61.scenario("infaas")
+    causes = sec61.violation_causes(servelab.simulate(sc, scheduler=spec))  # why each miss
 
 **The workload.** One application per architecture (``catalogue.table8_variants``; GNMT left
 out, see there), asking for accuracy >= its architecture's top-1 (Table 8). The four popular
@@ -265,6 +267,70 @@ def windows(result: Any, horizon_s: float, window_s: float = WINDOW_S) -> pd.Dat
             "violation_ratio": float(1 - met[inside].mean()) if n else 0.0,
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+CAUSES = (
+    "never served",
+    "service longer than the SLO",
+    "queued behind a load",
+    "queued behind other models",
+    "queued behind its model",
+)
+
+
+def _busy_between(
+    starts: np.ndarray, finishes: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """Busy time of disjoint, sorted intervals [starts, finishes) inside each [lo, hi)."""
+    dur = finishes - starts
+    before = np.concatenate(([0], np.cumsum(dur)))  # busy time before interval k
+
+    def cumulative(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(starts, t, side="right") - 1
+        inside = np.clip(t - starts[np.maximum(k, 0)], 0, dur[np.maximum(k, 0)])
+        return np.where(k >= 0, before[np.maximum(k, 0)] + inside, 0)
+
+    return cumulative(hi) - cumulative(lo)
+
+
+def violation_causes(result: Any) -> pd.DataFrame:
+    """Each query that missed its SLO (late or dropped) with its cause, from the records: one of
+    ``CAUSES``. A completed query's wait (start - arrival) is split into its worker's busy time on
+    batches of other models, on batches of its own model, and the rest (the worker was loading a
+    model, or starting); the largest share names the cause, unless its service alone exceeded the
+    SLO. Columns: ``app``, ``model``, ``hardware``, ``arrival_s``, ``cause``."""
+    frame = result.to_pandas()
+    batches = result.batches()
+    late = ~frame["met_deadline"].to_numpy()
+    done = frame["status"].to_numpy() == COMPLETED
+    arrival, start = frame["arrival_ns"].to_numpy(), frame["start_ns"].to_numpy()
+    worker, model = frame["worker"].to_numpy(), frame["model"].cat.codes.to_numpy()
+    model_codes = {name: i for i, name in enumerate(frame["model"].cat.categories)}
+    busy = np.zeros(len(frame))
+    own = np.zeros(len(frame))
+    for w, group in batches.groupby("worker"):
+        rows = np.flatnonzero(done & late & (worker == w))
+        if not len(rows):
+            continue
+        s, f = group["start_ns"].to_numpy(), group["finish_ns"].to_numpy()
+        busy[rows] = _busy_between(s, f, arrival[rows], start[rows])
+        codes = np.array([model_codes.get(result.model_names[m], -1) for m in group["model"]])
+        for m in np.unique(model[rows]):
+            mine = rows[model[rows] == m]
+            sel = codes == m
+            own[mine] = _busy_between(s[sel], f[sel], arrival[mine], start[mine])
+    wait = (start - arrival).astype(float)
+    slo = (frame["deadline_ns"] - frame["arrival_ns"]).to_numpy()
+    service = (frame["finish_ns"] - frame["start_ns"]).to_numpy()
+    cause = np.select(
+        [~done, service > slo, wait - busy > 0.5 * wait, busy - own > 0.5 * wait],
+        list(CAUSES[:4]),
+        default=CAUSES[4],
+    )
+    keep = ["app", "model", "hardware", "arrival_s"]
+    out = frame.loc[late, keep].copy()
+    out["cause"] = pd.Categorical(cause[late], categories=list(CAUSES))
+    return out.reset_index(drop=True)
 
 
 def run_point(

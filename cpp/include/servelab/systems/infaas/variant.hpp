@@ -37,6 +37,10 @@ struct Variant {
   // The latency of a batch of `batch` items; +infinity beyond max_batch() (it cannot serve it).
   double latency_at(std::int32_t batch) const;
   double saturation_qps() const;
+  // The saturation QPS at the batch sizes whose latency meets slo_ms (constraint (2) of
+  // Sec. 4.2.1 holds for every batch the instance runs); a measured peak_qps stands as given.
+  // 0 when not even batch 1 meets it.
+  double saturation_qps(double slo_ms) const;
 };
 
 // ValueError naming "variants[index].<field>" and the value for anything unusable.
