@@ -14,11 +14,11 @@
 #include "long_call.hpp"
 // The periodic Model-Autoscaler's per-application decision (a header of the infaas area, not of
 // the public include tree): bound so that the real server decides with the simulated policy's code.
-#include "../src/systems/infaas/model_autoscaler.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/systems/infaas/get_variant.hpp"
 #include "servelab/systems/infaas/metadata_store.hpp"
+#include "servelab/systems/infaas/model_autoscaler.hpp"
 #include "servelab/systems/infaas/profile_variants.hpp"
 #include "servelab/systems/infaas/scaling.hpp"
 

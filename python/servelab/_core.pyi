@@ -483,11 +483,13 @@ class Application:
     """
     One application of a workload: its name, latency SLO, share of the queries, request sizes and the lowest model accuracy it accepts. Immutable.
     """
-    def __init__(self, name: str, slo_s: typing.SupportsFloat | typing.SupportsIndex, share: typing.SupportsFloat | typing.SupportsIndex = 1.0, sizes: typing.Any = None, accuracy_floor: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+    def __init__(self, name: str, slo_s: typing.SupportsFloat | typing.SupportsIndex, share: typing.SupportsFloat | typing.SupportsIndex | None = None, sizes: typing.Any = None, accuracy_floor: typing.SupportsFloat | typing.SupportsIndex = 0.0, *, arrivals: typing.Any = None) -> None:
         """
         name: unique within a workload; slo_s: deadline = arrival + slo_s (seconds, > 0); share: relative rate
-        share (> 0, normalised over the applications); sizes: a SizeDistribution, a spec string such as
-        'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1].
+        share (> 0, normalised over the applications; None: 1); sizes: a SizeDistribution, a spec string such
+        as 'lognormal(mu=5.1, sigma=0.2)', or None (every query has size 1); accuracy_floor: in [0, 1];
+        arrivals: the application's own ArrivalProcess or spec (then give one to every application, none to
+        the Workload, and no share: the process sets the rate).
         """
     def __repr__(self) -> str:
         ...
@@ -497,6 +499,11 @@ class Application:
         The lowest model accuracy the application accepts (0: any).
         """
     @property
+    def arrivals(self) -> typing.Any:
+        """
+        The application's own arrival process, or None (its share of the workload's).
+        """
+    @property
     def name(self) -> str:
         """
         The application's name.
@@ -504,7 +511,7 @@ class Application:
     @property
     def share(self) -> float:
         """
-        Relative rate share (as given).
+        Relative rate share (as given; 1 by default).
         """
     @property
     def sizes(self) -> typing.Any:
@@ -522,11 +529,17 @@ class Workload:
     from that application's distribution (stream "sizes/<index>") and gets deadline = arrival + slo. A run
     stops after `count` queries, at the first arrival at or after `horizon_s` (not included), or when a
     finite arrival trace ends.
+    
+    Per-application arrivals: with arrivals=None and every Application given its own arrivals, application i
+    arrives as its process does (stream "arrivals/<i>"); the applications' queries are merged by time (ties:
+    lower index first) and numbered in that order. count and horizon_s limit the merged stream; a finite trace
+    ends only its own application.
     """
     def __init__(self, arrivals: typing.Any, apps: collections.abc.Sequence[Application], count: typing.SupportsInt | typing.SupportsIndex | None = None, horizon_s: typing.SupportsFloat | typing.SupportsIndex | None = None) -> None:
         """
-        arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)'; apps: a list of Application
-        with unique names; count and horizon_s: limits, either may be None but not both.
+        arrivals: an ArrivalProcess or a spec string such as 'poisson(rate=100)', or None when every
+        application has its own; apps: a list of Application with unique names; count and horizon_s: limits,
+        either may be None but not both.
         """
     def __repr__(self) -> str:
         ...
@@ -557,7 +570,7 @@ class Workload:
     @property
     def arrivals(self) -> ArrivalProcess:
         """
-        The arrival process.
+        The shared arrival process, or None when each application has its own.
         """
     @property
     def count(self) -> int | None:
@@ -570,9 +583,15 @@ class Workload:
         The time limit in seconds, or None.
         """
     @property
+    def mean_rate(self) -> float:
+        """
+        Queries per second of all applications together, long-run mean (NaN: not known).
+        """
+    @property
     def shares(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Each application's share of the queries, normalised to sum to 1.
+        Each application's share of the queries, normalised to sum to 1 (with per-application arrivals: by
+        mean rate, NaN when one is not known).
         """
 class Profile:
     """
@@ -1211,7 +1230,7 @@ def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> Siz
     10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to
     the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.
     """
-def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None) -> dict:
+def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None, llc: str | None = None, llc_root: str | None = None) -> dict:
     """
     Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',
     'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's
@@ -1225,6 +1244,9 @@ def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], 
     names the executor, the worker and the timeout), its worker leaves the cluster for the rest of the run
     and its thread is abandoned; None: no timeout. `cores`: per worker group, the cores its workers are
     pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.
+    `llc`: 'resctrl' applies each worker's llc_ways setting to the L3 through resctrl under `llc_root`
+    (None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'
+    or lists the groups, masks and ways applied. None: nothing is applied.
     """
 def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None) -> dict:
     """

@@ -41,11 +41,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model_autoscaler.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/systems/infaas/get_variant.hpp"
 #include "servelab/systems/infaas/metadata_store.hpp"
+#include "servelab/systems/infaas/model_autoscaler.hpp"
 #include "servelab/systems/infaas/profile_variants.hpp"
 #include "servelab/systems/infaas/scheduler.hpp"
 #include "variant_queues.hpp"

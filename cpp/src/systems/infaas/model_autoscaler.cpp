@@ -1,4 +1,4 @@
-#include "model_autoscaler.hpp"
+#include "servelab/systems/infaas/model_autoscaler.hpp"
 
 #include <algorithm>
 #include <map>
