@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 
 from ... import _core
+from .episode_learner import EpisodeLearner
 from .model import PerfModel
 from .spaces import gpu_space
-from .tuning import ConfigSpace, LearnerConfig, QLearner
+from .tuning import ConfigSpace, LearnerConfig
 
 BATCH_KNOB = "max_batch_items"
 THREAD_KNOB = "intra_op_threads"
@@ -69,7 +70,7 @@ def split_batches(ids: list[int], sizes: list[int], cap: int) -> list[list[int]]
     return groups
 
 
-class RrlBatchTuner(_core.Scheduler):
+class RrlBatchTuner(EpisodeLearner):
     """Batches up to ``batch_size`` items, sends a partial batch once its oldest query has waited
     ``batch_timeout_ms``, on ``batch_threads`` workers of each hardware type, as RRL chooses per
     episode."""
@@ -88,15 +89,9 @@ class RrlBatchTuner(_core.Scheduler):
         learner: LearnerConfig | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__()
         gpu_knob_values(space)
-        if method not in ("rrl", "qlearning"):
-            raise ValueError(f"method={method!r} must be 'rrl' or 'qlearning'")
-        if objective not in ("mean", "p95"):
-            raise ValueError(f"objective={objective!r} must be 'mean' or 'p95'")
-        for name, value, low in (("episode_requests", episode_requests, 1), ("cores", cores, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name}={value!r} must be an integer >= {low}")
+        if isinstance(cores, bool) or not isinstance(cores, int) or cores < 0:
+            raise ValueError(f"cores={cores!r} must be an integer >= 0")
         if cores > MAX_CORES:
             raise ValueError(f"cores={cores} must be at most {MAX_CORES}")
         for name, value in (("batch_knob", batch_knob), ("thread_knob", thread_knob)):
@@ -104,15 +99,13 @@ class RrlBatchTuner(_core.Scheduler):
                 raise ValueError(f"{name}={value!r} must be a knob name ('' sets none)")
         if thread_knob and not cores:
             raise ValueError(f"thread_knob={thread_knob!r} needs cores >= 1 to share among threads")
-        self.space, self.cores = space, cores
+        super().__init__(
+            space, model=model, method=method, objective=objective,
+            episode_requests=episode_requests, learner=learner, seed=seed,
+        )  # fmt: skip
+        self.cores = cores
         self._names = [k for k, _ in space.knobs]  # the space's order, whatever it is
         self.batch_knob, self.thread_knob = batch_knob, thread_knob
-        self.method, self.objective, self.episode_requests = method, objective, episode_requests
-        cfg = (learner or LearnerConfig()).to_dict()
-        self._q = QLearner(
-            space, (model or PerfModel()).to_dict(), learner=cfg, region=method == "rrl", seed=seed
-        )
-        self._config = 0
         self._batch = self._timeout_ns = self._threads = 0  # the configuration in force
         self._profile_cap = 0  # the largest batch any worker's profile covers
         self._open: list[tuple[int, int]] = []  # (query id, size), oldest first
@@ -123,12 +116,7 @@ class RrlBatchTuner(_core.Scheduler):
         self._closed: deque[list[int]] = deque()  # batches waiting for a batch thread
         self._items: dict[int, int] = {}  # query id -> size, for queries in a batch not yet sent
         self._running: dict[int, list[int]] = {}  # worker -> the queries of its batch
-        self._rank: list[int] = []  # worker -> its position among its hardware's workers
-        self._latencies: list[float] = []  # ms, this episode
         self._batch_items: list[int] = []  # items per batch sent, this episode
-        self._episode_start_s = 0.0
-        self._arrivals = 0
-        self.history: list[dict[str, Any]] = []  # one entry per finished episode
 
     def describe(self) -> str:
         return (
@@ -163,26 +151,13 @@ class RrlBatchTuner(_core.Scheduler):
             self._start_clock(view, actions)  # the new timeout, from the same oldest query
 
     def on_start(self, view: Any, actions: Any) -> None:
-        most = max(dict(self.space.knobs)["batch_threads"])
-        counts = np.bincount([view.hardware(w) for w in range(view.num_workers)])
-        if counts.max(initial=0) < most:
-            raise ValueError(
-                f"the cluster has at most {counts.max(initial=0)} workers of one hardware type; "
-                f"the space asks for up to {most} batch threads (workers of one machine)"
-            )
+        self._check_machine(view, "batch_threads", "batch threads (workers of one machine)")
         self._profile_cap = max(
             (view.max_batch(w, m) for w in range(view.num_workers) for m in view.models(w)),
             default=0,
         )
         self._config = self._q.choose(0)
         self._apply(view, actions)
-
-    def _position(self, view: Any, worker: int) -> int:
-        while len(self._rank) <= worker:  # workers added while serving join at the end
-            w = len(self._rank)
-            hw = view.hardware(w)
-            self._rank.append(sum(1 for v in range(w) if view.hardware(v) == hw))
-        return self._rank[worker]
 
     # --- batching ---
     def _start_clock(self, view: Any, actions: Any) -> None:
@@ -262,30 +237,13 @@ class RrlBatchTuner(_core.Scheduler):
     def on_batch_done(self, done: Any, view: Any, actions: Any) -> None:
         for qid in self._running.pop(done.worker, []):  # done.queries is only a count
             self._latencies.append((done.finish_s - view.query(qid).arrival_s) * 1e3)
-        if len(self._latencies) >= self.episode_requests:
-            self._learn(view, actions)
+        self._end_episode_if_due(view, actions)
         self._send(view, actions)
 
-    def _learn(self, view: Any, actions: Any) -> None:
-        lat = np.asarray(self._latencies)
-        metric = float(lat.mean() if self.objective == "mean" else np.percentile(lat, 95))
-        span = view.now - self._episode_start_s
-        rate = self._arrivals / span if span > 0 else 0.0
-        self._q.learn(0, self._config, rate, metric, 0)
-        values = list(self.space.values(self._config))
-        self.history.append({
-            "end_s": view.now, "config": self._config, "values": values,
-            "metric_ms": metric, "mean_ms": float(lat.mean()), "rate_qps": rate,
-            "mean_batch_items": float(np.mean(self._batch_items)) if self._batch_items else 0.0,
-        })  # fmt: skip
-        self._latencies, self._batch_items = [], []
-        self._arrivals, self._episode_start_s = 0, view.now
-        self._config = self._q.choose(0)
-        self._apply(view, actions)
-
-    def greedy(self) -> list[int]:
-        """The configuration of lowest Q: the knobs' values in the space's order."""
-        return list(self.space.values(self._q.greedy(0)))
+    def _episode_extras(self) -> dict[str, Any]:
+        items = float(np.mean(self._batch_items)) if self._batch_items else 0.0
+        self._batch_items = []
+        return {"mean_batch_items": items}
 
 
 REGISTERED_NAME = "rrl_batch_tuner"

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from ... import _core
+from .episode_learner import EpisodeLearner
 from .model import PerfModel
 from .spaces import cpu_space
-from .tuning import ConfigSpace, LearnerConfig, QLearner
+from .tuning import ConfigSpace, LearnerConfig
 
 INTER_KNOB = "inter_op_threads"
 INTRA_KNOB = "intra_op_threads"
@@ -54,7 +55,7 @@ def _knob_values(space: ConfigSpace) -> dict[str, list[int]]:
     return knobs
 
 
-class RrlTuner(_core.Scheduler):
+class RrlTuner(EpisodeLearner):
     """FCFS over the first ``workers`` workers of each hardware type, with the parallelism chosen
     by RRL per episode. A hardware type is one machine, as for the ``rrl_cpu`` config model, which
     counts the busy workers of a hardware type as the requests sharing its cores."""
@@ -70,30 +71,13 @@ class RrlTuner(_core.Scheduler):
         learner: LearnerConfig | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__()
         _knob_values(space)
-        if method not in ("rrl", "qlearning"):
-            raise ValueError(f"method={method!r} must be 'rrl' or 'qlearning'")
-        if objective not in ("mean", "p95"):
-            raise ValueError(f"objective={objective!r} must be 'mean' or 'p95'")
-        if isinstance(episode_requests, bool) or not isinstance(episode_requests, int):
-            raise ValueError(f"episode_requests={episode_requests!r} must be a positive integer")
-        if episode_requests < 1:
-            raise ValueError(f"episode_requests={episode_requests!r} must be a positive integer")
-        self.space = space
-        self.method, self.objective, self.episode_requests = method, objective, episode_requests
-        cfg = (learner or LearnerConfig()).to_dict()
-        self._q = QLearner(
-            space, (model or PerfModel()).to_dict(), learner=cfg, region=method == "rrl", seed=seed
-        )
-        self._config = 0
+        super().__init__(
+            space, model=model, method=method, objective=objective,
+            episode_requests=episode_requests, learner=learner, seed=seed,
+        )  # fmt: skip
         self._workers = 0  # request parallelism in force (set by _apply)
         self._running: dict[int, int] = {}  # worker -> query id
-        self._rank: list[int] = []  # worker -> its position among the workers of its hardware
-        self._latencies: list[float] = []  # ms, this episode
-        self._episode_start_s = 0.0
-        self._arrivals = 0
-        self.history: list[dict[str, Any]] = []  # one entry per finished episode
 
     def describe(self) -> str:
         return (
@@ -114,23 +98,9 @@ class RrlTuner(_core.Scheduler):
                 actions.set_config(w, INTRA_KNOB, int(intra))
 
     def on_start(self, view: Any, actions: Any) -> None:
-        most = max(dict(self.space.knobs)["workers"])
-        counts = np.bincount([view.hardware(w) for w in range(view.num_workers)])
-        if counts.max(initial=0) < most:
-            raise ValueError(
-                f"the cluster has at most {counts.max(initial=0)} workers of one hardware type; "
-                f"the space asks for up to {most} (request parallelism on one machine)"
-            )
+        self._check_machine(view, "workers", "(request parallelism on one machine)")
         self._config = self._q.choose(0)
         self._apply(view, actions)
-
-    def _position(self, view: Any, worker: int) -> int:
-        """The worker's position among its hardware's workers (0 for the first)."""
-        while len(self._rank) <= worker:  # workers added while serving join at the end
-            w = len(self._rank)
-            hw = view.hardware(w)
-            self._rank.append(sum(1 for v in range(w) if view.hardware(v) == hw))
-        return self._rank[worker]
 
     # --- serving: FCFS, one request per worker ---
     def on_arrival(self, query: Any, view: Any, actions: Any) -> None:
@@ -161,28 +131,8 @@ class RrlTuner(_core.Scheduler):
         qid = self._running.pop(done.worker, None)
         if qid is not None:
             self._latencies.append((done.finish_s - view.query(qid).arrival_s) * 1e3)
-        if len(self._latencies) >= self.episode_requests:
-            self._learn(view, actions)
+        self._end_episode_if_due(view, actions)
         self._drain(view, actions)
-
-    def _learn(self, view: Any, actions: Any) -> None:
-        lat = np.asarray(self._latencies)
-        metric = float(lat.mean() if self.objective == "mean" else np.percentile(lat, 95))
-        span = view.now - self._episode_start_s
-        rate = self._arrivals / span if span > 0 else 0.0
-        self._q.learn(0, self._config, rate, metric, 0)
-        values = list(self.space.values(self._config))
-        self.history.append({
-            "end_s": view.now, "config": self._config, "values": values,
-            "metric_ms": metric, "mean_ms": float(lat.mean()), "rate_qps": rate,
-        })  # fmt: skip
-        self._latencies, self._arrivals, self._episode_start_s = [], 0, view.now
-        self._config = self._q.choose(0)
-        self._apply(view, actions)
-
-    def greedy(self) -> list[int]:
-        """The configuration of lowest Q (workers, inter_op, intra_op)."""
-        return list(self.space.values(self._q.greedy(0)))
 
 
 REGISTERED_NAME = "rrl_tuner"
