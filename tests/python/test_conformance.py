@@ -356,13 +356,16 @@ CROSS_WORLD_MATCH = 0.8  # share of queries served by the same (worker, model) i
 P50_TOLERANCE_MS = (3.0, 0.15)  # p50 latency within max(3 ms, 15%)
 
 
-# rrl_tuner (RRL, in Python) sets workers' knobs with set_config and learns from the measured
-# latencies: with LIGHT's 60 queries and its default 50-query episodes, the choice after the first
-# episode is the only one wall-clock noise could move.
-@pytest.mark.parametrize("name", ["fcfs", PY_FCFS, "rrl_tuner"])
-def test_deterministic_policy_decides_alike_in_sim_and_serve(name):
-    sim = servelab.simulate(LIGHT, scheduler=make(name), seed=5)
-    real = servelab.serve(LIGHT, scheduler=make(name), seed=5)
+# rrl_tuner (RRL, in Python) sets workers' knobs with set_config and dispatches; it learns from
+# measured latencies, which differ between the worlds by design, so here its episodes are longer
+# than the run (its first, seeded choice serves every query): what must agree is the serving.
+@pytest.mark.parametrize("spec", ["fcfs", PY_FCFS, "rrl_tuner(episode_requests=1000)"])
+def test_deterministic_policy_decides_alike_in_sim_and_serve(spec):
+    def fresh() -> servelab.Scheduler:
+        return servelab.make_scheduler(spec) if "(" in spec else make(spec)
+
+    sim = servelab.simulate(LIGHT, scheduler=fresh(), seed=5)
+    real = servelab.serve(LIGHT, scheduler=fresh(), seed=5)
     assert sim.meta["world"] == "sim" and real.meta["world"] == "serve"
     real.check_consistency()
     assert len(sim) == len(real) == LIGHT["workload"]["count"]
