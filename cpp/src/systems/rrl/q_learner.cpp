@@ -73,6 +73,7 @@ QLearner::QLearner(const ConfigSpace& space, std::vector<Setting> settings, std:
   weights_.assign(states_ * size_, 1.0);
   weight_ref_.assign(states_, q0);
   learned_.assign(states_, 0);
+  partial_sums_.assign(size_, 0.0);
 }
 
 std::optional<std::size_t> QLearner::nearest_learned(std::size_t state) const {
@@ -96,6 +97,7 @@ void QLearner::refresh_weights(std::size_t state) {
   const double* q = &q_[state * size_];
   const double ref = *std::min_element(q, q + size_);
   weight_ref_[state] = ref;
+  if (state == sum_state_) sum_valid_ = 0;
   const double scale = options_.beta * (1 - options_.gamma);
   double* w = &weights_[state * size_];
   for (std::size_t c = 0; c < size_; ++c) w[c] = std::exp(-scale * (q[c] - ref));
@@ -108,17 +110,34 @@ void QLearner::set_q(std::size_t state, std::size_t config, double value) {
     refresh_weights(state);
   } else {
     weights_[state * size_ + config] = std::exp(exponent);
+    if (state == sum_state_) sum_valid_ = std::min(sum_valid_, config);
   }
+}
+
+double QLearner::weight_total(std::size_t state) {
+  if (state != sum_state_) {
+    sum_state_ = state;
+    sum_valid_ = 0;
+  }
+  // The same left-to-right sum as std::accumulate(w, w + size_, 0.0), resumed at the first changed weight.
+  const double* w = &weights_[state * size_];
+  double total = sum_valid_ > 0 ? partial_sums_[sum_valid_ - 1] : 0.0;
+  for (std::size_t c = sum_valid_; c < size_; ++c) {
+    total += w[c];
+    partial_sums_[c] = total;
+  }
+  sum_valid_ = size_;
+  return total;
 }
 
 std::size_t QLearner::choose(std::size_t state) {
   if (state >= states_) throw ValueError(str("state=", state, " is not below ", states_));
   adopt(state);
   const double* w = &weights_[state * size_];
-  double total = std::accumulate(w, w + size_, 0.0);
+  double total = weight_total(state);
   if (!(total > 1e-250) || !std::isfinite(total)) {
     refresh_weights(state);
-    total = std::accumulate(w, w + size_, 0.0);
+    total = weight_total(state);
   }
   double u = rng_.uniform() * total;
   for (std::size_t c = 0; c < size_; ++c) {

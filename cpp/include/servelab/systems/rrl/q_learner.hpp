@@ -83,6 +83,9 @@ class QLearner final : public Tuner {
  private:
   void set_q(std::size_t state, std::size_t config, double value);
   void refresh_weights(std::size_t state);
+  // The sum of `state`'s weights, in index order; partial sums kept from the previous call, so a
+  // step recomputes only from the lowest weight that changed since (the region's first member).
+  double weight_total(std::size_t state);
   // The nearest level with observations (ties: the lower), or nullopt when none has any.
   std::optional<std::size_t> nearest_learned(std::size_t state) const;
   // Makes `state` learned, copying the nearest learned level's Q-values if there is one.
@@ -101,6 +104,9 @@ class QLearner final : public Tuner {
   std::vector<std::uint32_t> visits_, measured_;
   std::vector<char> learned_;                // per state: has Q-values of its own (or adopted)
   std::vector<float> inputs_, predictions_;  // scratch for region estimates
+  // weight_total's cache: running sums of sum_state_'s weights, valid below index sum_valid_.
+  std::vector<double> partial_sums_;
+  std::size_t sum_state_ = 0, sum_valid_ = 0;
 };
 
 }  // namespace servelab::rrl
