@@ -133,6 +133,24 @@ def test_the_cli_accepts_the_estimator(one_torch_thread, capsys):
     assert '"estimator": "libtorch"' in out
 
 
+def test_the_registered_tuners_take_the_estimator(one_torch_thread):
+    import servelab
+
+    sc = servelab.load_scenario("default").to_dict()
+    sc["workers"] = [{"hardware": "c5n.2xlarge", "count": 2, "models": ["rm2"]}]
+    sc["workload"]["count"] = 120
+    for name in (rrl.register_tuner(), rrl.register_batch_tuner()):
+        runs = {
+            e: servelab.simulate(sc, scheduler=f"{name}(estimator='{e}', episode_requests=20)")
+            for e in ("eigen", "libtorch")
+        }
+        np.testing.assert_array_equal(
+            runs["libtorch"].columns["worker"], runs["eigen"].columns["worker"]
+        )
+        with pytest.raises(ValueError, match="estimator"):
+            servelab.make_scheduler(f"{name}(estimator='numpy')")
+
+
 def test_the_benchmark_times_both_backends():
     needs_libtorch()
     bench = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_rrl.py"

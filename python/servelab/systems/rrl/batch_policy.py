@@ -252,13 +252,14 @@ REGISTERED_NAME = "rrl_batch_tuner"
 def _from_params(
     max_batch: int, batch_step: int, max_timeout_ms: int, timeout_step_ms: int, max_threads: int,
     cores: int, batch_knob: str, thread_knob: str, method: str, objective: str,
-    episode_requests: int, radius: float, seed: int,
+    episode_requests: int, radius: float, seed: int, estimator: str = "eigen",
 ) -> RrlBatchTuner:  # fmt: skip
     space = gpu_space(max_batch=max_batch, batch_step=batch_step, max_timeout_ms=max_timeout_ms,
                       timeout_step_ms=timeout_step_ms, max_threads=max_threads)  # fmt: skip
     return RrlBatchTuner(space, cores=cores, batch_knob=batch_knob, thread_knob=thread_knob,
                          method=method, objective=objective, episode_requests=episode_requests,
-                         learner=LearnerConfig(radius=radius), seed=seed)  # fmt: skip
+                         learner=LearnerConfig(radius=radius, estimator=estimator),
+                         seed=seed)  # fmt: skip
 
 
 def register_batch_tuner() -> str:
@@ -289,6 +290,8 @@ def register_batch_tuner() -> str:
             Param("episode_requests", int, 50, "completed requests per learning step", 1, 1e6),
             Param("radius", float, 1.0, "region radius, grid steps", 0, 64, min_exclusive=True),
             Param("seed", int, 0, "the learner's seed", 0, 2**62),
+            Param("estimator", str, "eigen", "where the latency estimator runs",
+                  choices=("eigen", "libtorch")),
         ],
     )  # fmt: skip
     return REGISTERED_NAME

@@ -139,9 +139,15 @@ REGISTERED_NAME = "rrl_tuner"
 
 
 def _from_params(
-    cores: int, method: str, objective: str, episode_requests: int, radius: float, seed: int
+    cores: int,
+    method: str,
+    objective: str,
+    episode_requests: int,
+    radius: float,
+    seed: int,
+    estimator: str = "eigen",
 ) -> RrlTuner:
-    learner = LearnerConfig(radius=radius)
+    learner = LearnerConfig(radius=radius, estimator=estimator)
     return RrlTuner(cpu_space(cores), model=PerfModel(cores=cores), method=method,
                     objective=objective, episode_requests=episode_requests, learner=learner,
                     seed=seed)  # fmt: skip
@@ -168,6 +174,8 @@ def register_tuner() -> str:
             Param("episode_requests", int, 50, "completed requests per learning step", 1, 1e6),
             Param("radius", float, 1.0, "region radius, grid steps", 0, 64, min_exclusive=True),
             Param("seed", int, 0, "the learner's seed", 0, 2**62),
+            Param("estimator", str, "eigen", "where the latency estimator runs",
+                  choices=("eigen", "libtorch")),
         ],
     )  # fmt: skip
     return REGISTERED_NAME
