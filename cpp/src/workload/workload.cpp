@@ -20,15 +20,44 @@ namespace {
 
 constexpr Nanos kMaxNanos = std::numeric_limits<Nanos>::max();
 
-// What a query of application `a` (`app`) carries, given its id, arrival and size.
-inline void fill_query(Query& q, std::int64_t id, std::size_t a, const Application& app, Nanos t, std::int32_t size) {
-  q.id = id;
-  q.app = static_cast<std::int32_t>(a);
-  q.size = size;
-  q.arrival = t;
-  q.deadline = t > kMaxNanos - app.slo ? kMaxNanos : t + app.slo;
-  q.accuracy_floor = stored_accuracy_floor(app.accuracy_floor);
-}
+// What both generators below share: numbering the queries, drawing each one's size from its
+// application's stream and filling it in, and the end of the run.
+class QueryMaker {
+ public:
+  QueryMaker(const Workload& w, std::uint64_t seed) : workload_(w), seed_(seed), size_rngs_(w.apps().size()) {}
+
+  // Whether another query may come (the run has not ended nor reached max_count).
+  bool open() const { return !done_ && n_ < workload_.max_count(); }
+  // Ends the run; returns false, for the generator's next() to return.
+  bool end() {
+    done_ = true;
+    return false;
+  }
+  // The next query: application `a`'s, arriving at t. Returns true.
+  bool make(Query& q, std::size_t a, Nanos t) {
+    const Application& app = workload_.apps()[a];
+    q.id = n_++;
+    q.app = static_cast<std::int32_t>(a);
+    q.size = app.sizes ? app.sizes->sample(size_rng(a)) : 1;
+    q.arrival = t;
+    q.deadline = t > kMaxNanos - app.slo ? kMaxNanos : t + app.slo;
+    q.accuracy_floor = stored_accuracy_floor(app.accuracy_floor);
+    return true;
+  }
+
+ private:
+  // Streams are created on first use: an application that never gets a query costs nothing.
+  Rng& size_rng(std::size_t a) {
+    if (!size_rngs_[a]) size_rngs_[a] = std::make_unique<Rng>(seed_, str("sizes/", a));
+    return *size_rngs_[a];
+  }
+
+  const Workload& workload_;
+  std::uint64_t seed_;
+  std::vector<std::unique_ptr<Rng>> size_rngs_;
+  std::int64_t n_ = 0;
+  bool done_ = false;
+};
 
 // The loop behind start() and generate() for one shared arrival process: non-virtual, so bulk
 // generation pays only the arrival cursor's and the size distribution's calls per query.
@@ -39,75 +68,41 @@ class Generator {
         choice_(choice),
         cursor_(w.arrivals().start(Rng(seed, kArrivalStream))),
         apps_rng_(seed, kAppStream),
-        seed_(seed),
-        size_rngs_(w.apps().size()) {}
+        maker_(w, seed) {}
 
   bool next(Query& q) {
-    if (done_ || n_ >= workload_.max_count()) return finish();
+    if (!maker_.open()) return maker_.end();
     const auto t = cursor_->next();
-    if (!t || *t >= workload_.horizon()) return finish();
-    const auto& apps = workload_.apps();
-    const std::size_t a = apps.size() == 1 ? 0 : choice_.pick(apps_rng_);
-    const Application& app = apps[a];
-    fill_query(q, n_++, a, app, *t, app.sizes ? app.sizes->sample(size_rng(a)) : 1);
-    return true;
+    if (!t || *t >= workload_.horizon()) return maker_.end();
+    const std::size_t a = workload_.apps().size() == 1 ? 0 : choice_.pick(apps_rng_);
+    return maker_.make(q, a, *t);
   }
 
  private:
-  bool finish() {
-    done_ = true;
-    return false;
-  }
-
-  // Streams are created on first use: an application that never gets a query costs nothing.
-  Rng& size_rng(std::size_t a) {
-    if (!size_rngs_[a]) size_rngs_[a] = std::make_unique<Rng>(seed_, str("sizes/", a));
-    return *size_rngs_[a];
-  }
-
   const Workload& workload_;
   const detail::AliasTable& choice_;
   std::unique_ptr<ArrivalCursor> cursor_;
   Rng apps_rng_;
-  std::uint64_t seed_;
-  std::vector<std::unique_ptr<Rng>> size_rngs_;
-  std::int64_t n_ = 0;
-  bool done_ = false;
+  QueryMaker maker_;
 };
 
 // The same loop when every application has its own arrival process: the next query is the
 // earliest pending arrival of any application (the horizon is applied by the merge).
 class PerAppGenerator {
  public:
-  PerAppGenerator(const Workload& w, std::uint64_t seed)
-      : workload_(w), merge_(w.apps(), seed, w.horizon()), seed_(seed), size_rngs_(w.apps().size()) {}
+  PerAppGenerator(const Workload& w, std::uint64_t seed) : merge_(w.apps(), seed, w.horizon()), maker_(w, seed) {}
 
   bool next(Query& q) {
-    if (done_ || n_ >= workload_.max_count()) return finish();
+    if (!maker_.open()) return maker_.end();
     Nanos t = 0;
     std::size_t a = 0;
-    if (!merge_.next(t, a)) return finish();
-    const Application& app = workload_.apps()[a];
-    fill_query(q, n_++, a, app, t, app.sizes ? app.sizes->sample(size_rng(a)) : 1);
-    return true;
+    if (!merge_.next(t, a)) return maker_.end();
+    return maker_.make(q, a, t);
   }
 
  private:
-  bool finish() {
-    done_ = true;
-    return false;
-  }
-  Rng& size_rng(std::size_t a) {
-    if (!size_rngs_[a]) size_rngs_[a] = std::make_unique<Rng>(seed_, str("sizes/", a));
-    return *size_rngs_[a];
-  }
-
-  const Workload& workload_;
   detail::ArrivalMerge merge_;
-  std::uint64_t seed_;
-  std::vector<std::unique_ptr<Rng>> size_rngs_;
-  std::int64_t n_ = 0;
-  bool done_ = false;
+  QueryMaker maker_;
 };
 
 template <typename Vector>
