@@ -26,7 +26,14 @@ records every decision in :meth:`InfaasServer.decisions`.
 Lost workers: a worker whose executor raised on ``lost_after`` batches in a row, or whose thread
 died, is marked lost: it leaves the metadata store (getVariant no longer sees it) and its queued
 queries are re-dispatched to the other workers. A query that failed on a worker is re-dispatched
-too; one that cannot be served anywhere raises :class:`ServingError` naming each failure.
+too; one that cannot be served anywhere raises :class:`ServingError` naming each failure. With
+``batch_timeout_ms``, a worker whose batch runs longer is lost the same way and its stuck thread
+abandoned (``server_watchdog.py``).
+
+VM-Autoscaler (Sec. 4.2.3, ``server_vm.py``): with ``max_workers`` above the initial workers, the
+monitor starts a worker (usable after ``startup_s``) when the paper's rules ask for one and
+stops the ones it started once idle for ``idle_s``; an Interfered instance migrates to another
+worker (``server_autoscaler.py``).
 
 Offline throttling (Sec. 4.2.3, 6.3.2): an offline job runs batches of at most its variant's
 ``batch_opt`` rows, and starts one only while the server's online utilisation (the predicted
@@ -55,6 +62,8 @@ from . import loading
 from .registry import ModelRegistry
 from .server_autoscaler import Autoscaler
 from .server_monitor import DECISION_COLUMNS, DecisionLog, LoadMeter, ServerSettings
+from .server_vm import VmAutoscaler, start_up
+from .server_watchdog import check_hung
 
 __all__ = ["DECISION_COLUMNS", "RECORD_KEYS", "InfaasServer", "OfflineJob", "OnlineResult"]
 
@@ -118,6 +127,24 @@ class _Worker:
     stats: dict[str, list[float]] = field(default_factory=dict)
     served_rows: dict[str, int] = field(default_factory=dict)  # online rows, this period
     last_used: dict[str, float] = field(default_factory=dict)  # variant -> last batch end
+    starting: bool = False  # started by the VM-Autoscaler, not usable before its start-up ends
+    stopped: str = ""  # why the VM-Autoscaler stopped it ('' while not)
+    hung: bool = False  # its thread is stuck in an executor and abandoned (not joined)
+    batch: tuple[_Task, float] | None = None  # the running batch and its perf_counter start
+    active_at: float = 0.0  # when a task last left it (server time)
+    # Executor seconds since window_t0 (perf_counter): the VM-Autoscaler's utilisation window.
+    busy_window_s: float = 0.0
+    window_t0: float = field(default_factory=time.perf_counter)
+
+    @property
+    def live(self) -> bool:
+        return not (self.lost or self.stopped or self.starting)
+
+    @property
+    def status(self) -> str:
+        if self.lost:
+            return "lost"
+        return "stopped" if self.stopped else "starting" if self.starting else "live"
 
     def uses(self, name: str) -> bool:
         """Whether a queued or running task needs the variant."""
@@ -176,7 +203,14 @@ class InfaasServer:
     longer than the profile's p99 x (1 + tol), and ``interference_floor_ms`` (0.25) more per batch,
     while co-located is Interfered; ``lost_after`` (3):
     failed batches in a row that mark a worker lost; ``autoscale`` (True): False keeps the
-    monitoring (states, lost workers) without scaling or unloading.
+    monitoring (states, lost workers) without scaling, migrating or unloading.
+
+    The VM-Autoscaler (``server_vm.py``, the simulated policy's parameters): ``max_workers``
+    (None: the initial workers, i.e. off) caps the live workers; ``startup_s`` (20 s) before a new
+    worker is usable; ``poll_s`` (2 s) between evaluations of its rules; ``threshold`` (0.8) of
+    utilisation and of workers holding an Overloaded instance; ``idle_s`` (60 s) idle before a
+    worker it started stops. ``batch_timeout_ms`` (None: off): a batch running longer marks its
+    worker lost and its queries move (``server_watchdog.py``).
     """
 
     def __init__(
@@ -192,6 +226,12 @@ class InfaasServer:
         interference_floor_ms: float = 0.25,
         lost_after: int = 3,
         autoscale: bool = True,
+        max_workers: int | None = None,
+        startup_s: float = 20.0,
+        poll_s: float = 2.0,
+        threshold: float = 0.8,
+        idle_s: float = 60.0,
+        batch_timeout_ms: float | None = None,
     ) -> None:
         if not isinstance(registry, ModelRegistry):
             raise ValueError(f"registry={registry!r} must be a ModelRegistry")
@@ -206,6 +246,12 @@ class InfaasServer:
             interference_floor_ms=interference_floor_ms,
             lost_after=lost_after,
             autoscale=autoscale,
+            max_workers=max_workers,
+            startup_s=startup_s,
+            poll_s=poll_s,
+            threshold=threshold,
+            idle_s=idle_s,
+            batch_timeout_ms=batch_timeout_ms,
         )
         self._registry = registry
         self._models = registry.models
@@ -241,6 +287,7 @@ class InfaasServer:
         self._slow_online_at = -math.inf  # last online batch over its profile
         self._offline_paused = False
         self._autoscaler = Autoscaler(self)
+        self._vm = VmAutoscaler(self)
         self._stop = threading.Event()
         for w in self._workers:
             w.thread = threading.Thread(
@@ -262,26 +309,30 @@ class InfaasServer:
 
     def decisions(self) -> dict[str, Any]:
         """Every decision so far, as columns (``DECISION_COLUMNS``): ``time_s`` since the server
-        started, ``action`` ('replicate', 'upgrade', 'downgrade', 'unload', 'overloaded',
-        'interfered', 'active', 'lost', 'redispatch', 'offline_pause', 'offline_resume'),
+        started, ``action`` ('replicate', 'upgrade', 'downgrade', 'unload', 'migrate',
+        'overloaded', 'interfered', 'active', 'lost', 'redispatch', 'discarded', 'add_worker',
+        'worker_ready', 'remove_worker', 'offline_pause', 'offline_resume'),
         ``variant`` ('' for a worker's decision), ``worker`` (-1 for the server's), ``reason``."""
         with self._lock:
             return self._log.columns()
 
     @property
     def workers(self) -> list[dict[str, Any]]:
-        """Per worker: id, hardware, loaded variants and their states, queued seconds, the busy
-        share of the last period, and why it is lost ('' while live)."""
+        """Per worker: id, hardware, status ('live', 'starting', 'stopped', 'lost'), loaded
+        variants and their states, queued seconds, the busy share of the last period, and why it
+        is lost ('' while not) or stopped."""
         with self._lock:
             return [
                 {
                     "worker": w.id,
                     "hardware": w.hardware,
+                    "status": w.status,
+                    "stopped": w.stopped,
                     "queued_s": w.queued_s,
                     "utilisation": w.utilisation,
                     "lost": w.lost,
                     "loaded": {
-                        n: self._store.state(n, w.id) if not w.lost else "inactive"
+                        n: self._store.state(n, w.id) if w.live else "inactive"
                         for n in w.loaded
                         if n not in w.retiring
                     },
@@ -290,7 +341,7 @@ class InfaasServer:
             ]
 
     def _live(self, hardware: str | None = None) -> list[_Worker]:
-        return [w for w in self._workers if not w.lost and hardware in (None, w.hardware)]
+        return [w for w in self._workers if w.live and hardware in (None, w.hardware)]
 
     # --- choosing a variant ------------------------------------------------------------------
 
@@ -421,11 +472,12 @@ class InfaasServer:
     def _finished(self, worker: _Worker, task: _Task) -> None:
         """The task left the worker (done, failed or moved; lock held)."""
         worker.pending -= 1
+        worker.active_at = self._now()
         # Exactly 0 once the queue is empty (the float sum may leave rounding).
         worker.queued_s = max(worker.queued_s - task.predicted_s, 0.0) if worker.pending else 0.0
-        if not worker.lost:
+        if worker.live:
             self._store.set_utilisation(worker.id, worker.queued_s)
-        if not worker.pending and not worker.lost:  # an emptied queue: Overloaded turns Active
+        if not worker.pending and worker.live:  # an emptied queue: Overloaded turns Active
             for name in worker.loaded:
                 if self._store.state(name, worker.id) == "overloaded":
                     self._store.set_state(name, worker.id, "active")
@@ -441,13 +493,15 @@ class InfaasServer:
     def _worker_main(self, worker: _Worker) -> None:
         """The worker's thread; an exception escaping it (its thread dying) loses the worker."""
         try:
+            if worker.starting and not start_up(self, worker):
+                return
             while True:
                 with self._lock:  # one acquisition: the last task's end and the next's start
                     worker.running = None
                     self._drop_retired(worker)
-                    while not worker.queue and not self._closing and not worker.lost:
+                    while not (worker.queue or self._closing or worker.lost or worker.stopped):
                         worker.wake.wait()
-                    if worker.lost or not worker.queue:
+                    if worker.lost or worker.stopped or not worker.queue:
                         return
                     task = worker.queue.popleft()
                     worker.running = task
@@ -476,7 +530,7 @@ class InfaasServer:
             worker.loaded[name] = loaded
             worker.warm.discard(name)
             worker.last_used[name] = self._now()
-            if not worker.lost and self._store.state(name, worker.id) == "inactive":
+            if worker.live and self._store.state(name, worker.id) == "inactive":
                 self._store.load(name, worker.id)
         return loaded, loaded.load_s
 
@@ -497,18 +551,38 @@ class InfaasServer:
             task.future.set_result(None)
             return
         t0 = time.perf_counter()
+        worker.batch = (task, t0)  # what the hung-executor watchdog reads
         try:
             out, batches = loaded.run(task.inputs)
         except Exception as e:  # noqa: BLE001  (an executor failure: the query moves on)
             with self._lock:
-                self._batch_failed(worker, task, f"{type(e).__name__}: {e}")
+                worker.batch = None
+                if not self._abandoned(worker, task, time.perf_counter() - t0):
+                    worker.busy_window_s += time.perf_counter() - max(t0, worker.window_t0)
+                    self._batch_failed(worker, task, f"{type(e).__name__}: {e}")
             return
-        exec_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        exec_s = t1 - t0
         with self._lock:
+            worker.batch = None
+            if self._abandoned(worker, task, exec_s):
+                return
+            worker.busy_window_s += t1 - max(t0, worker.window_t0)
             worker.failures = 0
             self._measure(worker, task, exec_s)
             self._finished(worker, task)
         task.future.set_result((out, batches, exec_s, load_s, worker.id))
+
+    def _abandoned(self, worker: _Worker, task: _Task, took_s: float) -> bool:
+        """Whether the watchdog gave the task up while it ran (its query was re-dispatched):
+        then its late result is discarded (lock held)."""
+        if worker.running is task:
+            return False
+        self._decide(
+            "discarded", task.variant["name"], worker.id,
+            f"its {task.kind} batch returned after {took_s:.3g} s, once its worker was lost",
+        )  # fmt: skip
+        return True
 
     def _measure(self, worker: _Worker, task: _Task, exec_s: float) -> None:
         """Monitoring of one finished task (lock held). The first batch after a load warms the
@@ -559,8 +633,10 @@ class InfaasServer:
         """Marks the worker lost (lock held): it leaves the store and its queue moves."""
         if worker.lost:
             return
-        worker.lost = reason
-        self._store.remove_worker(worker.id)
+        joined = not (worker.starting or worker.stopped)  # in the metadata store
+        worker.lost, worker.starting = reason, False
+        if joined:
+            self._store.remove_worker(worker.id)
         self._decide("lost", "", worker.id, reason)
         self._autoscaler.worker_lost(worker)
         moved = list(worker.queue)
@@ -618,15 +694,29 @@ class InfaasServer:
     # --- the monitor ---------------------------------------------------------------------------
 
     def _monitor_main(self) -> None:
-        while not self._stop.wait(self.settings.period_s):
+        s = self.settings
+        # The watchdog looks more often than the period when the timeout is shorter.
+        step = (
+            s.period_s if s.batch_timeout_ms is None else min(s.period_s, s.batch_timeout_ms / 2e3)
+        )
+        next_tick = time.monotonic() + s.period_s
+        while not self._stop.wait(max(0.0, min(step, next_tick - time.monotonic()))):
             with self._lock:
                 if self._closed:
                     return
+                check_hung(self)
+                if time.monotonic() < next_tick:
+                    continue
+                next_tick += s.period_s
+                if next_tick < time.monotonic():  # far behind (a long pause): start afresh
+                    next_tick = time.monotonic() + s.period_s
                 for w in self._live():
                     if w.thread is not None and not w.thread.is_alive():
                         self._lose(w, "its thread ended")
                 self._meter.close_period()
-                self._autoscaler.tick(self._now())
+                now = self._now()
+                self._autoscaler.tick(now)
+                self._vm.tick(now)
 
     # --- online ------------------------------------------------------------------------------
 
@@ -783,7 +873,7 @@ class InfaasServer:
         """Queues one offline batch on the job's worker, or the least-utilised live one of its
         hardware once that worker is lost (lock held)."""
         variant = self._variants[job.variant]
-        if self._workers[job.worker].lost:
+        if not self._workers[job.worker].live:
             job.worker = self._least_utilised(variant["hardware"])
         task = _Task("offline", variant, chunk, rows, self._predicted_s(variant, rows))
         self._enqueue(self._workers[job.worker], task)
@@ -806,9 +896,13 @@ class InfaasServer:
             self._closing = True
             for w in self._workers:
                 w.wake.notify_all()
+        timeout_ms = self.settings.batch_timeout_ms
         for w in self._workers:
-            if w.thread is not None:
-                w.thread.join()
+            # A hung thread is abandoned (a daemon); one that hangs now is found here.
+            while w.thread is not None and not w.hung and w.thread.is_alive():
+                w.thread.join(None if timeout_ms is None else timeout_ms / 2e3)
+                with self._lock:
+                    check_hung(self)
 
     def __enter__(self) -> InfaasServer:
         return self

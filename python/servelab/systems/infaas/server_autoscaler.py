@@ -7,9 +7,12 @@ Each period:
   by more than ``interference_tol`` (and ``interference_floor_ms`` per batch) while co-located
   (another instance is loaded on the server's workers, which share one host) turns Interfered;
   getVariant then avoids it, so a probe (one row) measures it in the next period and it turns
-  Active once a period's batches run within the profile. An instance that served at least its
-  saturation throughput turns Overloaded, and Active again once below it with its worker's
-  queue empty.
+  Active once a period's batches run within the profile. Mitigation (Sec. 4.1): its variant is
+  loaded on the least-loaded other live worker of its hardware that does not hold it (a worker
+  runs one batch at a time, so "other cores" are another worker), and the Interfered instance
+  leaves once the new one is ready; with no such worker, the VM-Autoscaler's rule 2 may add one.
+  An instance that served at least its saturation throughput turns Overloaded, and Active again
+  once below it with its worker's queue empty.
 - scaling, per application with online queries: the simulated ``infaas`` policy's decision, the
   C++ ``application_problem`` (its variants meeting the accuracy floor, N_v from the store's live
   instances, the load = items/s over ``load_window_s`` + the queued backlog over that window,
@@ -18,7 +21,8 @@ Each period:
   A new instance is loaded on its worker's thread (in queue order) and joins the store when
   ready; the instances it replaces then leave. A removed instance must also have been idle for
   its T_v. Instances of an application with no online query are unloaded once idle for T_v
-  unless an offline job uses them.
+  unless an offline job uses them. A plan that needs more workers than exist (``needs_vm``, or
+  a new instance no worker can take) asks the VM-Autoscaler (``server_vm.py``) for one.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class Autoscaler:
             served[w.id], w.served_rows = w.served_rows, {}
         self._states(stats, served)
         if srv.settings.autoscale:
+            srv._vm.needs_vm = ""
+            self._migrate()
             for app in sorted(srv._goals):
                 self._scale(app, now)
             self._unload_unused(now)
@@ -149,6 +155,8 @@ class Autoscaler:
         for name in pending:
             _count_pending(problem, name)
         plan = _core.infaas.plan_scaling(problem)
+        if plan["status"] == "needs_vm":
+            srv._vm.needs_vm = _wanted_hardware(srv, problem) or srv._vm.needs_vm
         if not plan["feasible"] or (pending and plan["strategy"] != "replicate"):
             return
         if not any(plan["delta"]):
@@ -197,6 +205,14 @@ class Autoscaler:
                 placed = True
         if placed:
             return True
+        if any(d > 0 for d in delta):
+            # No worker can take the new instance: the old ones keep serving and the
+            # VM-Autoscaler is asked for a worker (Sec. 4.2.2 (d)), as the simulated policy does.
+            srv._vm.needs_vm = next(
+                srv._variants[names[i]]["hardware"] for i in reversed(range(len(delta)))
+                if delta[i] > 0
+            )  # fmt: skip
+            return False
         changed = False
         for name, w in removed:
             idle = now - w.last_used.get(name, 0.0)
@@ -210,6 +226,56 @@ class Autoscaler:
             )  # fmt: skip
             changed = True
         return changed
+
+    def _migrate(self) -> None:
+        """Each Interfered instance not yet moving leaves at once when another worker holds the
+        variant in a better state (getVariant sends its queries there already), else it is
+        loaded on the least-loaded other live worker of its hardware without it (no load under
+        way there) and leaves once that instance is ready."""
+        srv, store = self._server, self._server._store
+        moving = {
+            (old, w.id)
+            for p in self._pending.values()
+            if p["strategy"] == "migrate"
+            for old, w in p["replaced"]
+        }
+        for w, name in self._instances():
+            if store.state(name, w.id) != "interfered" or (name, w.id) in moving:
+                continue
+            hardware = srv._variants[name]["hardware"]
+            holder = next(
+                (
+                    t for t in srv._live(hardware)
+                    if t is not w and name in t.loaded and name not in t.retiring
+                    and store.state(name, t.id) in ("active", "overloaded")
+                ),
+                None,
+            )  # fmt: skip
+            if holder is not None:
+                srv._decide(
+                    "migrate", name, holder.id,
+                    f"Interfered on worker {w.id}: worker {holder.id} holds it "
+                    f"{store.state(name, holder.id)} already",
+                )  # fmt: skip
+                self._retire(w, name)
+                srv._decide("unload", name, w.id, f"migrate: served by worker {holder.id}")
+                continue
+            busy = {wid for _, wid in self._pending}
+            targets = [
+                t for t in srv._live(hardware)
+                if t is not w and t.id not in busy and name not in t.loaded
+                and store.state(name, t.id) == "inactive"
+            ]  # fmt: skip
+            if not targets:
+                continue  # the VM-Autoscaler's rule 2 may add a worker
+            target = min(targets, key=lambda t: (t.queued_s, t.id))
+            self._load(srv._variants[name]["task"], name, target, [(name, w)], "migrate")
+            srv._decide(
+                "migrate", name, target.id,
+                f"Interfered on worker {w.id}: loaded on the least-loaded {hardware} worker "
+                f"without it ({target.queued_s:.3g} s queued); worker {w.id}'s instance leaves "
+                "once it is ready",
+            )  # fmt: skip
 
     def _target(
         self, name: str, candidates: list[str], removed: list[tuple[str, _Worker]]
@@ -281,7 +347,7 @@ class Autoscaler:
         if entry is None:
             return
         for old, w in entry["replaced"]:
-            if not w.lost and old in w.loaded and (old, w.id) != (name, worker.id):
+            if w.live and old in w.loaded and (old, w.id) != (name, worker.id):
                 self._retire(w, old)
                 self._server._decide(
                     "unload", old, w.id,
@@ -298,6 +364,18 @@ class Autoscaler:
     def worker_lost(self, worker: _Worker) -> None:
         for key in [k for k in self._pending if k[1] == worker.id]:
             del self._pending[key]
+
+
+def _wanted_hardware(srv: InfaasServer, problem: dict[str, Any]) -> str:
+    """The hardware of the highest-throughput variant meeting the SLO ('' if none), as the
+    simulated policy asks its VM-Autoscaler for."""
+    best = None
+    for i in range(len(problem["names"])):
+        if problem["latency_ms"][i] > problem["slo_ms"]:
+            continue
+        if best is None or problem["saturation_qps"][i] > problem["saturation_qps"][best]:
+            best = i
+    return "" if best is None else srv._variants[problem["names"][best]]["hardware"]
 
 
 def _count_pending(problem: dict[str, Any], name: str) -> None:

@@ -2,7 +2,9 @@
 
 ``ServerSettings`` holds the periodic monitor's parameters, with the simulated ``infaas`` policy's
 defaults (``autoscale_s=1``, ``slack=1.05``, ``load_window_s=5``, ``offline_util=0.4``,
-``interference_tol=0.1``), validated so that a bad value is a ValueError naming the parameter.
+``interference_tol=0.1``) and the VM-Autoscaler's (``max_workers``, ``startup_s=20``, ``poll_s=2``,
+``threshold=0.8``, ``idle_s=60``), validated so that a bad value is a ValueError naming the
+parameter.
 ``LoadMeter`` counts each application's items over a sliding window of periods, as the policy's
 C++ meter does. ``DecisionLog`` keeps every decision the server takes (scaling, unloading, state
 changes, lost workers, re-dispatched queries, offline pauses) as columns.
@@ -45,6 +47,15 @@ class ServerSettings:
     interference_floor_ms: float = 0.25
     lost_after: int = 3  # consecutive failed batches that mark a worker lost (our choice)
     autoscale: bool = True
+    # The VM-Autoscaler (Sec. 4.2.3), the simulated policy's parameters; max_workers None: the
+    # initial workers (off).
+    max_workers: int | None = None
+    startup_s: float = 20.0  # "the time to instantiate VMs (20-30 seconds)"
+    poll_s: float = 2.0  # how often its rules are evaluated
+    threshold: float = 0.8  # utilisation and overloaded-worker share
+    idle_s: float = 60.0  # a worker it started, idle this long with nothing queued, stops
+    # A batch running longer than this marks its worker lost (servelab.serve's name; None: off).
+    batch_timeout_ms: float | None = None
 
     def __post_init__(self) -> None:
         _number("period_s", self.period_s, 0.0, strict=True)
@@ -62,6 +73,23 @@ class ServerSettings:
             raise ValueError(f"lost_after={n!r} must be an integer >= 1")
         if not isinstance(self.autoscale, bool):
             raise ValueError(f"autoscale={self.autoscale!r} must be True or False")
+        m = self.max_workers
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+            raise ValueError(
+                f"max_workers={m!r} must be an integer >= 1 "
+                "(None: the initial workers, no VM-Autoscaler)"
+            )
+        _number("startup_s", self.startup_s, 0.0, strict=False)
+        _number("poll_s", self.poll_s, 0.0, strict=True)
+        _number("threshold", self.threshold, 0.0, strict=True, high=1.0)
+        _number("idle_s", self.idle_s, 0.0, strict=False)
+        t = self.batch_timeout_ms
+        if t is not None:
+            ok = isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t)
+            if not ok or t <= 0:
+                raise ValueError(
+                    f"batch_timeout_ms={t!r} must be > 0 and finite (None: no timeout)"
+                )
 
 
 class LoadMeter:
