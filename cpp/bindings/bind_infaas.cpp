@@ -121,6 +121,15 @@ void init_infaas(py::module_& m) {
           [](const MetadataStore& s, const py::object& v) { return s.active_instances(variant_arg(s, v)); },
           py::arg("variant"))
       .def(
+          "saturation_qps",
+          [](const MetadataStore& s, const py::object& v, std::optional<double> slo_ms) {
+            const auto& var = s.variant(variant_arg(s, v));
+            return slo_ms ? var.saturation_qps(finite_arg("slo_ms", *slo_ms, 0.0)) : var.saturation_qps();
+          },
+          py::arg("variant"), py::arg("slo_ms") = py::none(),
+          "Q_v (Sec. 4.2.1): the variant's saturation QPS over the batches whose latency meets slo_ms "
+          "(constraint (2); 0 when not even batch 1 does), or over every batch when slo_ms is None.")
+      .def(
           "get_variant",
           [](const MetadataStore& s, const std::optional<std::string>& task, const std::optional<std::string>& model,
              double accuracy, double latency_ms, std::int32_t batch, bool brute_force) {

@@ -26,6 +26,45 @@ def test_catalogue_is_valid_data_with_table2_and_table8_numbers():
     assert cost["cpu"] < cost["inferentia"] < cost["gpu"]
 
 
+def test_gnmt_is_a_translation_family_of_nine_variants():
+    gnmt = infaas.catalogue.gnmt_variants()
+    # Table 6: 9 variants; the artifact's CPU FP32, GPU FP32 and GPU FP16 x beam 1, 2, 5.
+    assert len(gnmt) == 9 == len({v["name"] for v in gnmt})
+    assert {v["task"] for v in gnmt} == {"translation"}
+    assert sorted(v["hardware"] for v in gnmt).count("cpu") == 3
+    assert {v["hardware"] for v in gnmt} == {"cpu", "gpu"}  # Neuron did not compile it
+    beam5 = [v for v in gnmt if "_beam5_" in v["name"]]
+    assert [v["accuracy"] for v in beam5] == [infaas.TABLE8_ACCURACY["gnmt"] / 100] * 3
+    assert all(v["accuracy"] < 0.245 for v in gnmt if v not in beam5)
+    # A wider beam is slower at batch 1 on each (precision, hardware).
+    for precision, hw in (("fp32", "cpu"), ("fp32", "gpu"), ("fp16", "gpu")):
+        lat = [
+            v["latency_ms"][0]
+            for v in gnmt
+            if f"_{precision}_" in v["name"] and v["hardware"] == hw
+        ]
+        assert lat == sorted(lat) and len(lat) == 3
+    everything = infaas.table8_variants()
+    assert len({v["architecture"] for v in everything}) == 22
+    assert [v for v in everything if v["architecture"] == "gnmt"] == gnmt
+    assert infaas.table8_variants(["resnet50"]) == [
+        v for v in everything if v["architecture"] == "resnet50"
+    ]
+
+
+def test_tasks_keep_translation_and_classification_apart():
+    store = infaas.metadata_store(infaas.table8_variants())
+    assert sorted(store.tasks) == ["classification", "translation"]
+    for hw in ("cpu", "gpu", "inferentia"):
+        store.add_worker(hw)
+    # A 24.5 BLEU floor (0.245) is met by every image model's accuracy too: the task decides.
+    c = store.get_variant(task="translation", accuracy=0.245, latency_ms=750)
+    assert c["variant"].startswith("gnmt_") and "_beam5_" in c["variant"]
+    c = store.get_variant(task="classification", accuracy=0.245, latency_ms=750)
+    assert not c["variant"].startswith("gnmt_")
+    assert all(store.variant(v)["task"] == "translation" for v in store.by_task("translation"))
+
+
 def test_get_variant_follows_the_papers_order():
     store = infaas.metadata_store(infaas.resnet50_variants())
     cpu, gpu, inf = store.add_worker("cpu"), store.add_worker("gpu"), store.add_worker("inferentia")

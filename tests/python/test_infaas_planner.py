@@ -45,6 +45,52 @@ def test_plan_becomes_worker_groups_covering_every_worker():
     assert all(g["models"] for g in groups)
 
 
+# ResNet50's PyTorch batch-4 CPU variant: 170 ms at batch 1 .. 560 ms at batch 4.
+BATCH4 = [v for v in infaas.resnet50_variants() if v["name"] == "resnet50_pytorch_cpu_b4"]
+
+
+@pytest.mark.parametrize(("slo_ms", "instances"), [(255.0, 2), (1000.0, 1)])
+def test_q_v_is_taken_within_the_slo(slo_ms, instances):
+    # 6.5 QPS x 1.05 = 6.8 QPS: one instance at batch 4 (7.1 QPS), but a 255 ms SLO (Sec. 6.1's
+    # cold rule) admits batch 1 only (5.9 QPS): two instances.
+    app = {"name": "cold", "slo_ms": slo_ms, "qps": 6.5}
+    q = planner.saturation_within_slo(BATCH4, [app])
+    assert q[0, 0] == pytest.approx(1000 / 170 if slo_ms < 300 else 4000 / 560)
+    exact = planner.plan_placement(BATCH4, [app], {"cpu": 5})
+    greedy = planner.greedy_placement(BATCH4, [app], {"cpu": 5})
+    assert exact["instances"] == greedy["instances"] == {"resnet50_pytorch_cpu_b4": instances}
+    assert exact["unserved_qps"] == 0
+
+
+def test_applications_with_different_slos_share_an_instance_by_their_own_q_v():
+    # 3 QPS x 1.05 each: 3.15 / 7.14 + 3.15 / 5.88 = 0.98 of one instance (not 2 at the lower Q_v).
+    apps = [
+        {"name": "loose", "slo_ms": 1000.0, "qps": 3.0},
+        {"name": "tight", "slo_ms": 255.0, "qps": 3.0},
+    ]
+    plan = planner.plan_placement(BATCH4, apps, {"cpu": 5})
+    assert plan["instances"] == {"resnet50_pytorch_cpu_b4": 1}
+    assert plan["unserved_qps"] == pytest.approx(0, abs=1e-6)
+    # An SLO no batch meets carries nothing: the load is reported unserved.
+    plan = planner.plan_placement(BATCH4, [{"name": "x", "slo_ms": 100.0, "qps": 1.0}], {"cpu": 5})
+    assert plan["instances"] == {} and plan["unserved_qps"] == pytest.approx(1.05)
+
+
+def test_translation_is_planned_on_translation_variants_only():
+    gnmt = next(a for a in APPS if a["architecture"] == "gnmt")
+    assert gnmt["task"] == "translation" and gnmt["accuracy_floor"] == pytest.approx(0.245)
+    # Without the architecture restriction, only the task keeps image models off it.
+    apps = [
+        dict(gnmt, qps=5.0, architecture=None),
+        dict(APPS[0], qps=50.0, architecture=None),
+    ]
+    plan = planner.plan_placement(VARIANTS, apps, WORKERS)
+    task = {v["name"]: v["task"] for v in VARIANTS}
+    assert plan["served"]["gnmt"] and plan["unserved_qps"] == 0
+    assert {task[m] for m in plan["served"]["gnmt"]} == {"translation"}
+    assert {task[m] for m in plan["served"][APPS[0]["name"]]} == {"classification"}
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match=r"apps\[0\].qps"):
         planner.plan_placement(VARIANTS, [{"slo_ms": 50, "qps": -1}], WORKERS)
@@ -52,3 +98,6 @@ def test_bad_input_is_named():
         planner.plan_placement(VARIANTS, [{"slo_ms": 50, "qps": 1}], {"cpu": 1.5})
     with pytest.raises(ValueError, match="apps is empty"):
         planner.greedy_placement(VARIANTS, [], WORKERS)
+    store = infaas.metadata_store(BATCH4)
+    with pytest.raises(ValueError, match="slo_ms=-1"):
+        store.saturation_qps(0, slo_ms=-1.0)

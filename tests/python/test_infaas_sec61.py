@@ -12,7 +12,7 @@ import pytest
 
 import servelab
 from servelab.results import COMPLETED
-from servelab.systems.infaas import experiments, sec61
+from servelab.systems.infaas import catalogue, experiments, sec61
 
 from .shared_data import shared_path
 
@@ -69,6 +69,32 @@ def test_sweep_backends_give_identical_frames():
     pd.testing.assert_frame_equal(serial, parallel)
     rows = experiments.fig6(load="flat", systems=["infaas", "sm_plus_cpu"], processes=1)
     assert rows == experiments.fig6(load="flat", systems=["infaas", "sm_plus_cpu"], processes=2)
+
+
+def test_gnmt_is_a_second_task_that_only_its_own_variants_serve():
+    trace = shared_path(*TRACE)
+    variants = catalogue.table8_variants()
+    task = {v["name"]: v["task"] for v in variants}
+    apps = {a["name"]: a for a in sec61.applications(variants)}
+    gnmt = apps["gnmt"]
+    assert len(apps) == 22 and gnmt["task"] == "translation" and not gnmt["popular"]
+    # The cold rule: 1.5x the fastest CPU variant meeting the floor (24.5 BLEU: beam 5, 500 ms).
+    cpu = [v for v in variants if v["architecture"] == "gnmt" and v["hardware"] == "cpu"]
+    fastest = min(v["latency_ms"][0] for v in cpu if v["accuracy"] >= gnmt["accuracy_floor"])
+    assert gnmt["slo_ms"] == pytest.approx(sec61.COLD_SLO_FACTOR * fastest) == 750.0
+    for system in sec61.SYSTEMS:
+        sc, spec = sec61.scenario(system, 150, 0.5, step_s=2, trace=trace)
+        frame = servelab.simulate(sc, scheduler=spec, seed=0).to_pandas()
+        served = frame[frame["status"] == COMPLETED]
+        model_task = served["model"].astype(str).map(task)
+        app_task = served["app"].astype(str).map({n: a["task"] for n, a in apps.items()})
+        assert (model_task == app_task).all(), system
+        mine = served[served["app"] == "gnmt"]
+        assert len(mine) > 0, system
+        floor_met = served["model"].astype(str).map({v["name"]: v["accuracy"] for v in variants})
+        assert (floor_met[mine.index] >= gnmt["accuracy_floor"]).all(), system
+        late = 1 - mine["met_deadline"].mean()
+        print(f"{system}: {len(mine)} GNMT queries served, {late:.1%} late")
 
 
 def test_bad_input_is_named():

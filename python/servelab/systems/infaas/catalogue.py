@@ -1,5 +1,7 @@
 """The variant catalogue INFaaS selects from, as data: Table 2's three ResNet50 variants and a
-synthetic ResNet50-shaped family (Sec. 6.2), plus Table 8's accuracies.
+synthetic ResNet50-shaped family (Sec. 6.2), plus families for Table 8's 22 architectures (Sec.
+6.1): 21 image classifiers and GNMT, a translation model, with nine variants after the paper's
+artifact (``gnmt_variants``).
 
 No profile ships with INFaaS (its measurements lived in a private bucket), so the numbers below
 are built from the paper: Table 2 gives three variants' latency, saturation throughput and
@@ -223,24 +225,67 @@ def compute_scale(architecture: str) -> float:
     return min(4.0, max(0.3, math.sqrt(layers / base_layers * params / base_params)))
 
 
+#: GNMT's nine variants (Table 6), shaped after the paper's artifact, whose translation container
+#: (github.com/stanford-mast/INFaaS, ``gnmt-nvpy``) serves NVIDIA's PyTorch GNMT (a 4-layer LSTM,
+#: English-German) on CPU in FP32 and on a V100 in FP32 or FP16, with beam size 1, 2 or 5: 3 x 3.
+#: Neuron did not compile it, so no Inferentia variant. Rows: (precision, hardware, batch_opt,
+#: batch-1 ms by beam size, latency at batch_opt / at batch 1, load_s, memory_mb). The latencies,
+#: batch factors, load times and footprints are our assumptions (the paper gives none): a V100 at
+#: batch 1 is latency bound by the sequential decoder (28-55 ms), a wider beam costs more steps'
+#: work, 8 CPU cores take 240-500 ms, and a batch of 8 sentences costs 1.4x (FP16) to 1.6x (FP32)
+#: one sentence on the GPU; the CPU variants stay at batch 1.
+_GNMT_FAMILY = (
+    ("fp32", "cpu", 1, {1: 240.0, 2: 320.0, 5: 500.0}, 1.0, 6.0, 1500.0),
+    ("fp32", "gpu", 8, {1: 34.0, 2: 42.0, 5: 55.0}, 1.6, 8.0, 1800.0),
+    ("fp16", "gpu", 8, {1: 28.0, 2: 33.0, 5: 40.0}, 1.4, 8.0, 1200.0),
+)
+
+#: BLEU lost by a narrower beam, against beam 5 (NVIDIA's GNMT README, FP32 at batch 128: 23.18,
+#: 24.12 and 24.63 at beam 1, 2 and 5). Table 8's 24.5 is the beam-5 variants' BLEU, so a floor of
+#: 24.5 leaves the three beam-5 variants, a lower one the faster beams too.
+GNMT_BLEU_LOSS = {1: 1.45, 2: 0.5, 5: 0.0}
+
+
+def gnmt_variants() -> list[dict[str, Any]]:
+    """GNMT's nine translation variants (task "translation", accuracy = BLEU / 100): see
+    ``_GNMT_FAMILY`` for what comes from the paper's artifact and what is assumed."""
+    out = []
+    for precision, hardware, batch_opt, by_beam, batch_factor, load_s, memory_mb in _GNMT_FAMILY:
+        for beam, ms in by_beam.items():
+            bleu = TABLE8_ACCURACY["gnmt"] - GNMT_BLEU_LOSS[beam]
+            out.append({
+                "name": f"gnmt_pytorch_{precision}_beam{beam}_{hardware}_b{batch_opt}",
+                "architecture": "gnmt",
+                "task": "translation",
+                "framework": "pytorch",
+                "hardware": hardware,
+                "batch_opt": batch_opt,
+                "accuracy": round(bleu / 100, 6),
+                "latency_ms": batch_curve({1: ms, batch_opt: ms * batch_factor}, batch_opt),
+                "load_s": load_s,
+                "memory_mb": memory_mb,
+                "cost_per_s": round(COST_PER_GB_S[hardware] * memory_mb / 1024, 6),
+            })  # fmt: skip
+    return out
+
+
 def table8_variants(architectures: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Variant families for Table 8's image architectures (Sec. 6.1), shaped like
-    ``resnet50_variants()``: each family member's latency curve scaled by ``compute_scale``, its
-    memory footprint and load time by 0.5 + 0.5 x parameters / ResNet50's, its cost Sec. 6.2's
-    rate x footprint. Accuracy: Table 8's top-1. GNMT (translation, BLEU) is left out by default:
-    a simulated profile has one task, so its floor would let image models serve it."""
-    names = (
-        list(architectures)
-        if architectures is not None
-        else [a for a in TABLE8_SIZE if a != "gnmt"]
-    )
+    """Variant families for Table 8's 22 architectures (Sec. 6.1), in Table 8's order. The image
+    architectures' families are shaped like ``resnet50_variants()``: each family member's latency
+    curve scaled by ``compute_scale``, its memory footprint and load time by 0.5 + 0.5 x
+    parameters / ResNet50's, its cost Sec. 6.2's rate x footprint, its accuracy Table 8's top-1
+    (task "classification"). GNMT's are ``gnmt_variants()`` (task "translation", BLEU)."""
+    names = list(architectures) if architectures is not None else list(TABLE8_SIZE)
     family = {
         (f, hw, b): (points, load_s, mem) for f, hw, b, points, load_s, mem in _RESNET50_FAMILY
     }
     base_params = TABLE8_SIZE["resnet50"][1]
     out = []
     for arch in names:
-        scale = compute_scale(arch)
+        scale = compute_scale(arch)  # also the KeyError naming an unknown architecture
+        if arch == "gnmt":
+            out.extend(gnmt_variants())
+            continue
         size = 0.5 + 0.5 * TABLE8_SIZE[arch][1] / base_params
         for framework, hardware, batch_opt in TABLE8_FAMILY:
             points, load_s, memory_mb = family[(framework, hardware, batch_opt)]

@@ -12,17 +12,22 @@ reported::
 
 **The program** (Sec. 4.2.1 with N = 0, lambda = 0, for applications a and variants v):
 minimise sum_v C_v n_v over integers n_v >= 0 (instances) and served loads x_av >= 0, subject to
-(1) sum_v x_av + u_a >= L_a x slack for each application, (2) x_av only where v meets a's
-accuracy floor and its batch-1 latency meets a's SLO, capacity sum_a x_av <= Q_v n_v, and (3)
-sum_{v on h} n_v <= the workers of hardware h: one instance per worker, since a servelab worker
-runs one batch at a time. Model-less: one instance may serve several applications. u_a is load
+(1) sum_v x_av + u_a >= L_a x slack for each application, (2) x_av only where v has a's task,
+meets a's accuracy floor and its batch-1 latency meets a's SLO, capacity sum_a x_av / Q_av <=
+n_v, and (3) sum_{v on h} n_v <= the workers of hardware h: one instance per worker, since a
+servelab worker runs one batch at a time. Q_av is v's saturation QPS over the batches whose
+latency meets a's SLO (the C++ ``Variant::saturation_qps(slo)`` the infaas policy decides with,
+through ``MetadataStore.saturation_qps``): a batch-4 CPU variant whose batch of 4 misses the SLO
+carries its batch-1 rate. Applications with different SLOs may share an instance, each using a
+share x_av / Q_av of it. Model-less: one instance may serve several applications. u_a is load
 left unserved, priced far above any instance, so the program always has a solution and says
 how much the workers cannot carry (``unserved_qps``).
 
 **The greedy beside it** (``greedy_placement``): the C++ Sec. 4.2.2 heuristic on each
-application alone (its own candidates, every worker of each hardware type available to it), the
-instances summed; it neither shares instances between applications nor sees the other
-applications' use of the workers, so it may need more workers than there are (``fits``).
+application alone (its own candidates with Q_v within its SLO, every worker of each hardware
+type available to it), the instances summed; it neither shares instances between applications
+nor sees the other applications' use of the workers, so it may need more workers than there are
+(``fits``).
 """
 
 from __future__ import annotations
@@ -58,15 +63,35 @@ def _check(apps: Sequence[Mapping[str, Any]], workers: Mapping[str, int], slack:
 
 def _saturation(variants: list[dict[str, Any]]) -> list[float]:
     store = _core.infaas.MetadataStore(variants)  # Q_v as the C++ side defines it
-    return [float(store.variant(i)["saturation_qps"]) for i in range(len(variants))]
+    return [float(store.saturation_qps(i)) for i in range(len(variants))]
 
 
 def _serves(v: Mapping[str, Any], app: Mapping[str, Any]) -> bool:
     """Constraint (2): the variant meets the application's floor and, at batch 1, its SLO; an
-    application naming an ``architecture`` takes that architecture's variants only."""
+    application naming a ``task`` or an ``architecture`` takes its variants only."""
+    if app.get("task") is not None and v["task"] != app["task"]:
+        return False
     if app.get("architecture") is not None and v["architecture"] != app["architecture"]:
         return False
     return v["accuracy"] >= app.get("accuracy_floor", 0.0) and v["latency_ms"][0] <= app["slo_ms"]
+
+
+def saturation_within_slo(
+    variants: Sequence[Mapping[str, Any]], apps: Sequence[Mapping[str, Any]]
+) -> dict[tuple[int, int], float]:
+    """Q_av for every (application index, variant index) pair that constraint (2) allows: the
+    variant's saturation QPS over its batches meeting the application's SLO, computed by the C++
+    ``Variant::saturation_qps(slo)`` (the infaas policy's own Q_v)."""
+    checked = check_variants(variants)
+    store = _core.infaas.MetadataStore(checked)
+    out = {}
+    for a, app in enumerate(apps):
+        for i, v in enumerate(checked):
+            if _serves(v, app):
+                q = float(store.saturation_qps(i, float(app["slo_ms"])))
+                if q > 0:
+                    out[a, i] = q
+    return out
 
 
 def plan_placement(
@@ -78,14 +103,15 @@ def plan_placement(
     time_limit_s: float = 60.0,
 ) -> dict[str, Any]:
     """The exact multi-application program (see the module doc). ``apps``: dicts with
-    ``slo_ms``, ``qps`` (the expected load L_a) and optionally ``accuracy_floor`` and ``name``;
+    ``slo_ms``, ``qps`` (the expected load L_a) and optionally ``accuracy_floor``, ``task``,
+    ``architecture`` and ``name``;
     ``workers``: {hardware: count}; ``cost``: $/s of an instance by hardware (default: each
     variant's ``cost_per_s``). Needs the LP backend (RuntimeError saying why otherwise)."""
     _check(apps, workers, slack)
     checked = [v for v in check_variants(variants) if workers.get(v["hardware"], 0) > 0]
     if not checked:
         raise ValueError(f"no variant runs on the workers' hardware {sorted(workers)}")
-    q = _saturation(checked)
+    q = saturation_within_slo(checked, apps)
     price = [float((cost or {}).get(v["hardware"], v["cost_per_s"])) for v in checked]
     penalty = UNSERVED_PENALTY * max(max(price), 1e-9)
     started = time.perf_counter()
@@ -95,14 +121,15 @@ def plan_placement(
     for a, app in enumerate(apps):
         unserved = prog.add_variable(f"u{a}", objective=penalty)
         terms = {unserved: 1.0}
-        for i, v in enumerate(checked):
-            if _serves(v, app):
+        for i in range(len(checked)):
+            if (a, i) in q:
                 flows[a, i] = prog.add_variable(f"x{a}_{i}")
                 terms[flows[a, i]] = 1.0
         prog.add_constraint(terms, lower=float(app["qps"]) * slack, name=f"load{a}")
     for i in range(len(checked)):
-        terms = {x: 1.0 for (a, j), x in flows.items() if j == i}
-        terms[n[i]] = -q[i]
+        # Each application's load takes the share x_av / Q_av of the instances' time.
+        terms = {x: 1.0 / q[a, j] for (a, j), x in flows.items() if j == i}
+        terms[n[i]] = -1.0
         prog.add_constraint(terms, upper=0.0, name=f"capacity{i}")
     for hw, count in workers.items():
         terms = {n[i]: 1.0 for i, v in enumerate(checked) if v["hardware"] == hw}
@@ -160,6 +187,11 @@ def greedy_placement(
             own, load_qps=float(app["qps"]), slo_ms=float(app["slo_ms"]),
             slack_qps=float(app["qps"]) * (slack - 1.0), resources=resources,
         )  # fmt: skip
+        # Q_v within the SLO, as the infaas policy's own problem (model_autoscaler.cpp) has it.
+        store = _core.infaas.MetadataStore(own)
+        problem["saturation_qps"] = [
+            float(store.saturation_qps(i, float(app["slo_ms"]))) for i in range(len(own))
+        ]
         plan = autoscaler.solve_greedy(problem)
         if not plan["feasible"]:
             short.append(app.get("name", str(a)))
