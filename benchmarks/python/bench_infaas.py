@@ -8,6 +8,11 @@ Model-Autoscaler ILP against the greedy heuristic.
       worker) on every query before they are timed.
   (b) The Sec. 4.2.1 ILP (CBC) against the Sec. 4.2.2 greedy on 50 and 100 architectures:
       solve time and the greedy's cost gap (the paper: Gurobi 23 s / 50 s).
+  (c) One decision of the `infaas` policy's Model-Autoscaler (plan_scaling, what the policy calls
+      every period) with autoscaler='ilp' against 'greedy', on ResNet-50's variants at Fig. 6's
+      loads: median time per decision and the ratio.
+  (d) The whole Fig. 6 fluctuating run in the simulator with each autoscaler: wall time and
+      Sec. 6.2's cost.
 Times and ratios are printed, never asserted.
 
     python benchmarks/python/bench_infaas.py            # full
@@ -17,10 +22,13 @@ Times and ratios are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 
 import numpy as np
 
-from servelab import infaas
+import servelab
+from servelab import _core, infaas
 from servelab.solvers import lp
 
 HARDWARE = ("cpu", "inferentia", "gpu")
@@ -103,6 +111,56 @@ def bench_autoscaler(architectures: list[int], per_arch: int) -> None:
         )
 
 
+def bench_policy_decision(repeats: int) -> None:
+    print("(c) the infaas policy's Model-Autoscaler decision, autoscaler='ilp' vs 'greedy'")
+    if not lp.available():
+        print("    skipped: built without CBC")
+        return
+    variants = infaas.resnet50_variants()
+    for qps in (4.0, 80.0, 700.0):
+        problem = infaas.scaling_problem(
+            variants, load_qps=qps, slo_ms=1000.0, slack_qps=0.05 * qps
+        )
+        times = {}
+        for name in ("greedy", "ilp"):
+            samples = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                _core.infaas.plan_scaling(problem, autoscaler=name)
+                samples.append(time.perf_counter() - t0)
+            times[name] = statistics.median(samples)
+        print(
+            f"    {qps:>5g} QPS, {len(variants)} variants: greedy {times['greedy'] * 1e6:8.1f} us, "
+            f"ILP {times['ilp'] * 1e6:9.1f} us, ratio {times['ilp'] / times['greedy']:.0f}x"
+        )
+
+
+def bench_fig6_run() -> None:
+    from servelab.systems.infaas import experiments  # the harness, only for this part
+
+    print("(d) Fig. 6 fluctuating run, autoscaler='greedy' vs 'ilp'")
+    if not lp.available():
+        print("    skipped: built without CBC")
+        return
+    interval, rates = experiments.FIG6_LOADS["fluctuating"]
+    horizon = interval * len(rates)
+    rows = {}
+    for name in ("greedy", "ilp"):
+        scenario = experiments.fig6_scenario("fluctuating")
+        t0 = time.perf_counter()
+        result = servelab.simulate(scenario, scheduler=f"infaas(autoscaler='{name}')", seed=0)
+        rows[name] = (time.perf_counter() - t0, experiments.variant_cost(result, horizon))
+        violations = result.summary()["slo_violation_rate"]
+        print(
+            f"    {name:>6}: {rows[name][0]:.3f} s wall, cost ${rows[name][1]:.3f}, "
+            f"SLO violations {violations:.1%}"
+        )
+    print(
+        f"    ratio ILP / greedy: time {rows['ilp'][0] / rows['greedy'][0]:.1f}x, "
+        f"cost {rows['ilp'][1] / rows['greedy'][1]:.3f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smoke", action="store_true", help="small sizes, about a second")
@@ -110,9 +168,12 @@ def main() -> None:
     if args.smoke:
         bench_get_variant(total=175, workers=100, repeats=201)
         bench_autoscaler([10], per_arch=8)
+        bench_policy_decision(repeats=5)
     else:
         bench_get_variant(total=175, workers=100, repeats=20001)
         bench_autoscaler([50, 100], per_arch=8)
+        bench_policy_decision(repeats=201)
+        bench_fig6_run()
 
 
 if __name__ == "__main__":

@@ -1,17 +1,20 @@
-// _core.infaas: the metadata store, getVariant (and its brute-force reference), the greedy
-// Model-Autoscaler and the profile -> variants bridge. servelab.infaas wraps them.
+// _core.infaas: the metadata store, getVariant (and its brute-force reference), the
+// Model-Autoscaler's solvers (the greedy built in; 'ilp' joins from servelab._lp through the
+// capsule below) and the profile -> variants bridge. servelab.infaas wraps them.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bind_infaas_args.hpp"
 #include "long_call.hpp"
+#include "scaling_solver_plugin.hpp"
 // The periodic Model-Autoscaler's per-application decision (a header of the infaas area, not of
 // the public include tree): bound so that the real server decides with the simulated policy's code.
 #include "servelab/core/interrupt.hpp"
@@ -21,6 +24,7 @@
 #include "servelab/systems/infaas/model_autoscaler.hpp"
 #include "servelab/systems/infaas/profile_variants.hpp"
 #include "servelab/systems/infaas/scaling.hpp"
+#include "servelab/systems/infaas/scaling_solvers.hpp"
 
 namespace py = pybind11;
 
@@ -74,7 +78,41 @@ py::dict choice_dict(const MetadataStore& s, const infaas::Choice& c) {
 
 }  // namespace
 
+namespace {
+
+// Backend modules add scaling solvers through this table (scaling_solver_plugin.hpp).
+const ScalingSolverPluginTable scaling_solver_table{
+    .join = [](const std::string& name, infaas::ScalingSolver solver, const std::string& module) {
+      infaas::register_scaling_solver(name, std::move(solver), module);
+    }};
+
+// autoscaler='ilp' loads servelab._lp (which registers it as it loads), from whichever thread
+// builds the policy; why it does not load becomes the policy's RuntimeError.
+std::string load_scaling_solver(const std::string& name) {
+  if (name != "ilp") return {};
+  py::gil_scoped_acquire gil;
+  try {
+    py::module_::import("servelab.backends").attr("require")("lp");
+  } catch (py::error_already_set& e) {
+    return str("the LP backend (servelab._lp): ", e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
 void init_infaas(py::module_& m) {
+  m.attr("_scaling_solver_plugins") = py::capsule(&scaling_solver_table, kScalingSolverCapsule);
+  infaas::set_scaling_solver_loader(load_scaling_solver);
+  m.def(
+      "scaling_solvers",
+      [] {
+        std::map<std::string, std::string> out;
+        for (const auto& name : infaas::scaling_solvers()) out[name] = infaas::scaling_solver_origin(name);
+        return out;
+      },
+      "The Model-Autoscaler's solvers by name (the infaas policy's autoscaler=) and the module each came "
+      "from; 'ilp' joins when servelab._lp loads.");
   py::class_<MetadataStore>(m, "MetadataStore", "INFaaS's metadata store: variants, workers, instance states.")
       .def(py::init([](const py::list& variants) {
              std::vector<infaas::Variant> out;
@@ -215,10 +253,14 @@ void init_infaas(py::module_& m) {
       "variant meets the floor on the hardware of a live worker.");
   m.def(
       "plan_scaling",
-      [](const py::dict& problem) { return infaas_plan_dict(infaas::plan_scaling(infaas_problem(problem))); },
-      py::arg("problem"),
-      "The simulated infaas policy's decision: the greedy, or the most load the workers carry (status "
-      "'needs_vm') when no plan fits.");
+      [](const py::dict& problem, const std::string& autoscaler) {
+        const auto p = infaas_problem(problem);
+        const auto solve = infaas::scaling_solver(autoscaler);  // ValueError naming autoscaler=
+        return infaas_plan_dict(infaas::plan_scaling(p, solve));
+      },
+      py::arg("problem"), py::arg("autoscaler") = "greedy",
+      "The simulated infaas policy's decision: the autoscaler's plan ('greedy' or 'ilp'), or the most "
+      "load the workers carry (status 'needs_vm') when no plan fits.");
 }
 
 }  // namespace servelab::bindings

@@ -108,6 +108,8 @@ inline pybind11::dict infaas_plan_dict(const infaas::ScalingPlan& plan) {
   d["status"] = plan.status;
   d["strategy"] = plan.strategy;
   d["solve_s"] = plan.solve_s;
+  d["scale_down"] = plan.scale_down;
+  d["replicas_only"] = plan.replicas_only;
   return d;
 }
 

@@ -3,6 +3,7 @@
 
 #include "bind_infaas_args.hpp"
 #include "long_call.hpp"
+#include "scaling_solver_plugin.hpp"
 #include "servelab/systems/infaas/ilp_scaling.hpp"
 
 namespace py = pybind11;
@@ -10,6 +11,9 @@ namespace py = pybind11;
 namespace servelab::bindings {
 
 void init_infaas_ilp(py::module_& m) {
+  // The infaas policy's autoscaler='ilp': no time limit, so that a decision is deterministic.
+  join_scaling_solvers(
+      "ilp", [](const infaas::ScalingProblem& p) { return infaas::solve_scaling_ilp(p); }, "servelab._lp");
   m.def(
       "solve_scaling_ilp",
       [](const py::dict& problem, double time_limit_s) {

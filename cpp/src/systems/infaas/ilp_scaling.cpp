@@ -1,5 +1,6 @@
 #include "servelab/systems/infaas/ilp_scaling.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -9,6 +10,17 @@
 namespace servelab::infaas {
 
 namespace lp = solvers::lp;
+
+namespace {
+
+// Q_v towards constraint 1: a running instance slower than the SLO carries none of the load
+// within it (constraint 2 keeps new ones out, but without this the optimum may keep cheap slow
+// instances, e.g. 3 x Table 2's A at a 50 ms SLO, where the greedy keeps one B).
+double within_slo(const ScalingProblem& p, std::size_t v) {
+  return p.latency_ms[v] <= p.slo_ms ? p.saturation_qps[v] : 0.0;
+}
+
+}  // namespace
 
 ScalingPlan solve_scaling_ilp(const ScalingProblem& p, const lp::Options& options) {
   p.validate();
@@ -26,13 +38,13 @@ ScalingPlan solve_scaling_ilp(const ScalingProblem& p, const lp::Options& option
     // Constraint 4: never unload more than are running.
     unload[v] = model.add_variable("unload_" + std::to_string(v), 0.0, static_cast<double>(p.running[v]),
                                    lp::VarType::Integer, -c);
-    capacity += p.saturation_qps[v] * static_cast<double>(p.running[v]);
+    capacity += within_slo(p, v) * static_cast<double>(p.running[v]);
   }
   // Constraint 1: the instances carry the load plus the slack.
   std::vector<lp::Term> terms;
   for (std::size_t v = 0; v < n; ++v) {
-    terms.push_back({load[v], p.saturation_qps[v]});
-    terms.push_back({unload[v], -p.saturation_qps[v]});
+    terms.push_back({load[v], within_slo(p, v)});
+    terms.push_back({unload[v], -within_slo(p, v)});
   }
   model.add_constraint("load", terms, p.load_qps + p.slack_qps - capacity, lp::kInf);
   // Constraint 3: each resource type's total.
@@ -47,7 +59,22 @@ ScalingPlan solve_scaling_ilp(const ScalingProblem& p, const lp::Options& option
     }
     model.add_constraint("resource_" + std::to_string(t), terms, -lp::kInf, p.capacity[t] - used);
   }
-  const lp::Solution solution = lp::solve(model, options);  // RuntimeError without a solver
+  lp::Solution solution = lp::solve(model, options);  // RuntimeError without a solver
+  // Among the optimal plans, the one that loads and unloads the fewest instances: with equal costs
+  // (lambda = 0, variants priced by hardware) the optimum is not unique, and a periodic policy must
+  // not swap equally good variants back and forth. A second solve keeps the objective at its
+  // optimum (within the MIP gap) and minimises the changes; both solves are deterministic.
+  if (solution.status == lp::Status::Optimal) {
+    terms.clear();
+    for (std::int32_t j = 0; j < model.num_variables(); ++j) {
+      terms.push_back({j, model.objective()[j]});
+      model.set_objective(j, 1.0);
+    }
+    const double z = solution.objective;
+    model.add_constraint("optimal", terms, -lp::kInf, z + 1e-7 * std::max(1.0, std::abs(z)));
+    lp::Solution fewest = lp::solve(model, options);
+    if (fewest.status == lp::Status::Optimal) solution = std::move(fewest);
+  }
   ScalingPlan plan;
   plan.strategy = "ilp";
   plan.status = std::string(lp::status_name(solution.status));

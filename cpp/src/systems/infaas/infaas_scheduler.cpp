@@ -7,14 +7,14 @@
 //    queue is empty. A batch slower than the profile's p99 by more than interference_tol marks
 //    its instance Interfered until one runs within it again.
 //  - The periodic Model-Autoscaler (model_autoscaler.hpp, when autoscale_s > 0, the default): every
-//    period, per application, the Sec. 4.2.2 greedy over the measured load (plus the queued
-//    backlog) decides replicate / upgrade (at once) or remove / downgrade (once proposed for the
-//    removed variants' load time T_v). A new instance is loaded on its worker first and joins the
-//    metadata store when ready; the instances it replaces then leave the store and their queued
-//    queries move to it. Queries follow the store (getVariant); a variant the store dropped is
-//    unloaded once its queue is empty. Per-query scaling is then reserved for cold starts: a
-//    query with an (overloaded) instance joins the one that starts it soonest. A plan that needs
-//    more workers than there are asks the VM-Autoscaler for one of its hardware.
+//    period, per application, the scaling solver (autoscaler=: the Sec. 4.2.2 greedy, or the exact
+//    Sec. 4.2.1 ILP) over the measured load (plus the queued backlog) decides a scale-up (at once)
+//    or a scale-down (once proposed for the removed variants' load time T_v). A new instance is
+//    loaded on its worker first and joins the metadata store when ready; the instances it
+//    replaces then leave the store and their queued queries move to it. Queries follow the store (getVariant); a
+//    variant the store dropped is unloaded once its queue is empty. Per-query scaling is then reserved for cold starts:
+//    a query with an (overloaded) instance joins the one that starts it soonest. A plan that needs more workers than
+//    there are asks the VM-Autoscaler for one of its hardware.
 //  - With autoscale_s = 0 (the first slice's per-query scaling): when every instance is
 //    Overloaded, getVariant places a new instance or a different variant; on a worker with queued
 //    work only an upgrade (higher saturation QPS) is loaded, one load at a time. An idle worker
@@ -64,6 +64,9 @@ class InfaasScheduler final : public VariantQueues {
       : models_(std::move(models)),
         vm_(vm),
         ms_(scaling),
+        // At construction, so that a bad name fails before the run: ValueError naming autoscaler=
+        // and the value (RuntimeError saying why when the 'ilp' solver's LP backend does not load).
+        solve_(scaling_solver(scaling.solver)),
         off_(std::move(offline)),
         app_models_(std::move(app_models)) {}
   std::string describe() const override {
@@ -82,6 +85,7 @@ class InfaasScheduler final : public VariantQueues {
     if (ms_.best_fit) out += str(out.empty() ? "" : ", ", "dispatch='best_fit'");
     if (ms_.fast_up) out += str(out.empty() ? "" : ", ", "fast_up=true");
     if (!ms_.concurrent_loads) out += str(out.empty() ? "" : ", ", "concurrent_loads=false");
+    if (ms_.solver != d.solver) out += str(out.empty() ? "" : ", ", "autoscaler='", ms_.solver, "'");
     if (!app_models_.empty()) {
       std::string apps;
       for (const auto& m : app_models_) apps += (apps.empty() ? "" : ",") + m;
@@ -447,15 +451,20 @@ class InfaasScheduler final : public VariantQueues {
           application_problem(*store_, goals_[app], load, ms_.slack, ids, availability(goals_[app].task));
       if (ids.empty()) continue;
       for (const VariantId v : pending_for) count_pending(problem, ids, v);
-      const ScalingPlan plan = plan_scaling(problem);
+      ScalingPlan plan = plan_scaling(problem, solve_);
       if (plan.status == "needs_vm") needs_vm_ = wanted_hardware(problem, ids);
-      if (!plan.feasible || (busy && plan.strategy != "replicate")) continue;
+      if (!plan.feasible) continue;
+      if (busy && !plan.replicas_only) {  // only the plan's replicas of running variants go ahead now
+        if (plan.scale_down) continue;
+        plan = replicas_part(problem, plan);
+        if (!plan.replicas_only) continue;
+      }
       const bool change = std::any_of(plan.delta.begin(), plan.delta.end(), [](std::int64_t d) { return d != 0; });
       if (!change) {
         down_since_[app] = -1;
         continue;
       }
-      if (plan.strategy == "remove" || plan.strategy == "downgrade") {
+      if (plan.scale_down) {
         if (down_since_[app] < 0) down_since_[app] = view.now();
         double wait_s = 0;
         for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -727,6 +736,7 @@ class InfaasScheduler final : public VariantQueues {
   std::vector<std::string> app_task_;    // by application: the task its variants carry
   VmScaling vm_;
   ModelScaling ms_;
+  ScalingSolver solve_;  // the Model-Autoscaler's solver (ms_.solver)
   OfflineServing off_;
   LoadMeter meter_;
   std::vector<AppGoals> goals_;      // by application

@@ -108,9 +108,31 @@ ScalingProblem application_problem(const MetadataStore& store, const AppGoals& g
   return p;
 }
 
-ScalingPlan plan_scaling(const ScalingProblem& problem) {
-  ScalingPlan plan = greedy_scaling(problem);
+namespace {
+
+// How the policy acts on a plan, from the problem it was solved for (not the solver's name, so that
+// any solver's plan is read the same way). For the greedy, scale_down is exactly its "remove" and
+// "downgrade" (chosen when capacity >= need) and replicas_only its "replicate".
+void classify(const ScalingProblem& p, ScalingPlan& plan) {
+  double capacity = 0;  // summed in the greedy's order: the same comparison to the bit
+  for (std::size_t v = 0; v < p.size(); ++v) capacity += p.saturation_qps[v] * static_cast<double>(p.running[v]);
+  bool added = false, removed = false, onto_running = true;
+  for (std::size_t v = 0; v < plan.delta.size(); ++v) {
+    added = added || plan.delta[v] > 0;
+    removed = removed || plan.delta[v] < 0;
+    onto_running = onto_running && (plan.delta[v] <= 0 || p.running[v] > 0);
+  }
+  plan.scale_down = (added || removed) && !(capacity < p.load_qps + p.slack_qps);
+  plan.replicas_only = added && !removed && onto_running;
+}
+
+}  // namespace
+
+ScalingPlan plan_scaling(const ScalingProblem& problem, const ScalingSolver& solve) {
+  ScalingPlan plan = solve(problem);
+  classify(problem, plan);
   if (plan.feasible) return plan;
+  plan.status = "needs_vm";  // whatever the solver called it: the workers cannot carry the load
   // The most the workers can carry with one variant per worker of each hardware type.
   double most = 0;
   for (std::size_t i = 0; i < problem.size(); ++i) {
@@ -123,10 +145,23 @@ ScalingPlan plan_scaling(const ScalingProblem& problem) {
   ScalingProblem reduced = problem;
   reduced.load_qps = most * (1.0 - 1e-9);
   reduced.slack_qps = 0;
-  ScalingPlan best = greedy_scaling(reduced);
+  ScalingPlan best = solve(reduced);
+  classify(reduced, best);  // read as the greedy's strategy for the reduced load was
   if (!best.feasible) return plan;
   best.status = "needs_vm";  // the configuration carries what it can; more workers are needed
   return best;
+}
+
+ScalingPlan plan_scaling(const ScalingProblem& problem) { return plan_scaling(problem, &greedy_scaling); }
+
+ScalingPlan replicas_part(const ScalingProblem& problem, const ScalingPlan& plan) {
+  ScalingPlan out = plan;
+  out.scale_down = out.replicas_only = false;
+  for (std::size_t v = 0; v < out.delta.size(); ++v) {
+    if (out.delta[v] < 0 || problem.running[v] == 0) out.delta[v] = 0;
+    out.replicas_only = out.replicas_only || out.delta[v] > 0;
+  }
+  return out;
 }
 
 }  // namespace servelab::infaas

@@ -146,6 +146,16 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            {},
                            false,
                            {}},
+                 ParamSpec{"autoscaler",
+                           ParamType::String,
+                           ParamValue{std::string("greedy")},
+                           "the Model-Autoscaler's solver: greedy (Sec. 4.2.2's heuristic) or ilp (Sec. 4.2.1's "
+                           "integer program solved exactly by CBC; needs servelab's LP backend, loaded on use); "
+                           "any name in the scaling-solver registry",
+                           {},
+                           {},
+                           false,
+                           {}},
                  ParamSpec{"app_models",
                            ParamType::String,
                            ParamValue{std::string()},
@@ -164,6 +174,7 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                   ms.period_s = p.get_float("autoscale_s");
                   ms.slack = p.get_float("slack");
                   ms.window_s = p.get_float("load_window_s");
+                  ms.solver = p.get_string("autoscaler");
                   OfflineServing off;
                   off.apps = split_indices(p.get_string("offline_apps"));
                   off.max_utilisation = p.get_float("offline_util");

@@ -4,6 +4,11 @@
 // delta_v = p_v - m_v with integers p_v in [0, inf) (0 when T_v^inf > S: constraint 2) and
 // m_v in [0, N_v] (constraint 4), which makes the objective's max(delta_v, 0) linear:
 // C_v (1 + lambda T_v^load) p_v - C_v m_v. Loading and unloading the same variant never pays.
+// Constraint 1 counts only variants meeting the SLO (T_v^inf <= S): running instances slower
+// than it carry none of the load within it, so the optimum never keeps them instead of a
+// variant that meets it.
+// Of equally cheap plans, the one with the fewest loads and unloads (a second solve). Infeasible
+// (no plan fits constraints 1-4): feasible = false, status "infeasible", delta all 0.
 #pragma once
 
 #include "servelab/solvers/lp/lp.hpp"

@@ -4,8 +4,8 @@
 //    ScalingProblem (N_v: the live workers holding v; Q_v: its saturation QPS over the batches
 //    meeting the SLO; L: the measured load; slack: L x (slack-threshold - 1); one instance per
 //    worker, as a servelab worker runs one batch at a time, so each hardware type's live
-//    workers are constraint (3)'s capacity) solved by the
-//    Sec. 4.2.2 greedy (replicate vs upgrade, remove vs downgrade).
+//    workers are constraint (3)'s capacity) solved by the policy's scaling solver: the
+//    Sec. 4.2.2 greedy (replicate vs upgrade, remove vs downgrade) or the exact Sec. 4.2.1 ILP.
 // The caller applies the plan to the metadata store (scale-up at once, scale-down after the
 // removed variants' load time T_v, Sec. 4.2.2's wait).
 #pragma once
@@ -18,6 +18,7 @@
 #include "servelab/core/time.hpp"
 #include "servelab/systems/infaas/metadata_store.hpp"
 #include "servelab/systems/infaas/scaling.hpp"
+#include "servelab/systems/infaas/scaling_solvers.hpp"
 
 namespace servelab::infaas {
 
@@ -61,8 +62,17 @@ struct AppGoals {
 ScalingProblem application_problem(const MetadataStore& store, const AppGoals& goals, double load_qps, double slack,
                                    std::vector<VariantId>& ids, const std::vector<double>& availability = {});
 
-// The greedy's plan for the problem; when no plan fits the workers (status "needs_vm"), the plan
-// that carries the most load they can (the VM-Autoscaler is asked for more workers).
+// The solver's plan for the problem (default: the Sec. 4.2.2 greedy; the policy's autoscaler=
+// picks one from scaling_solvers.hpp). When no plan fits the workers, the same solver's plan for
+// the most load they can carry with one variant per worker of a hardware type (status
+// "needs_vm": the VM-Autoscaler is asked for more workers); when even that does not fit, the
+// solver's infeasible plan with status "needs_vm". Sets the plan's scale_down and replicas_only.
 ScalingPlan plan_scaling(const ScalingProblem& problem);
+ScalingPlan plan_scaling(const ScalingProblem& problem, const ScalingSolver& solve);
+
+// The plan's additions to variants already running (its removals and new variants dropped): what
+// may go ahead while an application's loads are under way. A scale-up that is not replicas only
+// (the greedy's upgrade, an exact plan that also swaps variants) then still adds capacity.
+ScalingPlan replicas_part(const ScalingProblem& problem, const ScalingPlan& plan);
 
 }  // namespace servelab::infaas

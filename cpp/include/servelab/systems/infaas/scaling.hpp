@@ -46,6 +46,12 @@ struct ScalingPlan {
   std::string status;    // "optimal", "infeasible", ...; the greedy: "replicate", "upgrade", ...
   std::string strategy;  // the greedy's chosen strategy, or "ilp"
   double solve_s = 0.0;
+  // How the policy acts on it, whichever solver made it (plan_scaling, model_autoscaler.hpp, sets
+  // them from the problem and delta): a scale-down (the running instances already carried the load,
+  // so the plan only saves cost: it waits for the removed variants' load time, Sec. 4.2.2), and
+  // whether it only adds instances of running variants (may go ahead while loads are under way).
+  bool scale_down = false;
+  bool replicas_only = false;
 };
 
 double scaling_objective(const ScalingProblem& p, const std::vector<std::int64_t>& delta);

@@ -34,6 +34,8 @@ struct ModelScaling {
   // More replicas may be placed while an application's loads are under way (pending instances
   // count as running); false: one scaling action at a time.
   bool concurrent_loads = true;
+  // The scaling solver by name (scaling_solvers.hpp): "greedy" (Sec. 4.2.2) or "ilp" (Sec. 4.2.1).
+  std::string solver = "greedy";
 };
 
 // Offline applications (Sec. 4.2.3, 6.3.2): their queries wait in the central queue and run
