@@ -253,14 +253,16 @@ void init_infaas(py::module_& m) {
       "variant meets the floor on the hardware of a live worker.");
   m.def(
       "plan_scaling",
-      [](const py::dict& problem, const std::string& autoscaler) {
+      [](const py::dict& problem, const std::string& autoscaler, bool loads_under_way) {
         const auto p = infaas_problem(problem);
         const auto solve = infaas::scaling_solver(autoscaler);  // ValueError naming autoscaler=
-        return infaas_plan_dict(infaas::plan_scaling(p, solve));
+        const auto plan = infaas::plan_scaling(p, solve);
+        return infaas_plan_dict(loads_under_way ? infaas::while_loading(p, plan) : plan);
       },
-      py::arg("problem"), py::arg("autoscaler") = "greedy",
+      py::arg("problem"), py::arg("autoscaler") = "greedy", py::arg("loads_under_way") = false,
       "The simulated infaas policy's decision: the autoscaler's plan ('greedy' or 'ilp'), or the most "
-      "load the workers carry (status 'needs_vm') when no plan fits.");
+      "load the workers carry (status 'needs_vm') when no plan fits. loads_under_way=True: only what "
+      "may go ahead while the application's loads are under way (replicas_only False: nothing).");
 }
 
 }  // namespace servelab::bindings

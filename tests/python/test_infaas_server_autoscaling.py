@@ -143,6 +143,8 @@ def faults(monkeypatch):
         ({"lost_after": 0}, "lost_after=0 must be an integer >= 1"),
         ({"lost_after": 1.5}, "lost_after=1.5"),
         ({"autoscale": "yes"}, "autoscale='yes'"),
+        ({"autoscaler": "foo"}, "autoscaler='foo' is not a scaling solver"),
+        ({"autoscaler": 3}, "autoscaler=3 must be a scaling solver's name"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_the_parameter(registry, kwargs, message):
@@ -199,6 +201,34 @@ def test_the_policys_scaling_decision_is_bound_with_its_checks():
         _core.infaas.application_problem(store, "nope", 0.7, 50.0, 1.0)
 
 
+def test_the_bound_decision_takes_the_policys_solver_and_its_rule_while_loading():
+    pytest.importorskip("servelab._lp", reason="autoscaler='ilp' needs the LP backend")
+    store = infaas.metadata_store(infaas.resnet50_variants())
+    cpu = store.add_worker("cpu")
+    store.add_worker("gpu")
+    problem = _core.infaas.application_problem(store, "classification", 0.7, 50.0, 100.0)
+    names = problem["names"]
+    greedy = _core.infaas.plan_scaling(problem)
+    exact = _core.infaas.plan_scaling(problem, "ilp")
+    assert greedy["feasible"] and exact["feasible"] and exact["strategy"] == "ilp"
+    assert exact["objective"] <= greedy["objective"] + 1e-9  # the exact program's optimum
+    # Loads under way: nothing runs yet, so no plan is replicas only and nothing goes ahead.
+    for autoscaler in ("greedy", "ilp"):
+        held = _core.infaas.plan_scaling(problem, autoscaler, loads_under_way=True)
+        assert not held["replicas_only"] and not any(held["delta"])
+    # With a CPU instance running and a load over it, only its replicas may go ahead.
+    first_cpu = next(n for n in names if store.variant(n)["hardware"] == "cpu")
+    store.load(first_cpu, cpu)
+    busy = _core.infaas.application_problem(store, "classification", 0.7, 50.0, 1e4)
+    for autoscaler in ("greedy", "ilp"):
+        held = _core.infaas.plan_scaling(busy, autoscaler, loads_under_way=True)
+        running = busy["running"]
+        assert all(d <= 0 or running[i] > 0 for i, d in enumerate(held["delta"]))
+        assert all(d >= 0 for d in held["delta"])
+    with pytest.raises(ValueError, match="autoscaler='foo'"):
+        _core.infaas.plan_scaling(problem, "foo")
+
+
 # --- scaling --------------------------------------------------------------------------------
 
 
@@ -216,6 +246,21 @@ def test_an_idle_instance_is_unloaded_after_its_load_latency(registry, mlp):
         # The next query loads an instance again.
         again = server.online_query(_x(3), app="rank")
         assert again.record["kind"] == "inactive" and again.record["load_ms"] > 0
+        np.testing.assert_allclose(again.outputs, _torch_out(mlp[1], _x(3)), rtol=1e-5, atol=1e-6)
+
+
+def test_the_exact_program_scales_the_real_server_down_and_up(registry, mlp):
+    pytest.importorskip("servelab._lp", reason="autoscaler='ilp' needs the LP backend")
+    with infaas.InfaasServer(
+        registry, workers={"cpu": 2}, period_s=0.1, load_window_s=0.2, autoscaler="ilp", **QUIET
+    ) as server:
+        assert server.settings.autoscaler == "ilp"
+        first = server.online_query(_x(3), app="rank").record
+        _wait_for(lambda: _rows(server, "unload"), "an unload decided by the exact program")
+        unload = _rows(server, "unload")[0]
+        assert (unload["variant"], unload["worker"]) == (first["variant"], first["worker"])
+        assert unload["reason"].startswith("ilp: load") and "load latency" in unload["reason"]
+        again = server.online_query(_x(3), app="rank")
         np.testing.assert_allclose(again.outputs, _torch_out(mlp[1], _x(3)), rtol=1e-5, atol=1e-6)
 
 

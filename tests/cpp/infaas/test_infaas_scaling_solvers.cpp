@@ -177,6 +177,13 @@ TEST(InfaasScalingSolvers, GreedyFlagsMatchItsStrategies) {
       EXPECT_EQ(plan.replicas_only, plan.strategy == "replicate") << trial << " " << plan.strategy;
       // While loads are under way, the replicas part of a non-replicate scale-up is empty.
       if (!plan.replicas_only && !plan.scale_down) EXPECT_FALSE(replicas_part(p, plan).replicas_only) << trial;
+      // Both worlds' rule while loads are under way: a replicate as it is, nothing else.
+      const auto held = while_loading(p, plan);
+      EXPECT_EQ(held.replicas_only, plan.replicas_only) << trial;
+      if (plan.replicas_only) EXPECT_EQ(held.delta, plan.delta) << trial;
+      if (!held.replicas_only) {
+        EXPECT_TRUE(std::all_of(held.delta.begin(), held.delta.end(), [](std::int64_t d) { return d == 0; })) << trial;
+      }
     }
     scale_downs += plan.scale_down, replicas += plan.replicas_only, short_of_workers += plan.status == "needs_vm";
   }

@@ -454,9 +454,8 @@ class InfaasScheduler final : public VariantQueues {
       ScalingPlan plan = plan_scaling(problem, solve_);
       if (plan.status == "needs_vm") needs_vm_ = wanted_hardware(problem, ids);
       if (!plan.feasible) continue;
-      if (busy && !plan.replicas_only) {  // only the plan's replicas of running variants go ahead now
-        if (plan.scale_down) continue;
-        plan = replicas_part(problem, plan);
+      if (busy) {  // only the plan's replicas of running variants go ahead now
+        plan = while_loading(problem, plan);
         if (!plan.replicas_only) continue;
       }
       const bool change = std::any_of(plan.delta.begin(), plan.delta.end(), [](std::int64_t d) { return d != 0; });

@@ -164,4 +164,13 @@ ScalingPlan replicas_part(const ScalingProblem& problem, const ScalingPlan& plan
   return out;
 }
 
+ScalingPlan while_loading(const ScalingProblem& problem, const ScalingPlan& plan) {
+  if (plan.replicas_only) return plan;
+  if (!plan.scale_down) return replicas_part(problem, plan);
+  ScalingPlan none = plan;
+  std::fill(none.delta.begin(), none.delta.end(), 0);
+  none.scale_down = none.replicas_only = false;
+  return none;
+}
+
 }  // namespace servelab::infaas

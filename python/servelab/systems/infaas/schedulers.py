@@ -27,9 +27,11 @@ def infaas_spec(
     poll_s: float = 2.0,
     threshold: float = 0.8,
     idle_s: float = 60.0,
+    autoscaler: str = "greedy",
 ) -> str:
     """The INFaaS policy; models: the registered models queries may use (default: all);
-    max_workers > 0 turns the VM-Autoscaler on."""
+    max_workers > 0 turns the VM-Autoscaler on; autoscaler: the Model-Autoscaler's solver
+    ('greedy', Sec. 4.2.2, or 'ilp', Sec. 4.2.1's exact program)."""
     if isinstance(models, str):
         raise ValueError(f"models={models!r} must be a list of names, not a string")
     return (
@@ -41,6 +43,7 @@ def infaas_spec(
             poll_s=poll_s,
             threshold=threshold,
             idle_s=idle_s,
+            autoscaler=autoscaler,
         )
         + ")"
     )

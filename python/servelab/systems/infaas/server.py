@@ -210,7 +210,9 @@ class InfaasServer:
     worker is usable; ``poll_s`` (2 s) between evaluations of its rules; ``threshold`` (0.8) of
     utilisation and of workers holding an Overloaded instance; ``idle_s`` (60 s) idle before a
     worker it started stops. ``batch_timeout_ms`` (None: off): a batch running longer marks its
-    worker lost and its queries move (``server_watchdog.py``).
+    worker lost and its queries move (``server_watchdog.py``). ``autoscaler`` ('greedy'): the
+    Model-Autoscaler's solver, as the simulated policy's (``'ilp'``: Sec. 4.2.1's exact program;
+    its decisions are then recorded as ``ilp``).
     """
 
     def __init__(
@@ -232,6 +234,7 @@ class InfaasServer:
         threshold: float = 0.8,
         idle_s: float = 60.0,
         batch_timeout_ms: float | None = None,
+        autoscaler: str = "greedy",
     ) -> None:
         if not isinstance(registry, ModelRegistry):
             raise ValueError(f"registry={registry!r} must be a ModelRegistry")
@@ -252,6 +255,7 @@ class InfaasServer:
             threshold=threshold,
             idle_s=idle_s,
             batch_timeout_ms=batch_timeout_ms,
+            autoscaler=autoscaler,
         )
         self._registry = registry
         self._models = registry.models

@@ -154,15 +154,15 @@ class Autoscaler:
         pending = [name for (name, _), p in self._pending.items() if p["app"] == app]
         for name in pending:
             _count_pending(problem, name)
-        plan = _core.infaas.plan_scaling(problem)
+        plan = _core.infaas.plan_scaling(problem, s.autoscaler, loads_under_way=bool(pending))
         if plan["status"] == "needs_vm":
             srv._vm.needs_vm = _wanted_hardware(srv, problem) or srv._vm.needs_vm
-        if not plan["feasible"] or (pending and plan["strategy"] != "replicate"):
+        if not plan["feasible"] or (pending and not plan["replicas_only"]):
             return
         if not any(plan["delta"]):
             self._down_since.pop(app, None)
             return
-        if plan["strategy"] in ("remove", "downgrade"):
+        if plan["scale_down"]:
             since = self._down_since.setdefault(app, now)
             wait = max(problem["load_s"][i] for i, d in enumerate(plan["delta"]) if d < 0)
             if now - since < wait:

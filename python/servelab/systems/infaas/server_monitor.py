@@ -2,9 +2,9 @@
 
 ``ServerSettings`` holds the periodic monitor's parameters, with the simulated ``infaas`` policy's
 defaults (``autoscale_s=1``, ``slack=1.05``, ``load_window_s=5``, ``offline_util=0.4``,
-``interference_tol=0.1``) and the VM-Autoscaler's (``max_workers``, ``startup_s=20``, ``poll_s=2``,
-``threshold=0.8``, ``idle_s=60``), validated so that a bad value is a ValueError naming the
-parameter.
+``interference_tol=0.1``, ``autoscaler='greedy'``) and the VM-Autoscaler's (``max_workers``,
+``startup_s=20``, ``poll_s=2``, ``threshold=0.8``, ``idle_s=60``), validated so that a bad value is
+a ValueError naming the parameter.
 ``LoadMeter`` counts each application's items over a sliding window of periods, as the policy's
 C++ meter does. ``DecisionLog`` keeps every decision the server takes (scaling, unloading, state
 changes, lost workers, re-dispatched queries, offline pauses) as columns.
@@ -56,6 +56,9 @@ class ServerSettings:
     idle_s: float = 60.0  # a worker it started, idle this long with nothing queued, stops
     # A batch running longer than this marks its worker lost (servelab.serve's name; None: off).
     batch_timeout_ms: float | None = None
+    # The Model-Autoscaler's solver, as the simulated policy's autoscaler=: 'greedy' (Sec. 4.2.2)
+    # or 'ilp' (Sec. 4.2.1, exact, through servelab._lp).
+    autoscaler: str = "greedy"
 
     def __post_init__(self) -> None:
         _number("period_s", self.period_s, 0.0, strict=True)
@@ -90,6 +93,23 @@ class ServerSettings:
                 raise ValueError(
                     f"batch_timeout_ms={t!r} must be > 0 and finite (None: no timeout)"
                 )
+        _check_autoscaler(self.autoscaler)
+
+
+def _check_autoscaler(name: Any) -> None:
+    """ValueError for a name that is no scaling solver; 'ilp' loads servelab._lp, which registers
+    it (BackendUnavailable, a RuntimeError, says why when it cannot load)."""
+    from ... import _core, backends
+
+    if not isinstance(name, str):
+        raise ValueError(f"autoscaler={name!r} must be a scaling solver's name ('greedy', 'ilp')")
+    if name == "ilp":
+        backends.require("lp")
+    known = _core.infaas.scaling_solvers()
+    if name not in known:
+        raise ValueError(
+            f"autoscaler={name!r} is not a scaling solver (registered: {sorted(known)})"
+        )
 
 
 class LoadMeter:

@@ -75,4 +75,9 @@ ScalingPlan plan_scaling(const ScalingProblem& problem, const ScalingSolver& sol
 // (the greedy's upgrade, an exact plan that also swaps variants) then still adds capacity.
 ScalingPlan replicas_part(const ScalingProblem& problem, const ScalingPlan& plan);
 
+// What of a plan goes ahead while the application's loads are under way (both worlds' rule): a
+// plan of replicas only as it is; a scale-down nothing (no delta, replicas_only false: skip the
+// period); any other scale-up its replicas_part (replicas_only false when it has none).
+ScalingPlan while_loading(const ScalingProblem& problem, const ScalingPlan& plan);
+
 }  // namespace servelab::infaas
