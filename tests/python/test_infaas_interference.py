@@ -82,3 +82,29 @@ def test_all_interfered_starts_a_worker_rule_2():
         f"{calm.summary()['workers']}"
     )
     assert hit.summary()["workers"] > calm.summary()["workers"]
+
+
+def test_fitting_alpha_from_co_located_real_executors():
+    # Real runs of a small recsys model: the fit must be consistent with its own measurements
+    # (no timing is asserted: the figures depend on the machine and its load).
+    from servelab.systems.infaas import experiments
+
+    fit = experiments.fit_interference(
+        models=["ncf"], batches_per_run=[8, 32], backend="reference", repeats=1, batches=4
+    )
+    assert len(fit["points"]) == 2
+    for p in fit["points"]:
+        assert p["median_alone_ms"] > 0 and p["median_together_ms"] > 0
+        assert p["alpha"] == pytest.approx(p["median_together_ms"] / p["median_alone_ms"] - 1)
+    alphas = [p["alpha"] for p in fit["points"]]
+    assert fit["median_alpha"] == pytest.approx(float(np.median(alphas)))
+    assert fit["alpha"] == max(0.0, fit["median_alpha"])
+    # The fitted spec is one the simulator takes.
+    servelab.simulate(machine(10), scheduler="clipper_plus", config_model=fit["spec"], seed=0)
+
+
+def test_fitting_nothing_is_refused():
+    from servelab.systems.infaas import experiments
+
+    with pytest.raises(ValueError, match="models=\\[\\]"):
+        experiments.fit_interference(models=[])

@@ -269,13 +269,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                 f"({r['offline_in_lulls']} started in lulls)"
             )
     if args.interference:
-        fit = experiments.measure_interference(seed=args.seed)
+        fit = experiments.fit_interference(seed=args.seed)
         out["interference"] = fit
-        lines.append(
-            f"interference: {fit['executor']} batch {fit['batch']}: alone "
-            f"{fit['median_alone_ms']:.3f} ms, co-located {fit['median_together_ms']:.3f} ms, "
-            f"alpha {fit['alpha']:.3f}"
-        )
+        lines.append("interference (median batch ms, one worker alone vs two co-located):")
+        for p in fit["points"]:
+            lines.append(
+                f"  {p['executor']} batch {p['batch']}: alone {p['median_alone_ms']:.3f}, "
+                f"co-located {p['median_together_ms']:.3f}, alpha {p['alpha']:.3f}"
+            )
+        lines.append(f"  fitted: {fit['spec']} (median alpha {fit['median_alpha']:.3f}, >= 0)")
     return _print(args, out, "\n".join(lines))
 
 

@@ -357,3 +357,42 @@ def measure_interference(
         "median_together_ms": t,
         "alpha": t / a - 1.0,
     }
+
+
+#: The models and batches ``fit_interference`` measures by default (``servelab infaas evaluate
+#: --interference``): embedding-heavy (rm1, rm2, din) and MLP-heavy (rm3, wnd) recsys models.
+FIT_MODELS = ("rm1", "rm2", "rm3", "wnd", "din")
+FIT_BATCHES = (16, 256)
+
+
+def fit_interference(
+    models: Sequence[str] = FIT_MODELS,
+    batches_per_run: Sequence[int] = FIT_BATCHES,
+    backend: str = "onednn",
+    repeats: int = 5,
+    batches: int = 30,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Fits the interference model's one parameter over several co-located executors:
+    ``measure_interference`` for each model x batch size, and ``alpha`` = the median of their
+    alphas, at least 0 (the model only slows down). ``points`` keeps every measurement; report
+    them with the machine's load."""
+    if not models or not batches_per_run:
+        raise ValueError(
+            f"models={list(models)!r} and batches_per_run={list(batches_per_run)!r} "
+            "must not be empty"
+        )
+    points = [
+        measure_interference(
+            model=m, backend=backend, batch=b, batches=batches, repeats=repeats, seed=seed
+        )  # fmt: skip
+        for m in models
+        for b in batches_per_run
+    ]
+    alphas = [p["alpha"] for p in points]
+    return {
+        "points": points,
+        "median_alpha": float(np.median(alphas)),
+        "alpha": max(0.0, float(np.median(alphas))),
+        "spec": f"infaas_interference(alpha={max(0.0, float(np.median(alphas))):.3g})",
+    }
