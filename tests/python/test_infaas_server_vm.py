@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -20,13 +19,16 @@ if not backends.status("torch").usable:
         f"torch backend not usable: {backends.status('torch').reason}", allow_module_level=True
     )
 
-import torch  # noqa: E402  (only once the backend is known to be usable)
 
 from servelab.systems.infaas import loading  # noqa: E402
 
+from .infaas_server_support import FAST  # noqa: E402
+from .infaas_server_support import decision_rows as _rows  # noqa: E402
+from .infaas_server_support import torch_out as _torch_out  # noqa: E402
+from .infaas_server_support import wait_for as _wait_for  # noqa: E402
+from .infaas_server_support import x_rows as _x  # noqa: E402
 from .torch_models import save_mlp  # noqa: E402
 
-FAST = {"threads": (1,), "repeats": 2, "warmup": 1}
 #: The VM-Autoscaler on a short clock: one worker more at most.
 VM = {"max_workers": 2, "startup_s": 0.3, "poll_s": 0.2, "period_s": 0.1, "load_window_s": 0.2}
 
@@ -48,30 +50,6 @@ def registry(mlp, side):
     reg.register_model("mlp", mlp[0], app="rank", accuracy=0.8, batches=(1,), **FAST)
     reg.register_model("side", side[0], app="side", accuracy=0.5, batches=(1,), **FAST)
     return reg
-
-
-def _x(rows: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).uniform(-1, 1, (rows, 16)).astype(np.float32)
-
-
-def _torch_out(module: torch.nn.Module, x: np.ndarray) -> np.ndarray:
-    with torch.no_grad():
-        return module(torch.from_numpy(x)).numpy()
-
-
-def _wait_for(condition: Callable[[], bool], what: str, bound_s: float = 30.0) -> None:
-    """Polls until the condition holds; the bound only keeps a broken server from hanging."""
-    end = time.monotonic() + bound_s
-    while not condition():
-        if time.monotonic() > end:
-            pytest.fail(f"never happened: {what}")
-        time.sleep(0.02)
-
-
-def _rows(server: infaas.InfaasServer, action: str) -> list[dict]:
-    d = server.decisions()
-    rows = [dict(zip(d, values, strict=True)) for values in zip(*d.values(), strict=True)]
-    return [r for r in rows if r["action"] == action]
 
 
 class _Slowdown:
