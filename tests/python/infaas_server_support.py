@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
 from servelab import infaas
+from servelab.systems.infaas import loading
 
 #: Profiling settings that keep registering a model quick.
 FAST = {"threads": (1,), "repeats": 2, "warmup": 1}
@@ -43,3 +45,16 @@ def decision_rows(server: infaas.InfaasServer, action: str) -> list[dict]:
     d = server.decisions()
     rows = [dict(zip(d, values, strict=True)) for values in zip(*d.values(), strict=True)]
     return [r for r in rows if r["action"] == action]
+
+
+def wrap_runners(monkeypatch: pytest.MonkeyPatch, wrap: Callable[[Any, str], Any]) -> None:
+    """Every executor the server loads from now on runs through ``wrap(runner, variant)``: how
+    the tests inject faults, slowness and hangs into real executors."""
+    real = loading.load
+
+    def load(name: str, *args: Any, **kwargs: Any) -> Any:
+        loaded = real(name, *args, **kwargs)
+        loaded.runner = wrap(loaded.runner, name)
+        return loaded
+
+    monkeypatch.setattr(loading, "load", load)

@@ -21,10 +21,13 @@ if not backends.status("torch").usable:
     )
 
 
-from servelab.systems.infaas import loading  # noqa: E402
 from servelab.systems.infaas.server import ServingError  # noqa: E402
 
-from .infaas_server_support import FAST, QUIET  # noqa: E402
+from .infaas_server_support import (  # noqa: E402
+    FAST,
+    QUIET,
+    wrap_runners,  # noqa: E402
+)
 from .infaas_server_support import decision_rows as _rows  # noqa: E402
 from .infaas_server_support import torch_out as _torch_out  # noqa: E402
 from .infaas_server_support import wait_for as _wait_for  # noqa: E402
@@ -87,14 +90,7 @@ class _FaultyRunner:
 @pytest.fixture
 def faults(monkeypatch):
     state = _Faults()
-    real = loading.load
-
-    def load(name, *args, **kwargs):
-        loaded = real(name, *args, **kwargs)
-        loaded.runner = _FaultyRunner(loaded.runner, name, state)
-        return loaded
-
-    monkeypatch.setattr(loading, "load", load)
+    wrap_runners(monkeypatch, lambda runner, name: _FaultyRunner(runner, name, state))
     return state
 
 

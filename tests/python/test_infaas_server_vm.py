@@ -20,9 +20,10 @@ if not backends.status("torch").usable:
     )
 
 
-from servelab.systems.infaas import loading  # noqa: E402
-
-from .infaas_server_support import FAST  # noqa: E402
+from .infaas_server_support import (
+    FAST,  # noqa: E402
+    wrap_runners,  # noqa: E402
+)
 from .infaas_server_support import decision_rows as _rows  # noqa: E402
 from .infaas_server_support import torch_out as _torch_out  # noqa: E402
 from .infaas_server_support import wait_for as _wait_for  # noqa: E402
@@ -76,14 +77,7 @@ class _SlowRunner:
 @pytest.fixture
 def slow(monkeypatch):
     state = _Slowdown()
-    real = loading.load
-
-    def load(name, *args, **kwargs):
-        loaded = real(name, *args, **kwargs)
-        loaded.runner = _SlowRunner(loaded.runner, name, state)
-        return loaded
-
-    monkeypatch.setattr(loading, "load", load)
+    wrap_runners(monkeypatch, lambda runner, name: _SlowRunner(runner, name, state))
     return state
 
 
