@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from servelab import backends, infaas, list_schedulers
+from servelab import _core, backends, infaas, list_schedulers
 
 if not backends.status("torch").usable:
     pytest.skip(
@@ -72,6 +72,20 @@ class _SlowRunner:
         if threading.current_thread().name in here and self._model in s.models:
             time.sleep(s.sleep_s)
         return self._runner.forward(x)
+
+
+def _only_the_sleeps_interfere(registry: infaas.ModelRegistry, slow: _Slowdown) -> dict:
+    """Interference settings under which only the injected sleeps count, whatever the profile
+    measured on a busy machine: a batch of these tiny models stalled for tens of milliseconds
+    must not turn an unslowed instance Interfered (the floor), and a slowed batch sleeps twice
+    what the monitor needs to see (the profile's p99 x (1 + tol), plus the floor)."""
+    p99_ms = max(
+        max(v["latency_ms"]) for v in _core.infaas.variants_from_profile(registry.profile(), "p99")
+    )
+    settings = {"interference_tol": 3.0, "interference_floor_ms": 50.0}
+    need_ms = (1 + settings["interference_tol"]) * p99_ms + settings["interference_floor_ms"]
+    slow.sleep_s = 2 * need_ms / 1e3
+    return settings
 
 
 @pytest.fixture
@@ -257,11 +271,15 @@ def test_rule_2_starts_a_worker_and_interfered_instances_migrate_to_it(registry,
     # threshold=1 leaves rule 2 alone (no utilisation is over 100 %).
     slow.workers, slow.models = {0}, {"mlp", "side"}
     with infaas.InfaasServer(
-        registry, workers={"cpu": 1}, **VM, threshold=1.0, interference_tol=20.0
+        registry,
+        workers={"cpu": 1},
+        **VM,
+        threshold=1.0,
+        **_only_the_sleeps_interfere(registry, slow),
     ) as server:
         assert server.online_query(_x(1), app="rank").record["worker"] == 0
         assert server.online_query(_x(1), model="side").record["worker"] == 0
-        # Queries keep coming: each slowed batch takes 50 ms.
+        # Queries keep coming: each slowed batch takes slow.sleep_s (about 0.1 s).
         clients = [_Clients(server, 1, app="rank"), _Clients(server, 1, model="side")]
         try:
             _wait_for(lambda: _rows(server, "add_worker"), "a started worker")
@@ -300,7 +318,11 @@ def test_an_interfered_instance_is_loaded_on_another_worker_and_leaves(registry,
     # Two workers from the start: the monitor loads the variant on worker 1 in the period it
     # finds worker 0's instance Interfered, and retires that one once the new one is ready.
     with infaas.InfaasServer(
-        registry, workers={"cpu": 2}, period_s=0.1, load_window_s=0.2, interference_tol=20.0
+        registry,
+        workers={"cpu": 2},
+        period_s=0.1,
+        load_window_s=0.2,
+        **_only_the_sleeps_interfere(registry, slow),
     ) as server:
         first = server.online_query(_x(1), app="rank").record
         assert first["worker"] == 0
