@@ -1,8 +1,11 @@
 // The simulator's fast paths give what the general ones give: the longest-idle lists built on
-// first use, the arrival times drawn ahead in blocks, and the one-query dispatch.
+// first use, the arrival times drawn ahead in blocks, the one-query dispatch, and the worker-id
+// check every view call and action makes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "servelab/cluster/idle_index.hpp"
@@ -70,6 +73,65 @@ TEST(IdleIndexLists, SplittingBeforeAnyAskKeepsEachTypesIdleOrder) {
 
 // Poisson at 1e-9/s: a mean gap of about 32 years, so only a few arrivals fit in the ~292 years
 // of int64 nanoseconds. Times drawn ahead must not report the end of the range early.
+// Calls the view and the actions with worker ids out of range at its first arrival and keeps
+// each error's message, then serves every query on worker 0.
+class BadWorkerIds final : public sched::Scheduler {
+ public:
+  std::string describe() const override { return "bad_worker_ids"; }
+  void on_arrival(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
+    if (messages.empty()) {
+      const WorkerId n = view.num_workers();
+      for (const WorkerId bad : {WorkerId{-1}, std::numeric_limits<WorkerId>::min(), n}) {
+        const auto keep = [&](auto&& call) {
+          try {
+            call();
+            messages.push_back("no error");
+          } catch (const ValueError& e) {
+            messages.push_back(e.what());
+          }
+        };
+        keep([&] { (void)view.status(bad); });
+        keep([&] { (void)view.models(bad); });
+        keep([&] { (void)view.max_batch(bad, 0); });
+        const sched::QueryId id = query.id;
+        keep([&] { actions.dispatch(bad, 0, {&id, 1}); });  // the one-query path, then the checks
+      }
+    }
+    if (view.status(0) == sched::WorkerStatus::Idle) {
+      const sched::QueryId id = query.id;
+      actions.dispatch(0, 0, {&id, 1});
+    } else {
+      actions.enqueue_to_worker(0, query.id);
+    }
+  }
+  void on_batch_done(const sched::BatchDone& done, const sched::ClusterView& view, sched::Actions& actions) override {
+    const auto& queue = view.worker_queue(done.worker);
+    if (queue.empty()) return;
+    const sched::QueryId id = queue.front();
+    actions.dispatch(done.worker, 0, {&id, 1});
+  }
+  std::vector<std::string> messages;
+};
+
+TEST(WorkerIdCheck, NegativeAndTooLargeIdsRaiseNamingTheIdAndNothingChanges) {
+  const auto spec = testing::replay_spec({0.0, 0.001, 0.002}, {{"fast", 2, {}, {}}});
+  BadWorkerIds policy;
+  const auto r = sim::simulate(spec, policy);
+  ASSERT_EQ(policy.messages.size(), 12u);
+  const std::vector<std::string> ids = {"-1", std::to_string(std::numeric_limits<WorkerId>::min()), "2"};
+  for (std::size_t i = 0; i < policy.messages.size(); ++i) {
+    const std::string expected = "worker=" + ids[i / 4] + " is not a worker id (0..1)";
+    EXPECT_NE(policy.messages[i].find(expected), std::string::npos) << i << ": " << policy.messages[i];
+  }
+  // The failed calls left the run as it was: every query served on worker 0, in order.
+  ASSERT_EQ(r.queries.size_of(), 3u);
+  for (std::size_t q = 0; q < 3; ++q) {
+    EXPECT_EQ(r.queries.status[q], 0) << q;
+    EXPECT_EQ(r.queries.worker[q], 0) << q;
+  }
+  EXPECT_EQ(r.workers.batches[1], 0);
+}
+
 TEST(ArrivalBlocks, TheEndOfTheTimeRangeIsReportedAtTheArrivalThatCrossesIt) {
   const workload::Poisson p(1e-9);
   auto cursor = p.start(Rng(1, workload::kArrivalStream));

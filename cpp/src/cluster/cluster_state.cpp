@@ -13,6 +13,13 @@ namespace {
 
 constexpr double kNanosPerHour = 3.6e12;
 
+// A query's share of its batch's cost, by items. One item: x * 1 / 1 is x exactly, without the
+// division.
+float cost_share(double batch_cost, std::int32_t size, std::int32_t items) {
+  return items == 1 ? static_cast<float>(batch_cost)
+                    : static_cast<float>(batch_cost * size / static_cast<double>(items));
+}
+
 void erase_one(std::deque<QueryId>& queue, QueryId id) {
   // Policies mostly take from the front, so search from there.
   const auto it = std::find(queue.begin(), queue.end(), id);
@@ -80,6 +87,7 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   w.status = WorkerStatus::Starting;
   const auto id = static_cast<WorkerId>(workers_.size());
   workers_.push_back(std::move(w));
+  worker_count_ = static_cast<WorkerId>(workers_.size());
   idle_.add_worker(id, hardware);
   set_status(id, WorkerStatus::Idle);
   return id;
@@ -199,8 +207,21 @@ Nanos ClusterState::predicted_latency(WorkerId worker, ModelId model, std::int64
   return t[items];
 }
 
+void ClusterState::start(Worker& w, WorkerId worker, ModelId model, std::int64_t items, Nanos predicted, Nanos now) {
+  RunningBatch& batch = w.batch;
+  batch.model = model;
+  batch.items = items;
+  batch.dispatched = now;
+  batch.predicted = predicted;
+  w.batch_first = batch.queries.front();
+  w.busy_until = now + predicted;
+  set_status(worker, WorkerStatus::Busy);
+  ++running_;
+  hooks_.start_batch(worker, w.hardware, batch);
+}
+
 bool ClusterState::dispatch_one(WorkerId worker, ModelId model, QueryId id) {
-  if (worker < 0 || worker >= num_workers()) return false;
+  if (static_cast<std::uint32_t>(worker) >= static_cast<std::uint32_t>(worker_count_)) return false;
   Worker& w = workers_[worker];
   if (w.status != WorkerStatus::Idle || model < 0 || model >= static_cast<ModelId>(accuracy_.size()) ||
       !w.has_model.contains(model) || id < base_ || id >= arrived()) {
@@ -231,7 +252,12 @@ bool ClusterState::dispatch_one(WorkerId worker, ModelId model, QueryId id) {
 }
 
 void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) {
-  if (queries.size() == 1 && dispatch_one(worker, model, queries.front())) return;
+  if (queries.size() == 1 && dispatch_one(worker, model, queries.front())) [[likely]]
+    return;
+  dispatch_checked(worker, model, queries);
+}
+
+void ClusterState::dispatch_checked(WorkerId worker, ModelId model, std::span<const QueryId> queries) {
   Worker& w = at(worker);
   if (w.status != WorkerStatus::Idle) {
     throw ValueError(str("dispatch: worker=", worker, " is ", sched::worker_status_name(w.status), ", not idle"));
@@ -269,23 +295,45 @@ void ClusterState::dispatch(WorkerId worker, ModelId model, std::span<const Quer
   start(w, worker, model, items, t[items], now);
 }
 
-void ClusterState::start(Worker& w, WorkerId worker, ModelId model, std::int64_t items, Nanos predicted, Nanos now) {
-  RunningBatch& batch = w.batch;
-  batch.model = model;
-  batch.items = items;
-  batch.dispatched = now;
-  batch.predicted = predicted;
-  w.batch_first = batch.queries.front();
-  w.busy_until = now + predicted;
-  set_status(worker, WorkerStatus::Busy);
-  ++running_;
-  hooks_.start_batch(worker, w.hardware, batch);
-}
-
 BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish) {
   Worker& w = workers_[worker];
   const RunningBatch& batch = w.batch;
   const double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
+  if (batch.queries.size() == 1) {
+    // Its size is the batch's items: no reads of its record. The int8 status column may alias
+    // anything, so it is written last (the other columns' addresses are read before it).
+    const auto i = static_cast<std::size_t>(w.batch_first - base_);
+    const auto items = static_cast<std::int32_t>(batch.items);
+    records_.start[i] = start;
+    records_.finish[i] = finish;
+    records_.worker[i] = worker;
+    records_.model[i] = static_cast<std::int16_t>(batch.model);
+    records_.batch_items[i] = items;
+    records_.batch_queries[i] = 1;
+    records_.accuracy[i] = accuracy_[batch.model];
+    records_.cost[i] = cost_share(batch_cost, items, items);
+    records_.status[i] = static_cast<std::int8_t>(QueryStatus::Completed);
+  } else {
+    end_rows(w, worker, start, finish, batch_cost);
+  }
+  w.busy += finish - start;
+  w.last_latency = finish - start;
+  ++w.batches;
+  --running_;
+  const BatchDone done{worker, batch.model, batch.items, static_cast<std::int32_t>(batch.queries.size()),
+                       start,  finish};
+  if (w.removing) {
+    w.stopped = time();
+    set_status(worker, WorkerStatus::Stopped);
+  } else {
+    w.busy_until = time();
+    set_status(worker, WorkerStatus::Idle);
+  }
+  return done;
+}
+
+void ClusterState::end_rows(const Worker& w, WorkerId worker, Nanos start, Nanos finish, double batch_cost) {
+  const RunningBatch& batch = w.batch;
   const float accuracy = accuracy_[batch.model];
   // The columns' addresses in locals: the int8 status column may alias anything, so indexing
   // through the vectors would reload every address after each of its writes.
@@ -302,8 +350,7 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
   const auto model = static_cast<std::int16_t>(batch.model);
   const auto items = static_cast<std::int32_t>(batch.items);
   const auto count = static_cast<std::int32_t>(batch.queries.size());
-  const auto items_d = static_cast<double>(batch.items);
-  const auto end_query = [&](QueryId id, std::int32_t size) {
+  for (const QueryId id : batch.queries) {
     const auto i = static_cast<std::size_t>(id - base_);
     start_col[i] = start;
     finish_col[i] = finish;
@@ -313,28 +360,8 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
     queries_col[i] = count;
     status_col[i] = static_cast<std::int8_t>(QueryStatus::Completed);
     accuracy_col[i] = accuracy;
-    // One item: x * 1 / 1 is x exactly, without the division.
-    cost_col[i] = items == 1 ? static_cast<float>(batch_cost) : static_cast<float>(batch_cost * size / items_d);
-  };
-  if (count == 1) {
-    end_query(w.batch_first, items);  // its size is the batch's items: no reads of its record
-  } else {
-    for (const QueryId id : batch.queries) end_query(id, size_col[id - base_]);
+    cost_col[i] = cost_share(batch_cost, size_col[i], items);
   }
-  w.busy += finish - start;
-  w.last_latency = finish - start;
-  ++w.batches;
-  --running_;
-  const BatchDone done{worker, batch.model, batch.items, static_cast<std::int32_t>(batch.queries.size()),
-                       start,  finish};
-  if (w.removing) {
-    w.stopped = time();
-    set_status(worker, WorkerStatus::Stopped);
-  } else {
-    w.busy_until = time();
-    set_status(worker, WorkerStatus::Idle);
-  }
-  return done;
 }
 
 BatchDone ClusterState::fail_batch(WorkerId worker, Nanos start, Nanos finish, std::string_view reason) {

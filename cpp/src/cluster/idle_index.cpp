@@ -29,8 +29,9 @@ void HierarchicalBitset::resize(std::size_t n) {
   }
 }
 
-void HierarchicalBitset::insert(std::size_t i) {
-  for (auto& words : levels_) {
+void HierarchicalBitset::insert_above(std::size_t i) {
+  for (std::size_t level = 1; level < levels_.size(); ++level) {
+    auto& words = levels_[level];
     const bool was_empty = words[i >> 6] == 0;
     words[i >> 6] |= std::uint64_t{1} << (i & 63);
     if (!was_empty) return;
@@ -38,8 +39,9 @@ void HierarchicalBitset::insert(std::size_t i) {
   }
 }
 
-void HierarchicalBitset::erase(std::size_t i) {
-  for (auto& words : levels_) {
+void HierarchicalBitset::erase_above(std::size_t i) {
+  for (std::size_t level = 1; level < levels_.size(); ++level) {
+    auto& words = levels_[level];
     words[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
     if (words[i >> 6] != 0) return;
     i >>= 6;
@@ -65,7 +67,10 @@ void IdleIndex::add_worker(WorkerId worker, HardwareId hardware) {
     groups_.emplace_back();
     groups_.back().bits.resize(n);
   }
-  for (auto& g : groups_) g.bits.resize(n);
+  for (auto& g : groups_) {
+    g.bits.resize(n);
+    g.dense.resize(n);  // room for every worker to be idle
+  }
   slots_.resize(n, Slot{-1, -1, {-1, -1}, {-1, -1}, hardware, 0});
   slots_[worker].hardware = hardware;
   if (single_ == -2) single_ = hardware;
@@ -73,7 +78,8 @@ void IdleIndex::add_worker(WorkerId worker, HardwareId hardware) {
 }
 
 std::vector<WorkerId> IdleIndex::idle_in_order() const {
-  std::vector<WorkerId> order(groups_[0].dense.begin(), groups_[0].dense.end());
+  const auto idle = members(kAll);
+  std::vector<WorkerId> order(idle.begin(), idle.end());
   std::sort(order.begin(), order.end(), [&](WorkerId a, WorkerId b) { return slots_[a].since < slots_[b].since; });
   return order;
 }
@@ -97,8 +103,8 @@ void IdleIndex::start_lists() const {
 
 void IdleIndex::add_to_hardware_group(WorkerId w) {
   Group& hw = groups_[slots_[w].hardware + 1];
-  slots_[w].hw_pos = static_cast<std::int32_t>(hw.dense.size());
-  hw.dense.push_back(w);
+  slots_[w].hw_pos = hw.count;
+  hw.dense[static_cast<std::size_t>(hw.count++)] = w;
   hw.bits.insert(w);
   if (lists_) link(hw, 1, w);
 }
@@ -120,43 +126,21 @@ void IdleIndex::unlink(const Group& g, int slot, WorkerId w) const {
   (n >= 0 ? slots_[n].prev[slot] : g.tail) = p;
 }
 
-void IdleIndex::set_idle(WorkerId w) {
-  if (slots_[w].pos >= 0) return;
-  slots_[w].since = ++clock_;
-  Group& all = groups_[0];
-  slots_[w].pos = static_cast<std::int32_t>(all.dense.size());
-  all.dense.push_back(w);
-  all.bits.insert(w);
-  if (lists_) link(all, 0, w);
+void IdleIndex::set_idle_rest(WorkerId w) {
+  if (lists_) link(groups_[0], 0, w);
   if (split_) add_to_hardware_group(w);
 }
 
-void IdleIndex::set_not_idle(WorkerId w) {
-  if (slots_[w].pos < 0) return;
-  Group& all = groups_[0];
-  // Swap-with-last removal: the order idle_workers() shows is the one it always had.
-  const WorkerId last = all.dense.back();
-  all.dense[slots_[w].pos] = last;
-  slots_[last].pos = slots_[w].pos;
-  all.dense.pop_back();
-  slots_[w].pos = -1;
-  all.bits.erase(w);
-  if (lists_) unlink(all, 0, w);
+void IdleIndex::set_not_idle_rest(WorkerId w) {
+  if (lists_) unlink(groups_[0], 0, w);
   if (!split_) return;
   Group& hw = groups_[slots_[w].hardware + 1];
-  const WorkerId hw_last = hw.dense.back();
-  hw.dense[slots_[w].hw_pos] = hw_last;
+  const WorkerId hw_last = hw.dense[static_cast<std::size_t>(--hw.count)];
+  hw.dense[static_cast<std::size_t>(slots_[w].hw_pos)] = hw_last;
   slots_[hw_last].hw_pos = slots_[w].hw_pos;
-  hw.dense.pop_back();
   slots_[w].hw_pos = -1;
   hw.bits.erase(w);
   if (lists_) unlink(hw, 1, w);
-}
-
-std::span<const WorkerId> IdleIndex::members(HardwareId g) const {
-  const Group* group_ptr = group(g);
-  if (!group_ptr) return {};
-  return group_ptr->dense;
 }
 
 WorkerId IdleIndex::longest_idle(HardwareId g) const {

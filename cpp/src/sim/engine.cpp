@@ -74,18 +74,28 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         next = fetch();
         continue;
       }
-      // top_ is read field by field and handed on as it is: a whole copy would read it in 16-byte
-      // halves right after push() wrote it in 8-byte fields, which cannot be forwarded (a stall).
-      const Event& e = top_;
-      if (!next && e.time > last_arrival + spec_.drain_limit) {
+      // top_ is read field by field: a whole copy would read it in 16-byte halves right after
+      // push() wrote it in 8-byte fields, which cannot be forwarded (a stall).
+      if (!next && top_.time > last_arrival + spec_.drain_limit) {
         now_ = last_arrival + spec_.drain_limit;
         cut_reason = "cut off at end of run";
         break;
       }
-      // Read again at the next step, after the hooks' pushes: the queue's pop then costs one
-      // sift with the push that follows it, not two.
+      Event e;
+      e.time = top_.time;
+      e.kind = top_.kind;
+      e.seq = top_.seq;
+      e.payload = top_.payload;
       events_.pop();
-      top_known_ = false;
+      // With every pending event in the lane (fixed service times), the next one is the lane's
+      // head, known now: the hooks' pushes keep it up to date, and when it is a batch's end its
+      // worker's slot is fetched while this event is handled (back-to-back completions would
+      // otherwise wait on it). Otherwise it is read at the next step, after the hooks' pushes:
+      // the heap's pop then costs one sift with the push that follows it, not two.
+      top_known_ = events_.lane_top(top_);
+      if (top_known_ && top_.kind == EventKind::BatchDone) {
+        state_->prefetch_worker(static_cast<WorkerId>(top_.payload));
+      }
       now_ = e.time;
       const Nanos started =
           e.kind == EventKind::BatchDone ? state_->batch_dispatched(static_cast<WorkerId>(e.payload)) : 0;

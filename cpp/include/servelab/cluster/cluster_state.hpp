@@ -66,13 +66,15 @@ class ClusterState final : public sched::ClusterView,
   // Inline, once per query: the row's other columns already hold their defaults (see grow_rows).
   QueryId arrive(const Query& q) {
     if (rows_ == records_.size_of()) grow_rows();
+    // The row in a local: the int64 and int8 stores may alias rows_, which would be read again.
+    const std::size_t row = rows_;
     const auto id = arrived();
-    records_.app[rows_] = static_cast<std::int16_t>(q.app);
-    records_.size[rows_] = q.size;
-    records_.arrival[rows_] = q.arrival;
-    records_.deadline[rows_] = q.deadline;
-    records_.status[rows_] = kPending;  // and the worker column holds kUnplaced (-1)
-    ++rows_;
+    records_.app[row] = static_cast<std::int16_t>(q.app);
+    records_.size[row] = q.size;
+    records_.arrival[row] = q.arrival;
+    records_.deadline[row] = q.deadline;
+    records_.status[row] = kPending;  // and the worker column holds kUnplaced (-1)
+    rows_ = row + 1;
     if (stream_ && rows_ >= stream_at_) stream_out();
     return id;
   }
@@ -106,7 +108,7 @@ class ClusterState final : public sched::ClusterView,
   const profile::Profile& profile() const override { return *profile_; }
   profile::Statistic decision_statistic() const override { return decision_; }
   std::uint64_t seed() const override { return seed_; }
-  WorkerId num_workers() const override { return static_cast<WorkerId>(workers_.size()); }
+  WorkerId num_workers() const override { return worker_count_; }
   HardwareId hardware(WorkerId worker) const override { return at(worker).hardware; }
   WorkerStatus status(WorkerId worker) const override { return at(worker).status; }
   std::span<const WorkerId> idle_workers() const override { return idle_.members(IdleIndex::kAll); }
@@ -207,7 +209,8 @@ class ClusterState final : public sched::ClusterView,
 
   // Inline: every action checks its worker id; the message is built out of line.
   const Worker& at(WorkerId worker) const {
-    if (worker < 0 || worker >= num_workers()) [[unlikely]]
+    // One unsigned compare covers both ends (a negative id wraps above any count).
+    if (static_cast<std::uint32_t>(worker) >= static_cast<std::uint32_t>(worker_count_)) [[unlikely]]
       bad_worker(worker);
     return workers_[worker];
   }
@@ -227,9 +230,17 @@ class ClusterState final : public sched::ClusterView,
   void join_central(QueryId id);  // an unplaced query joins the back of the central queue
   // A one-query dispatch that passes every check of dispatch(), applied without its loops and
   // error paths; false (nothing changed) when any check fails, and dispatch() then says which.
-  bool dispatch_one(WorkerId worker, ModelId model, QueryId id);
+  // Inline (defined in the .cpp, its only user): dispatch() of one query is this and start().
+  [[gnu::always_inline]] inline bool dispatch_one(WorkerId worker, ModelId model, QueryId id);
+  // dispatch() of every other batch, with its checks and errors: out of line, so dispatch()
+  // itself is the one-query path with nothing to save and restore around it.
+  [[gnu::noinline]] void dispatch_checked(WorkerId worker, ModelId model, std::span<const QueryId> queries);
   // Starts the validated batch already in w.batch.queries (`items` in all) on the idle worker.
-  void start(Worker& w, WorkerId worker, ModelId model, std::int64_t items, Nanos predicted, Nanos now);
+  [[gnu::always_inline]] inline void start(Worker& w, WorkerId worker, ModelId model, std::int64_t items,
+                                           Nanos predicted, Nanos now);
+  // finish_batch() of a batch of several queries: writes their records (out of line, so the
+  // one-query end keeps its few registers).
+  [[gnu::noinline]] void end_rows(const Worker& w, WorkerId worker, Nanos start, Nanos finish, double batch_cost);
   void set_status(WorkerId worker, WorkerStatus status);
   const std::vector<Nanos>& table(HardwareId hardware, ModelId model) const {
     const auto& t = tables_[static_cast<std::size_t>(hardware) * accuracy_.size() + static_cast<std::size_t>(model)];
@@ -252,6 +263,7 @@ class ClusterState final : public sched::ClusterView,
   const Nanos* clock_;  // hooks_.clock()
   std::uint64_t seed_;
   std::vector<Worker> workers_;
+  WorkerId worker_count_ = 0;  // workers_.size(), kept: every action checks its worker id against it
   IdleIndex idle_;
   std::deque<QueryId> central_;
   std::int64_t running_ = 0, transitions_ = 0;

@@ -18,8 +18,18 @@ namespace servelab::cluster {
 class HierarchicalBitset {
  public:
   void resize(std::size_t n);  // new positions are absent
-  void insert(std::size_t i);
-  void erase(std::size_t i);
+  // Inline at the first level: the levels above change only when a word empties or fills up.
+  void insert(std::size_t i) {
+    std::uint64_t& word = levels_[0][i >> 6];
+    const bool was_empty = word == 0;
+    word |= std::uint64_t{1} << (i & 63);
+    if (was_empty) insert_above(i >> 6);
+  }
+  void erase(std::size_t i) {
+    std::uint64_t& word = levels_[0][i >> 6];
+    word &= ~(std::uint64_t{1} << (i & 63));
+    if (word == 0) erase_above(i >> 6);
+  }
   // The smallest member >= from, or -1.
   std::int64_t find_next(std::size_t from) const {
     // Inline when `from`'s own word or the next one has a member (the common cases: with the
@@ -41,6 +51,9 @@ class HierarchicalBitset {
 
  private:
   std::int64_t find_at(std::size_t level, std::size_t from) const;
+  // insert() / erase() from level 1 up; `i` is the bit at level 1 (the word index at level 0).
+  void insert_above(std::size_t i);
+  void erase_above(std::size_t i);
   std::vector<std::vector<std::uint64_t>> levels_;
   std::size_t size_ = 0;
 };
@@ -51,12 +64,40 @@ class IdleIndex {
 
   // A new worker, not idle yet.
   void add_worker(sched::WorkerId worker, sched::HardwareId hardware);
-  void set_idle(sched::WorkerId worker);
-  void set_not_idle(sched::WorkerId worker);
+  // Inline: once per batch start and end. The hardware groups and the longest-idle lists, when
+  // kept, are updated out of line.
+  void set_idle(sched::WorkerId w) {
+    Slot& s = slots_[w];
+    if (s.pos >= 0) return;
+    s.since = ++clock_;
+    Group& all = groups_[0];
+    s.pos = all.count;
+    all.dense[static_cast<std::size_t>(all.count++)] = w;
+    all.bits.insert(static_cast<std::size_t>(w));
+    if (lists_ || split_) [[unlikely]]
+      set_idle_rest(w);
+  }
+  void set_not_idle(sched::WorkerId w) {
+    Slot& s = slots_[w];
+    if (s.pos < 0) return;
+    Group& all = groups_[0];
+    // Swap-with-last removal: the order idle_workers() shows is the one it always had.
+    const sched::WorkerId last = all.dense[static_cast<std::size_t>(--all.count)];
+    all.dense[static_cast<std::size_t>(s.pos)] = last;
+    slots_[last].pos = s.pos;
+    s.pos = -1;
+    all.bits.erase(static_cast<std::size_t>(w));
+    if (lists_ || split_) [[unlikely]]
+      set_not_idle_rest(w);
+  }
   bool idle(sched::WorkerId worker) const { return slots_[worker].pos >= 0; }
 
   // Every idle worker (kAll) or those of one hardware type, in no fixed order.
-  std::span<const sched::WorkerId> members(sched::HardwareId group) const;
+  std::span<const sched::WorkerId> members(sched::HardwareId g) const {
+    const Group* group_ptr = group(g);
+    if (!group_ptr) return {};
+    return {group_ptr->dense.data(), static_cast<std::size_t>(group_ptr->count)};
+  }
   // The lowest idle id >= from in the group, or -1.
   sched::WorkerId lowest_from(sched::HardwareId g, sched::WorkerId from) const {
     const Group* group_ptr = group(g);
@@ -71,15 +112,22 @@ class IdleIndex {
  private:
   struct Group {
     HierarchicalBitset bits;
+    // The idle workers in the first `count` places; sized for every worker, so becoming idle
+    // is a store (no growth check on the hot path).
     std::vector<sched::WorkerId> dense;
+    std::int32_t count = 0;
     // The list of idle workers, longest idle first; kept once longest_idle() has been asked.
     mutable sched::WorkerId head = -1, tail = -1;
   };
   const Group* group(sched::HardwareId g) const {
-    if (!split_ && g == single_) return &groups_[0];  // one hardware type: its group is everyone
+    if (g == kAll) return groups_.empty() ? nullptr : &groups_[0];  // first: policies without a preference
+    if (!split_ && g == single_) return &groups_[0];                // one hardware type: its group is everyone
     return g >= kAll && g + 1 < static_cast<sched::HardwareId>(groups_.size()) ? &groups_[g + 1] : nullptr;
   }
   void add_to_hardware_group(sched::WorkerId w);
+  // What set_idle / set_not_idle do beyond the all-group's dense list and bits.
+  void set_idle_rest(sched::WorkerId w);
+  void set_not_idle_rest(sched::WorkerId w);
   void split();
   void link(const Group& g, int slot, sched::WorkerId w) const;
   void unlink(const Group& g, int slot, sched::WorkerId w) const;

@@ -45,6 +45,19 @@ class WorldEventQueue {
     settle();
     return decode(front());
   }
+  // The earliest event when every pending one is in the lane (nothing in the heap to settle),
+  // written field by field to `out`; false when the heap holds events or nothing is pending.
+  // Right after a pop it tells the next event without the work of top().
+  bool lane_top(WorldEvent& out) const {
+    if (!heap_.empty() || lane_count_ == 0) return false;
+    const Entry& e = lane_[lane_head_];
+    const auto hi = static_cast<std::uint64_t>(e.key >> 64), lo = static_cast<std::uint64_t>(e.key);
+    out.time = static_cast<Nanos>(hi ^ kSignBit);
+    out.kind = static_cast<WorldEventKind>(lo >> 56);
+    out.seq = static_cast<std::int64_t>(lo & ((std::uint64_t{1} << 56) - 1));
+    out.payload = e.payload;
+    return true;
+  }
   void pop() {
     settle();
     if (lane_first()) {
@@ -160,6 +173,24 @@ class WorldEventQueue {
 
 // Applies a due event to the state and calls the scheduler's hook, identically in both worlds.
 // `batch_start` is when the finished batch started (BatchDone only); the event's time is its end.
-void deliver(const WorldEvent& event, Nanos batch_start, ClusterState& state, sched::Scheduler& scheduler);
+// Inline: the simulator delivers an event per query.
+inline void deliver(const WorldEvent& event, Nanos batch_start, ClusterState& state, sched::Scheduler& scheduler) {
+  switch (event.kind) {
+    case WorldEventKind::BatchDone: {
+      const auto worker = static_cast<sched::WorkerId>(event.payload);
+      const auto done = state.finish_batch(worker, batch_start, event.time);
+      scheduler.on_batch_done(done, state, state);
+      break;
+    }
+    case WorldEventKind::TransitionDone: {
+      const auto worker = static_cast<sched::WorkerId>(event.payload);
+      if (state.finish_transition(worker)) scheduler.on_worker_ready(worker, state, state);
+      break;
+    }
+    case WorldEventKind::Timer:
+      scheduler.on_timer(event.payload, state, state);
+      break;
+  }
+}
 
 }  // namespace servelab::cluster

@@ -96,7 +96,8 @@ class Fcfs final : public Scheduler {
   }
 
   // The best idle worker that can serve the query (preference class, then tie rule), scanning.
-  WorkerId slow_pick(const Query& query, const ClusterView& view, ModelId& model) {
+  // Out of line, like anyone_can_serve: serve()'s common path then keeps fewer registers.
+  [[gnu::noinline]] WorkerId slow_pick(const Query& query, const ClusterView& view, ModelId& model) {
     std::int32_t best_class = std::numeric_limits<std::int32_t>::max();
     std::vector<std::pair<WorkerId, ModelId>>& ties = ties_;
     ties.clear();
@@ -125,7 +126,7 @@ class Fcfs final : public Scheduler {
     return ties.front().first;
   }
 
-  static bool anyone_can_serve(const Query& query, const ClusterView& view) {
+  [[gnu::noinline]] static bool anyone_can_serve(const Query& query, const ClusterView& view) {
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
       if (is_live(view, w) && pick_model(view, w, query) >= 0) return true;
     }
