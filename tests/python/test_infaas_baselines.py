@@ -5,12 +5,15 @@ model's variants, and dispatches by online bin packing on request."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
 import servelab
 from servelab import infaas
 from servelab.results import COMPLETED
+from servelab.systems.infaas import experiments
 
 VARIANTS = infaas.table8_variants(["resnet50", "mobilenetv1", "alexnet"])
 PROFILE = infaas.to_profile(VARIANTS)
@@ -111,3 +114,69 @@ def test_bad_pins_and_settings_are_named():
         servelab.make_scheduler("infaas(dispatch='first')")
     described = servelab.make_scheduler("infaas(dispatch='best_fit', fast_up=true)").describe()
     assert "best_fit" in described and "fast_up=true" in described
+
+
+def _records_hash(res: servelab.Result) -> str:
+    digest = hashlib.sha256()
+    for key in sorted(res.columns):
+        digest.update(key.encode())
+        digest.update(np.ascontiguousarray(res.columns[key]).tobytes())
+    return digest.hexdigest()
+
+
+def _with_cap(spec: str, cap: str) -> str:
+    return (
+        f"{spec[:-1]}, batch_cap='{cap}')" if spec.endswith(")") else f"{spec}(batch_cap='{cap}')"
+    )
+
+
+@pytest.mark.parametrize("load", sorted(experiments.FIG6_LOADS))
+def test_default_batch_cap_is_full_on_every_fig6_run(load):
+    # The default leaves every policy's records as they were before batch_cap existed: the
+    # same bits as naming batch_cap='full', for all five Fig. 6 systems.
+    for system, (spec, workers) in experiments.FIG6_SYSTEMS.items():
+        scenario = experiments.fig6_scenario(load, workers)
+        plain = servelab.simulate(scenario, scheduler=spec, seed=0)
+        full = servelab.simulate(scenario, scheduler=_with_cap(spec, "full"), seed=0)
+        assert len(plain.columns["status"]) > 0, system
+        assert _records_hash(plain) == _records_hash(full), system
+
+
+def test_deadline_batch_cap_never_makes_late_a_query_that_could_be_on_time():
+    # ResNet50's PyTorch batch-4 CPU variant (170 ms alone, 560 ms for 4) at a 400 ms SLO, at a
+    # load it carries only in batches. 'full' makes queries late in batches that one of them
+    # alone would have met; 'deadline' never does (queries already late alone still batch).
+    workers = [{"hardware": "cpu", "count": 1, "models": ["resnet50_pytorch_cpu_b4"]}]
+    scenario = {
+        "profile": PROFILE,
+        "workers": workers,
+        "workload": {
+            "arrivals": "poisson(rate=6)",
+            "count": 300,
+            "apps": [{"name": "resnet", "slo_ms": 400, "accuracy_floor": 0.7}],
+        },
+        "drain_s": 60,
+    }
+    needless = {}
+    for cap in ("full", "deadline"):
+        res = servelab.simulate(scenario, scheduler=f"clipper_plus(batch_cap='{cap}')", seed=3)
+        c = res.columns
+        assert (c["status"] == COMPLETED).all()
+        service = c["finish_ns"] - c["start_ns"]
+        alone = service[c["batch_queries"] == 1].min()  # the profile's batch-1 latency
+        could = c["start_ns"] + alone <= c["deadline_ns"]
+        late = c["finish_ns"] > c["deadline_ns"]
+        needless[cap] = int((could & late & (c["batch_queries"] > 1)).sum())
+        print(f"\n{cap}: {late.mean():.1%} late, largest batch {c['batch_queries'].max()}")
+    assert needless["full"] > 0
+    assert needless["deadline"] == 0
+
+
+@pytest.mark.parametrize("policy", ["infaas", "clipper_plus", "sm_plus"])
+def test_bad_batch_cap_is_named(policy):
+    with pytest.raises(ValueError, match=r"batch_cap.*oldest|oldest.*batch_cap"):
+        servelab.make_scheduler(f"{policy}(batch_cap='oldest')")
+    assert (
+        "batch_cap='deadline'"
+        in servelab.make_scheduler(f"{policy}(batch_cap='deadline')").describe()
+    )

@@ -8,7 +8,7 @@ import pytest
 
 from servelab import infaas
 from servelab.solvers import lp
-from servelab.systems.infaas import planner, sec61
+from servelab.systems.infaas import catalogue, planner, sec61
 
 pytestmark = pytest.mark.skipif(not lp.available(), reason="servelab was built without CBC/CLP")
 
@@ -101,3 +101,35 @@ def test_bad_input_is_named():
     store = infaas.metadata_store(BATCH4)
     with pytest.raises(ValueError, match="slo_ms=-1"):
         store.saturation_qps(0, slo_ms=-1.0)
+
+
+def test_headroom_tie_break_keeps_the_optimum_and_widens_the_smallest_headroom():
+    # Sec. 6.1 at its mean load, peak 150 QPS, half of it popular: the 12 workers cannot carry
+    # the 22 applications, so every optimum uses every worker and leaves the same load unserved.
+    apps = [dict(a, qps=81.6 * a["share"]) for a in sec61.applications(VARIANTS, 0.5)]
+    cost = {hw: catalogue.HARDWARE[hw]["price_per_hour"] / 3600 for hw in WORKERS}
+    first = planner.plan_placement(VARIANTS, apps, WORKERS, cost=cost)
+    ranked = planner.plan_placement(VARIANTS, apps, WORKERS, cost=cost, tie_break="headroom")
+    print(
+        f"\nsmallest headroom: first optimum {first['min_headroom']:.2f}, tie-break "
+        f"{ranked['min_headroom']:.2f}; unserved {first['unserved_qps']:.2f} QPS"
+    )
+    assert first["unserved_qps"] > 0
+    assert ranked["cost_per_s"] == pytest.approx(first["cost_per_s"], rel=1e-9)
+    assert ranked["unserved_qps"] == pytest.approx(first["unserved_qps"], abs=1e-6)
+    assert ranked["min_headroom"] >= first["min_headroom"] - 1e-9
+    # Every application served in full has at least that headroom.
+    for app in apps:
+        carried = ranked["served"].get(app["name"], {})
+        if carried and sum(carried.values()) >= app["qps"] * 1.05 - 1e-6:
+            assert sum(carried.values()) >= ranked["min_headroom"] * app["qps"] * 1.05 - 1e-6
+    # Deterministic: the same input, the same plan.
+    again = planner.plan_placement(VARIANTS, apps, WORKERS, cost=cost, tie_break="headroom")
+    assert again["instances"] == ranked["instances"]
+
+
+def test_bad_tie_break_is_named():
+    with pytest.raises(ValueError, match="tie_break='cheapest'"):
+        planner.plan_placement(
+            VARIANTS, [dict(a, qps=1.0) for a in APPS[:2]], WORKERS, tie_break="cheapest"
+        )

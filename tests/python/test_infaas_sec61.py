@@ -131,3 +131,19 @@ def test_violation_causes_name_every_missed_query():
     assert never.sum() == int((frame["status"] != COMPLETED).sum())
     again = sec61.violation_causes(servelab.simulate(sc, scheduler=spec, seed=0))
     pd.testing.assert_frame_equal(causes, again)
+
+
+def test_batch_cap_and_tie_break_are_opt_in_and_named():
+    trace = shared_path(*TRACE)
+    for system in sec61.SYSTEMS:
+        _, spec = sec61.scenario(system, step_s=10, trace=trace)
+        assert "batch_cap" not in spec  # the default spec: the records as before
+        _, capped = sec61.scenario(system, step_s=10, trace=trace, batch_cap="deadline")
+        assert capped.endswith(", batch_cap='deadline')")
+        assert servelab.make_scheduler(capped).describe().count("batch_cap='deadline'") == 1
+    with pytest.raises(ValueError, match="batch_cap='oldest'"):
+        sec61.scenario("infaas", batch_cap="oldest")
+    with pytest.raises(ValueError, match="batch_cap='oldest'"):
+        sec61.compare(batch_cap="oldest")
+    with pytest.raises(ValueError, match="tie_break='x'"):
+        sec61.scenario("infaas", plan_tie_break="x", trace=trace)

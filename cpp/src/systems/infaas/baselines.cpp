@@ -42,10 +42,12 @@ bool live(const sched::ClusterView& view, WorkerId w) {
 // model that meets its accuracy floor and serves its size (any model when none meets the floor).
 class ClipperPlus final : public VariantQueues {
  public:
-  explicit ClipperPlus(std::vector<std::string> app_models) : names_(std::move(app_models)) {}
+  ClipperPlus(std::vector<std::string> app_models, BatchCap batch_cap)
+      : VariantQueues(batch_cap), names_(std::move(app_models)) {}
 
   std::string describe() const override {
-    return names_.empty() ? "clipper_plus" : "clipper_plus(app_models='" + joined() + "')";
+    const std::string args = (names_.empty() ? "" : "app_models='" + joined() + "'") + batch_cap_arg(names_.empty());
+    return args.empty() ? "clipper_plus" : "clipper_plus(" + args + ")";
   }
 
   void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
@@ -103,8 +105,10 @@ class ClipperPlus final : public VariantQueues {
 // stopped after `idle_s` idle.
 class SmPlus final : public VariantQueues {
  public:
-  SmPlus(double startup_s, double idle_s, std::int64_t max_workers, std::vector<std::string> app_models)
-      : startup_(seconds_to_nanos(startup_s, "startup_s")),
+  SmPlus(double startup_s, double idle_s, std::int64_t max_workers, std::vector<std::string> app_models,
+         BatchCap batch_cap)
+      : VariantQueues(batch_cap),
+        startup_(seconds_to_nanos(startup_s, "startup_s")),
         idle_(seconds_to_nanos(idle_s, "idle_s")),
         max_workers_(max_workers),
         names_(std::move(app_models)) {}
@@ -113,7 +117,8 @@ class SmPlus final : public VariantQueues {
     std::string list;
     for (const auto& n : names_) list += (list.empty() ? "" : ",") + n;
     return str("sm_plus(startup_s=", static_cast<double>(startup_) / 1e9, ", idle_s=", static_cast<double>(idle_) / 1e9,
-               ", max_workers=", max_workers_, list.empty() ? "" : ", app_models='" + list + "'", ")");
+               ", max_workers=", max_workers_, list.empty() ? "" : ", app_models='" + list + "'", batch_cap_arg(false),
+               ")");
   }
 
   void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
@@ -218,12 +223,12 @@ class SmPlus final : public VariantQueues {
 }  // namespace
 
 std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s, double idle_s, std::int64_t max_workers,
-                                               std::vector<std::string> app_models) {
-  return std::make_shared<SmPlus>(startup_s, idle_s, max_workers, std::move(app_models));
+                                               std::vector<std::string> app_models, BatchCap batch_cap) {
+  return std::make_shared<SmPlus>(startup_s, idle_s, max_workers, std::move(app_models), batch_cap);
 }
 
-std::shared_ptr<sched::Scheduler> make_clipper_plus(std::vector<std::string> app_models) {
-  return std::make_shared<ClipperPlus>(std::move(app_models));
+std::shared_ptr<sched::Scheduler> make_clipper_plus(std::vector<std::string> app_models, BatchCap batch_cap) {
+  return std::make_shared<ClipperPlus>(std::move(app_models), batch_cap);
 }
 
 }  // namespace servelab::infaas

@@ -60,8 +60,9 @@ using sched::WorkerId;
 class InfaasScheduler final : public VariantQueues {
  public:
   InfaasScheduler(std::vector<std::string> models, VmScaling vm, ModelScaling scaling, OfflineServing offline,
-                  std::vector<std::string> app_models)
-      : models_(std::move(models)),
+                  std::vector<std::string> app_models, BatchCap batch_cap)
+      : VariantQueues(batch_cap),
+        models_(std::move(models)),
         vm_(vm),
         ms_(scaling),
         // At construction, so that a bad name fails before the run: ValueError naming autoscaler=
@@ -99,6 +100,7 @@ class InfaasScheduler final : public VariantQueues {
     if (off_.tolerance != OfflineServing{}.tolerance) {
       out += str(out.empty() ? "" : ", ", "interference_tol=", off_.tolerance);
     }
+    out += batch_cap_arg(out.empty());
     return out.empty() ? "infaas" : "infaas(" + out + ")";
   }
 
@@ -766,8 +768,9 @@ class InfaasScheduler final : public VariantQueues {
 
 std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models, VmScaling vm,
                                                         ModelScaling scaling, OfflineServing offline,
-                                                        std::vector<std::string> app_models) {
-  return std::make_shared<InfaasScheduler>(std::move(models), vm, scaling, std::move(offline), std::move(app_models));
+                                                        std::vector<std::string> app_models, BatchCap batch_cap) {
+  return std::make_shared<InfaasScheduler>(std::move(models), vm, scaling, std::move(offline), std::move(app_models),
+                                           batch_cap);
 }
 
 }  // namespace servelab::infaas

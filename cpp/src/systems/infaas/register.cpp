@@ -41,6 +41,23 @@ std::vector<std::int32_t> split_indices(const std::string& list) {
   return out;
 }
 
+ParamSpec batch_cap_spec() {
+  return ParamSpec{"batch_cap",
+                   ParamType::String,
+                   ParamValue{std::string("full")},
+                   "how many of a worker's queued queries of one variant a batch takes: full (up to the variant's "
+                   "max batch, in arrival order) or deadline (then as many as still finish, by its deadline, every "
+                   "query in the batch that could finish in time alone; at least one)",
+                   {},
+                   {},
+                   false,
+                   {"full", "deadline"}};
+}
+
+BatchCap batch_cap_of(const Params& p) {
+  return p.get_string("batch_cap") == "deadline" ? BatchCap::Deadline : BatchCap::Full;
+}
+
 }  // namespace
 
 void register_schedulers(sched::SchedulerRegistry& registry) {
@@ -165,7 +182,8 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            {},
                            {},
                            false,
-                           {}}},
+                           {}},
+                 batch_cap_spec()},
                 [](const Params& p) {
                   ModelScaling ms;
                   ms.best_fit = p.get_string("dispatch") == "best_fit";
@@ -186,7 +204,7 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                   vm.threshold = p.get_float("threshold");
                   vm.idle_s = p.get_float("idle_s");
                   return make_infaas_scheduler(split_models(p.get_string("models")), vm, ms, std::move(off),
-                                               split_models(p.get_string("app_models")));
+                                               split_models(p.get_string("app_models")), batch_cap_of(p));
                 }});
   registry.add(
       {"clipper_plus",
@@ -201,8 +219,9 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                   {},
                   {},
                   false,
-                  {}}},
-       [](const Params& p) { return make_clipper_plus(split_models(p.get_string("app_models"))); }});
+                  {}},
+        batch_cap_spec()},
+       [](const Params& p) { return make_clipper_plus(split_models(p.get_string("app_models")), batch_cap_of(p)); }});
   registry.add({"sm_plus",
                 "SM+ (INFaaS baseline, SageMaker-like): one fixed variant per application (its pinned model, else the "
                 "first worker's first model), scaled horizontally: replicated onto idle workers of its hardware, then "
@@ -226,10 +245,11 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            {},
                            {},
                            false,
-                           {}}},
+                           {}},
+                 batch_cap_spec()},
                 [](const Params& p) {
                   return make_sm_plus(p.get_float("startup_s"), p.get_float("idle_s"), p.get_int("max_workers"),
-                                      split_models(p.get_string("app_models")));
+                                      split_models(p.get_string("app_models")), batch_cap_of(p));
                 }});
 }
 

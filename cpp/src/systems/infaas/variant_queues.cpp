@@ -145,12 +145,32 @@ void VariantQueues::serve(WorkerId w, const sched::ClusterView& view, sched::Act
     batch.push_back(id);
     items += size;
   }
+  if (batch_cap_ == BatchCap::Deadline) cap_to_deadlines(w, model, batch, items, view);
   for (const QueryId id : batch) {
     backlog_[w] -= queued_.at(id).second;
     --per_model_[w][model];
     queued_.erase(id);
   }
   actions.dispatch(w, model, batch);
+}
+
+void VariantQueues::cap_to_deadlines(WorkerId w, ModelId model, std::vector<QueryId>& batch, std::int64_t& items,
+                                     const sched::ClusterView& view) const {
+  const Nanos now = view.now();
+  while (batch.size() > 1) {
+    // The binding deadline: the earliest among the queries this batch could still serve in time
+    // (a query already too late alone does not constrain, else one late query would shrink every
+    // batch behind it to one and the backlog would grow).
+    Nanos binding = -1;
+    for (const QueryId id : batch) {
+      const sched::Query& q = view.query(id);
+      if (now + view.predicted_latency(w, model, q.size) > q.deadline) continue;
+      if (binding < 0 || q.deadline < binding) binding = q.deadline;
+    }
+    if (binding < 0 || now + view.predicted_latency(w, model, items) <= binding) return;
+    items -= view.query(batch.back()).size;
+    batch.pop_back();
+  }
 }
 
 }  // namespace servelab::infaas

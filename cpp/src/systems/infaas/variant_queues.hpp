@@ -1,10 +1,12 @@
 // The serving shape the INFaaS policies share: each query is assigned a (worker, model) at arrival
 // and waits in that worker's own queue; an idle worker loads the model its oldest query needs
 // if it is missing (then on_worker_ready), else serves, in one batch, its queued queries of that
-// model in arrival order up to the profile's max batch. backlog_ns(w) is the predicted work queued
-// on w (each query's latency alone: batching only makes it shorter), the load measure the
-// policies compare workers by. Offline queries (is_offline) wait in the central queue instead; an
-// idle worker with an empty queue offers itself to serve_offline.
+// model in arrival order up to the profile's max batch (BatchCap::Deadline: then shrunk so that
+// the batch finishes in time every query in it that still could; see scheduler.hpp).
+// backlog_ns(w) is the predicted work queued on w (each query's latency alone: batching only
+// makes it shorter), the load measure the policies compare workers by. Offline queries
+// (is_offline) wait in the central queue instead; an idle worker with an empty queue offers
+// itself to serve_offline.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "servelab/sched/scheduler.hpp"
+#include "servelab/systems/infaas/scheduler.hpp"
 
 namespace servelab::infaas {
 
@@ -24,6 +27,12 @@ class VariantQueues : public sched::Scheduler {
   void on_worker_ready(sched::WorkerId worker, const sched::ClusterView& view, sched::Actions& actions) final;
 
  protected:
+  explicit VariantQueues(BatchCap batch_cap = BatchCap::Full) : batch_cap_(batch_cap) {}
+  // The policy's describe() suffix for a non-default cap: ", batch_cap='deadline'" or "".
+  std::string batch_cap_arg(bool first) const {
+    return batch_cap_ == BatchCap::Full ? std::string() : std::string(first ? "" : ", ") + "batch_cap='deadline'";
+  }
+
   struct Assignment {
     sched::WorkerId worker = -1;  // -1: drop the query with `reason`
     sched::ModelId model = -1;
@@ -63,6 +72,12 @@ class VariantQueues : public sched::Scheduler {
 
  private:
   void grow(const sched::ClusterView& view);
+  // BatchCap::Deadline: drops queries from the back of `batch` (never below one) until its
+  // predicted latency meets every remaining query's deadline that could be met alone.
+  void cap_to_deadlines(sched::WorkerId w, sched::ModelId model, std::vector<sched::QueryId>& batch,
+                        std::int64_t& items, const sched::ClusterView& view) const;
+
+  BatchCap batch_cap_;
 
   std::vector<Nanos> backlog_;                                                   // by worker
   std::unordered_map<sched::QueryId, std::pair<sched::ModelId, Nanos>> queued_;  // model, predicted latency

@@ -23,6 +23,14 @@ share x_av / Q_av of it. Model-less: one instance may serve several applications
 left unserved, priced far above any instance, so the program always has a solution and says
 how much the workers cannot carry (``unserved_qps``).
 
+**Ties** (``tie_break``). When the workers cannot carry every load, every optimum uses every
+worker and leaves the same load unserved, so many plans cost the same: which one CBC returns is
+an accident of the search. ``tie_break="headroom"`` makes the answer lexicographic: among the
+plans of optimal cost and with the same load unserved per application, the one maximising the
+smallest headroom (capacity given / load, over the applications it serves in full): the plan
+that carries the largest uniform rise of every served load, so the busiest applications get
+the fastest variants. ``None`` (the default) keeps the first solve's plan.
+
 **The greedy beside it** (``greedy_placement``): the C++ Sec. 4.2.2 heuristic on each
 application alone (its own candidates with Q_v within its SLO, every worker of each hardware
 type available to it), the instances summed; it neither shares instances between applications
@@ -44,6 +52,8 @@ from .catalogue import check_variants
 
 #: Unserved load costs this many times the dearest instance, per QPS.
 UNSERVED_PENALTY = 1000.0
+#: ``plan_placement``'s rules for choosing among plans of equal cost (module doc, "Ties").
+TIE_BREAKS = (None, "headroom")
 
 
 def _check(apps: Sequence[Mapping[str, Any]], workers: Mapping[str, int], slack: float) -> None:
@@ -101,13 +111,18 @@ def plan_placement(
     slack: float = 1.05,
     cost: Mapping[str, float] | None = None,
     time_limit_s: float = 60.0,
+    tie_break: str | None = None,
 ) -> dict[str, Any]:
     """The exact multi-application program (see the module doc). ``apps``: dicts with
     ``slo_ms``, ``qps`` (the expected load L_a) and optionally ``accuracy_floor``, ``task``,
     ``architecture`` and ``name``;
     ``workers``: {hardware: count}; ``cost``: $/s of an instance by hardware (default: each
-    variant's ``cost_per_s``). Needs the LP backend (RuntimeError saying why otherwise)."""
+    variant's ``cost_per_s``); ``tie_break``: one of ``TIE_BREAKS`` (module doc, "Ties"; the
+    result's ``min_headroom`` is the smallest headroom either way). Needs the LP backend
+    (RuntimeError saying why otherwise)."""
     _check(apps, workers, slack)
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break={tie_break!r} must be one of {list(TIE_BREAKS)}")
     checked = [v for v in check_variants(variants) if workers.get(v["hardware"], 0) > 0]
     if not checked:
         raise ValueError(f"no variant runs on the workers' hardware {sorted(workers)}")
@@ -118,8 +133,10 @@ def plan_placement(
     prog = lp.LinearProgram()
     n = [prog.add_variable(f"n{i}", integer=True, objective=price[i]) for i in range(len(checked))]
     flows: dict[tuple[int, int], Any] = {}
+    unserved_vars = []
     for a, app in enumerate(apps):
         unserved = prog.add_variable(f"u{a}", objective=penalty)
+        unserved_vars.append(unserved)
         terms = {unserved: 1.0}
         for i in range(len(checked)):
             if (a, i) in q:
@@ -140,7 +157,44 @@ def plan_placement(
     if res.x is None:
         raise RuntimeError(f"the placement program ended {res.status} without a solution")
     val = res.values()
+    # The load of each application served in full (one served in part has no headroom to give:
+    # its capacity is what it is served).
+    need = [
+        float(app["qps"]) * slack if float(val[f"u{a}"]) <= 1e-9 else 0.0
+        for a, app in enumerate(apps)
+    ]
+    if tie_break == "headroom" and any(d > 1e-9 for d in need):
+        # Second stage, on the first's optima: the cost no higher, each application's unserved
+        # load fixed, the smallest headroom h maximised (capacity of a >= h x its served load).
+        optimum = sum(price[i] * val[f"n{i}"] for i in range(len(checked)))
+        prog.add_constraint(
+            {n[i]: price[i] for i in range(len(checked))},
+            upper=optimum * (1 + 1e-9) + 1e-12,
+            name="optimal_cost",
+        )
+        objective = {var: 0.0 for var in n}
+        for a, u in enumerate(unserved_vars):
+            prog.set_bounds(u, float(val[f"u{a}"]), float(val[f"u{a}"]))
+            objective[u] = 0.0
+        # Bounded above by the largest headroom any single instance could give.
+        cap = max(q.values()) * max(workers.values()) / min(d for d in need if d > 1e-9)
+        h = prog.add_variable("h", upper=cap, objective=-1.0)
+        for a in range(len(apps)):
+            if need[a] > 1e-9:
+                terms = {x: 1.0 for (b, _), x in flows.items() if b == a}
+                terms[h] = -need[a]
+                prog.add_constraint(terms, lower=0.0, name=f"headroom{a}")
+        prog.set_objective(objective)
+        res = prog.solve(time_limit=time_limit_s)
+        if res.x is None:
+            raise RuntimeError(f"the placement program's tie-break ended {res.status}")
+        val = res.values()
+        solve_s = time.perf_counter() - started
     instances = {v["name"]: int(round(val[f"n{i}"])) for i, v in enumerate(checked)}
+    capacity = [
+        sum(q[a, i] * instances[checked[i]["name"]] for (b, i) in flows if b == a)
+        for a in range(len(apps))
+    ]
     served = {
         app.get("name", str(a)): {
             checked[i]["name"]: float(val[f"x{a}_{i}"])
@@ -154,6 +208,11 @@ def plan_placement(
         "instances": {k: c for k, c in instances.items() if c},
         "cost_per_s": sum(price[i] * instances[v["name"]] for i, v in enumerate(checked)),
         "unserved_qps": sum(float(val[f"u{a}"]) for a in range(len(apps))),
+        # Capacity / load over the applications served in full (an instance's whole capacity
+        # counted for each application it may serve).
+        "min_headroom": min(
+            (capacity[a] / need[a] for a in range(len(apps)) if need[a] > 1e-9), default=math.inf
+        ),
         "served": served,
         "solve_s": solve_s,
     }

@@ -61,6 +61,7 @@ BASELINE_WORKERS = {"cpu": 5, "gpu": 7}
 INFAAS_WORKERS = {"cpu": 5, "gpu": 5, "inferentia": 2}
 SYSTEMS = ("infaas", "clipper_plus", "sm_plus")
 WINDOW_S = 4.0  # Fig. 5 measures every 4 seconds
+BATCH_CAPS = ("full", "deadline")  # the policies' batch_cap (docs/infaas.md, Sec. 6.1)
 
 #: The paper's Sec. 6.1 results (INFaaS over each baseline).
 PAPER = {
@@ -179,15 +180,23 @@ def baseline_workers(pins: Sequence[str], apps: Sequence[dict[str, Any]]) -> lis
 
 
 def infaas_workers(
-    variants: Sequence[dict[str, Any]], apps: Sequence[dict[str, Any]], first_qps: float
+    variants: Sequence[dict[str, Any]],
+    apps: Sequence[dict[str, Any]],
+    first_qps: float,
+    tie_break: str | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
-    """INFaaS's starting workers and how they were chosen ("ilp" or "fastest")."""
+    """INFaaS's starting workers and how they were chosen ("ilp" or "fastest");
+    ``tie_break``: ``planner.plan_placement``'s rule among plans of equal cost."""
+    if tie_break not in planner.TIE_BREAKS:
+        raise ValueError(f"tie_break={tie_break!r} must be one of {list(planner.TIE_BREAKS)}")
     from ...solvers import lp  # the LP backend is optional
 
     if lp.available():
         demand = [dict(a, qps=first_qps * a["share"]) for a in apps]
         cost = {hw: catalogue.HARDWARE[hw]["price_per_hour"] / 3600 for hw in INFAAS_WORKERS}
-        plan = planner.plan_placement(variants, demand, INFAAS_WORKERS, cost=cost)
+        plan = planner.plan_placement(
+            variants, demand, INFAAS_WORKERS, cost=cost, tie_break=tie_break
+        )
         return _preload_rest(
             planner.worker_groups(plan, variants, INFAAS_WORKERS), variants, apps
         ), "ilp"
@@ -240,10 +249,19 @@ def scenario(
     architectures: Sequence[str] | None = None,
     max_workers: int = 16,
     trace: str | Path | None = None,
+    batch_cap: str = "full",
+    plan_tie_break: str | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """The scenario of one system and its scheduler spec (module doc)."""
+    """The scenario of one system and its scheduler spec (module doc). ``batch_cap`` is every
+    system's batch rule (``"full"``: up to the variant's max batch; ``"deadline"``: no larger than
+    still finishes its queries in time); the default leaves the spec as it was.
+    ``plan_tie_break``: the placement program's rule among INFaaS's equal-cost starting plans
+    (``planner.TIE_BREAKS``; None: CBC's first optimum)."""
     if system not in SYSTEMS:
         raise ValueError(f"system={system!r} must be one of {list(SYSTEMS)}")
+    if batch_cap not in BATCH_CAPS:
+        raise ValueError(f"batch_cap={batch_cap!r} must be one of {list(BATCH_CAPS)}")
+    cap = "" if batch_cap == "full" else f", batch_cap='{batch_cap}'"
     if not (step_s > 0 and math.isfinite(step_s)):
         raise ValueError(f"step_s={step_s!r} must be a positive number of seconds")
     variants = catalogue.table8_variants(architectures)
@@ -251,14 +269,14 @@ def scenario(
     rates = twitter_rates(low_qps, peak_qps, trace)
     pins = pinned_variants(variants, apps)
     if system == "infaas":
-        workers, _ = infaas_workers(variants, apps, float(np.mean(rates)))
+        workers, _ = infaas_workers(variants, apps, float(np.mean(rates)), plan_tie_break)
         own = ",".join(f"{a['architecture']}_*" for a in apps)  # each app's architecture's variants
-        spec = f"infaas(max_workers={max_workers}, app_models='{own}')"
+        spec = f"infaas(max_workers={max_workers}, app_models='{own}'{cap})"
     else:
         workers = baseline_workers(pins, apps)
         listed = ",".join(pins)
-        spec = (f"clipper_plus(app_models='{listed}')" if system == "clipper_plus"
-                else f"sm_plus(max_workers={max_workers}, app_models='{listed}')")  # fmt: skip
+        spec = (f"clipper_plus(app_models='{listed}'{cap})" if system == "clipper_plus"
+                else f"sm_plus(max_workers={max_workers}, app_models='{listed}'{cap})")  # fmt: skip
     rate_list = ", ".join(f"{r:.6g}" for r in rates)
     keys = ("name", "slo_ms", "accuracy_floor", "share")
     return {
@@ -367,12 +385,15 @@ def run_point(
     architectures: Sequence[str] | None = None,
     max_workers: int = 16,
     trace: str | None = None,
+    batch_cap: str = "full",
+    plan_tie_break: str | None = None,
 ) -> dict[str, Any]:
     """One system at one point (module level: sweep workers import it): throughput, violations,
     cost, workers, and Fig. 5's per-window series (as lists)."""
     sc, spec = scenario(
-        system, peak_qps, popular_share, low_qps, step_s, architectures, max_workers, trace
-    )
+        system, peak_qps, popular_share, low_qps, step_s, architectures, max_workers, trace,
+        batch_cap, plan_tie_break,
+    )  # fmt: skip
     res = _run.simulate(sc, scheduler=spec, seed=seed)
     horizon = sc["workload"]["horizon_s"]
     c = res.columns
@@ -404,6 +425,8 @@ def compare(
     architectures: Sequence[str] | None = None,
     max_workers: int = 16,
     trace: str | Path | None = None,
+    batch_cap: str = "full",
+    plan_tie_break: str | None = None,
     processes: int = 1,
     backend: str = "local",
     ray_address: str | None = None,
@@ -411,8 +434,11 @@ def compare(
     """Every system at every (peak load, popular share, seed): one row each (``run_point``'s
     columns), plus INFaaS's ratios over the system at the same point: ``infaas_throughput_over``
     (INFaaS / system), ``fewer_violations`` (system / INFaaS violation rate), ``lower_cost``
-    (system / INFaaS cost). The points are independent ``servelab.sweep`` points
-    (``processes``, ``backend``, ``ray_address`` as there); the same points give the same rows."""
+    (system / INFaaS cost). ``batch_cap`` and ``plan_tie_break`` as in ``scenario``. The points are
+    independent ``servelab.sweep`` points (``processes``, ``backend``, ``ray_address`` as there);
+    the same points give the same rows."""
+    if batch_cap not in BATCH_CAPS:
+        raise ValueError(f"batch_cap={batch_cap!r} must be one of {list(BATCH_CAPS)}")
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
         raise ValueError(f"systems names unknown systems {sorted(unknown)}; known: {list(SYSTEMS)}")
@@ -424,6 +450,7 @@ def compare(
     ]  # fmt: skip
     shared = {
         "low_qps": low_qps, "step_s": step_s, "max_workers": max_workers, "trace": str(trace),
+        "batch_cap": batch_cap, "plan_tie_break": plan_tie_break,
         "architectures": list(architectures) if architectures is not None else None,
     }  # fmt: skip
     try:

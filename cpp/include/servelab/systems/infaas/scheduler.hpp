@@ -49,16 +49,29 @@ struct OfflineServing {
   double tolerance = 0.1;
 };
 
+// How many of a worker's queued queries of one model a batch takes (all three policies).
+enum class BatchCap {
+  // In arrival order up to the variant's max batch, whatever the batch's latency.
+  Full,
+  // As Full, then shrunk (down to one query) until the batch's predicted latency finishes, by its
+  // deadline, every query in it that could still finish in time alone: a batch never makes a
+  // query late that a smaller one would serve in time. Queries already past hope do not bind.
+  Deadline,
+};
+
 // models: the registered models queries may be served by (empty: every model of the profile).
 // app_models: by application index, the model (profile model name, or a name prefix ending in '*')
 // its queries ask for; its variants are then that application's only candidates (empty: model-less).
 std::shared_ptr<sched::Scheduler> make_infaas_scheduler(std::vector<std::string> models = {}, VmScaling vm = {},
                                                         ModelScaling scaling = {}, OfflineServing offline = {},
-                                                        std::vector<std::string> app_models = {});
+                                                        std::vector<std::string> app_models = {},
+                                                        BatchCap batch_cap = BatchCap::Full);
 // app_models: the variant (profile model) pre-selected for each application, by index (empty: none).
-std::shared_ptr<sched::Scheduler> make_clipper_plus(std::vector<std::string> app_models = {});
+std::shared_ptr<sched::Scheduler> make_clipper_plus(std::vector<std::string> app_models = {},
+                                                    BatchCap batch_cap = BatchCap::Full);
 // SM+: one fixed variant per application scaled horizontally (replicas, then new workers of its
 // hardware).
 std::shared_ptr<sched::Scheduler> make_sm_plus(double startup_s = 20.0, double idle_s = 60.0,
-                                               std::int64_t max_workers = 16, std::vector<std::string> app_models = {});
+                                               std::int64_t max_workers = 16, std::vector<std::string> app_models = {},
+                                               BatchCap batch_cap = BatchCap::Full);
 }  // namespace servelab::infaas
