@@ -13,12 +13,13 @@
 
 namespace servelab::bindings {
 
-template <typename T>
-pybind11::array_t<T> to_numpy(std::vector<T>&& values, std::vector<pybind11::ssize_t> shape = {}) {
+// Any allocator: the record columns' leaves rows unwritten until they are filled.
+template <typename T, typename A>
+pybind11::array_t<T> to_numpy(std::vector<T, A>&& values, std::vector<pybind11::ssize_t> shape = {}) {
   if (shape.empty()) shape = {static_cast<pybind11::ssize_t>(values.size())};
-  auto owner = std::make_unique<std::vector<T>>(std::move(values));
+  auto owner = std::make_unique<std::vector<T, A>>(std::move(values));
   T* data = owner->data();
-  pybind11::capsule free_when_done(owner.get(), [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  pybind11::capsule free_when_done(owner.get(), [](void* p) { delete static_cast<std::vector<T, A>*>(p); });
   owner.release();  // the capsule owns it now
   return pybind11::array_t<T>(std::move(shape), data, free_when_done);
 }

@@ -1,10 +1,14 @@
 // The simulator's fast paths give what the general ones give: the longest-idle lists built on
-// first use, the arrival times drawn ahead in blocks, the one-query dispatch, and the worker-id
-// check every view call and action makes.
+// first use, the arrival times drawn ahead in blocks, the one-query dispatch, the worker-id check
+// every view call and action makes, the cluster state's one-call model choice, and record rows
+// appended unwritten.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/workload/arrivals.hpp"
+#include "servelab/workload/query.hpp"
 #include "sim_fixture.hpp"
 
 namespace servelab {
@@ -93,6 +98,7 @@ class BadWorkerIds final : public sched::Scheduler {
         keep([&] { (void)view.status(bad); });
         keep([&] { (void)view.models(bad); });
         keep([&] { (void)view.max_batch(bad, 0); });
+        keep([&] { (void)view.model_for(bad, query); });
         const sched::QueryId id = query.id;
         keep([&] { actions.dispatch(bad, 0, {&id, 1}); });  // the one-query path, then the checks
       }
@@ -117,10 +123,10 @@ TEST(WorkerIdCheck, NegativeAndTooLargeIdsRaiseNamingTheIdAndNothingChanges) {
   const auto spec = testing::replay_spec({0.0, 0.001, 0.002}, {{"fast", 2, {}, {}}});
   BadWorkerIds policy;
   const auto r = sim::simulate(spec, policy);
-  ASSERT_EQ(policy.messages.size(), 12u);
+  ASSERT_EQ(policy.messages.size(), 15u);
   const std::vector<std::string> ids = {"-1", std::to_string(std::numeric_limits<WorkerId>::min()), "2"};
   for (std::size_t i = 0; i < policy.messages.size(); ++i) {
-    const std::string expected = "worker=" + ids[i / 4] + " is not a worker id (0..1)";
+    const std::string expected = "worker=" + ids[i / 5] + " is not a worker id (0..1)";
     EXPECT_NE(policy.messages[i].find(expected), std::string::npos) << i << ": " << policy.messages[i];
   }
   // The failed calls left the run as it was: every query served on worker 0, in order.
@@ -130,6 +136,115 @@ TEST(WorkerIdCheck, NegativeAndTooLargeIdsRaiseNamingTheIdAndNothingChanges) {
     EXPECT_EQ(r.queries.worker[q], 0) << q;
   }
   EXPECT_EQ(r.workers.batches[1], 0);
+}
+
+// At the start of the run, asks the cluster state's model_for, the base class's default and the
+// models() and max_batch() calls it replaces, for every worker and each query of `probes`.
+class ModelChoiceProbe final : public sched::Scheduler {
+ public:
+  std::string describe() const override { return "model_choice_probe"; }
+  void on_start(const sched::ClusterView& view, sched::Actions&) override {
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      for (const sched::Query& q : probes) {
+        sched::ModelId two_calls = -1;
+        for (const sched::ModelId m : view.models(w)) {
+          const double acc = view.profile().accuracy(m);
+          if (q.accuracy_floor > 0 && (std::isnan(acc) || acc < q.accuracy_floor)) continue;
+          if (q.size <= view.max_batch(w, m)) {
+            two_calls = m;
+            break;
+          }
+        }
+        answers.push_back({two_calls, view.model_for(w, q), view.sched::ClusterView::model_for(w, q)});
+      }
+    }
+  }
+  void on_arrival(const sched::Query& query, const sched::ClusterView&, sched::Actions& actions) override {
+    actions.drop(query.id, "probe only");
+  }
+  std::vector<sched::Query> probes;
+  std::vector<std::array<sched::ModelId, 3>> answers;  // two calls, model_for, the default
+};
+
+TEST(ModelChoice, OneViewCallAnswersLikeModelsAndMaxBatch) {
+  auto spec = testing::replay_spec({0.0}, {});
+  auto profile = std::make_shared<profile::Profile>(*spec.profile);  // "m": accuracy 0.8, batches to 100
+  for (const std::int64_t b : {1, 4}) {
+    profile->set_latency("fast", "small", b, profile::LatencyDistribution::from_samples({0.002}));
+  }
+  profile->set_accuracy("small", 0.95);
+  profile->set_latency("slow", "unrated", 1, profile::LatencyDistribution::from_samples({0.001}));  // no accuracy
+  spec.profile = profile;
+  spec.workers = {{"fast", 1, {"small", "m"}}, {"fast", 1, {"small"}}, {"slow", 1, {"unrated"}}, {"slow", 1, {"m"}}};
+  ModelChoiceProbe policy;
+  for (const std::int32_t size : {1, 4, 5, 100, 101}) {
+    for (const double floor : {0.0, 0.5, 0.8, 0.9, 0.99}) {
+      sched::Query q;
+      q.size = size;
+      q.accuracy_floor = workload::stored_accuracy_floor(floor);  // as the workload stores it
+      policy.probes.push_back(q);
+    }
+  }
+  sim::simulate(spec, policy);
+  ASSERT_EQ(policy.answers.size(), 4u * policy.probes.size());
+  std::vector<sched::ModelId> chosen;
+  for (const auto& [two_calls, one_call, fallback] : policy.answers) {
+    EXPECT_EQ(one_call, two_calls);
+    EXPECT_EQ(fallback, two_calls);
+    chosen.push_back(one_call);
+  }
+  const sched::ModelId m = profile->model_index("m"), small = profile->model_index("small"),
+                       unrated = profile->model_index("unrated");
+  const auto answer = [&](WorkerId w, std::size_t size_i, std::size_t floor_i) {
+    return chosen[static_cast<std::size_t>(w) * policy.probes.size() + size_i * 5 + floor_i];
+  };
+  EXPECT_EQ(answer(0, 0, 0), small);  // the first loaded model that can
+  EXPECT_EQ(answer(0, 2, 0), m);      // 5 items: beyond "small"'s profile
+  EXPECT_EQ(answer(0, 2, 3), -1);     // 5 items at a 0.9 floor: neither
+  EXPECT_EQ(answer(1, 2, 0), -1);     // a worker with no model able to serve
+  EXPECT_EQ(answer(2, 0, 0), unrated);
+  EXPECT_EQ(answer(2, 0, 1), -1);  // no known accuracy meets a floor above 0
+  EXPECT_EQ(answer(3, 3, 2), m);   // the floor met exactly, the profile's largest batch
+  EXPECT_EQ(answer(3, 4, 0), -1);
+}
+
+// Record rows are appended unwritten: every cell of a completed or dropped query must be
+// written when it ends. The first run leaves its freed columns (nonzero cells) for the second's
+// rows to reuse, so a cell left unwritten would show.
+TEST(RecordRows, EveryCellOfAnEndedQueryIsWritten) {
+  std::vector<double> busy(3000, 0.0);
+  for (std::size_t i = 0; i < busy.size(); ++i) busy[i] = 0.011 * static_cast<double>(i);
+  const auto first = testing::run(testing::replay_spec(busy, {{"fast", 1, {}, {}}}), "fcfs");
+  ASSERT_EQ(first.queries.status[0], 0);
+  // One worker, at most one query waiting: of 5 arrivals at once 1 runs, 1 waits, 3 are dropped.
+  const auto r = testing::run(testing::replay_spec({0, 0, 0, 0, 0}, {{"fast", 1, {}, {}}}), "fcfs(max_queue=1)");
+  const auto& q = r.queries;
+  ASSERT_EQ(q.size_of(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    if (i < 2) {
+      EXPECT_EQ(q.status[i], 0) << i;
+      EXPECT_EQ(q.drop_reason[i], -1) << i;
+      EXPECT_EQ(q.worker[i], 0) << i;
+      EXPECT_EQ(q.model[i], 0) << i;
+      EXPECT_EQ(q.batch_items[i], 1) << i;
+      EXPECT_EQ(q.batch_queries[i], 1) << i;
+      EXPECT_FLOAT_EQ(q.accuracy[i], 0.8f) << i;
+      EXPECT_GT(q.cost[i], 0.f) << i;
+      EXPECT_EQ(q.finish[i], millis_to_nanos(11.0 * static_cast<double>(i + 1))) << i;
+    } else {
+      EXPECT_EQ(q.status[i], 1) << i;
+      EXPECT_EQ(r.drop_reasons.at(static_cast<std::size_t>(q.drop_reason[i])), "queue full (max_queue)") << i;
+      EXPECT_EQ(q.dispatch[i], -1) << i;
+      EXPECT_EQ(q.start[i], -1) << i;
+      EXPECT_EQ(q.finish[i], 0) << i;
+      EXPECT_EQ(q.worker[i], -1) << i;
+      EXPECT_EQ(q.model[i], -1) << i;
+      EXPECT_EQ(q.batch_items[i], 0) << i;
+      EXPECT_EQ(q.batch_queries[i], 0) << i;
+      EXPECT_TRUE(std::isnan(q.accuracy[i])) << i;
+      EXPECT_EQ(q.cost[i], 0.f) << i;
+    }
+  }
 }
 
 TEST(ArrivalBlocks, TheEndOfTheTimeRangeIsReportedAtTheArrivalThatCrossesIt) {

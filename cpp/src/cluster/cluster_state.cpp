@@ -120,7 +120,7 @@ void ClusterState::grow_rows() {
   // it a block at a time, the columns growing as push_back would have grown them.
   constexpr std::size_t kBlock = 512;  // x 70 bytes: about what the first-level cache holds
   const std::size_t capacity = records_.arrival.capacity();
-  records_.append_defaults(rows_ < capacity ? std::min(kBlock, capacity - rows_) : kBlock);
+  records_.append_rows(rows_ < capacity ? std::min(kBlock, capacity - rows_) : kBlock);
 }
 
 void ClusterState::join_central(QueryId id) {
@@ -193,6 +193,33 @@ std::int64_t ClusterState::max_batch(WorkerId worker, ModelId model) const {
   check_model(model, "max_batch");
   const auto& t = table(at(worker).hardware, model);
   return t.empty() ? 0 : static_cast<std::int64_t>(t.size()) - 1;
+}
+
+ModelId ClusterState::model_for(WorkerId worker, const Query& query) const {
+  // The usual answer, the worker's first model for a query without a floor, without a call (so
+  // without registers to save); anything else asks the full loop from the start.
+  const Worker& w = at(worker);
+  if (!w.models.empty() && !(query.accuracy_floor > 0)) {
+    const ModelId m = w.models.front();
+    const auto& t = tables_[static_cast<std::size_t>(w.hardware) * accuracy_.size() + static_cast<std::size_t>(m)];
+    if (!t.empty() && query.size <= static_cast<std::int64_t>(t.size()) - 1) return m;
+  }
+  return model_for_scan(w, query);
+}
+
+ModelId ClusterState::model_for_scan(const Worker& w, const Query& query) const {
+  // What models() and max_batch() per model answer: the worker's models are valid ids (checked
+  // when loaded), so max_batch's model check is left out.
+  for (const ModelId m : w.models) {
+    if (query.accuracy_floor > 0) {
+      const double acc = profile_->accuracy(m);
+      if (std::isnan(acc) || acc < query.accuracy_floor) continue;
+    }
+    const auto& t = table(w.hardware, m);
+    const std::int64_t max = t.empty() ? 0 : static_cast<std::int64_t>(t.size()) - 1;
+    if (query.size <= max) return m;
+  }
+  return -1;
 }
 
 Nanos ClusterState::predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const {
@@ -312,6 +339,7 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
     records_.batch_queries[i] = 1;
     records_.accuracy[i] = accuracy_[batch.model];
     records_.cost[i] = cost_share(batch_cost, items, items);
+    records_.drop_reason[i] = -1;
     records_.status[i] = static_cast<std::int8_t>(QueryStatus::Completed);
   } else {
     end_rows(w, worker, start, finish, batch_cost);
@@ -344,6 +372,7 @@ void ClusterState::end_rows(const Worker& w, WorkerId worker, Nanos start, Nanos
   std::int32_t* const items_col = records_.batch_items.data();
   std::int32_t* const queries_col = records_.batch_queries.data();
   std::int8_t* const status_col = records_.status.data();
+  std::int8_t* const reason_col = records_.drop_reason.data();
   float* const accuracy_col = records_.accuracy.data();
   float* const cost_col = records_.cost.data();
   const std::int32_t* const size_col = records_.size.data();
@@ -359,6 +388,7 @@ void ClusterState::end_rows(const Worker& w, WorkerId worker, Nanos start, Nanos
     items_col[i] = items;
     queries_col[i] = count;
     status_col[i] = static_cast<std::int8_t>(QueryStatus::Completed);
+    reason_col[i] = -1;
     accuracy_col[i] = accuracy;
     cost_col[i] = cost_share(batch_cost, size_col[i], items);
   }
@@ -369,13 +399,7 @@ BatchDone ClusterState::fail_batch(WorkerId worker, Nanos start, Nanos finish, s
   const BatchDone done = finish_batch(worker, start, finish);
   --workers_[worker].batches;  // `batches` counts the batches the records show: completed ones
   for (const QueryId id : queries) {
-    end_dropped(id, reason);
-    records_.worker[id - base_] = -1;
-    records_.model[id - base_] = -1;
-    records_.batch_items[id - base_] = 0;
-    records_.batch_queries[id - base_] = 0;
-    records_.accuracy[id - base_] = std::numeric_limits<float>::quiet_NaN();
-    records_.cost[id - base_] = 0.f;
+    end_dropped(id, reason);  // over the completed record finish_batch wrote
   }
   return done;
 }
@@ -432,6 +456,10 @@ void ClusterState::end_dropped(QueryId id, std::string_view reason) {
   records_.start[id - base_] = -1;
   records_.worker[id - base_] = -1;
   records_.model[id - base_] = -1;
+  records_.batch_items[id - base_] = 0;
+  records_.batch_queries[id - base_] = 0;
+  records_.accuracy[id - base_] = std::numeric_limits<float>::quiet_NaN();
+  records_.cost[id - base_] = 0.f;
 }
 
 void ClusterState::drop(QueryId id, std::string_view reason) {

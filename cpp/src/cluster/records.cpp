@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -15,7 +14,7 @@ namespace {
 // are written once, front to back, and with 4 kB pages a run of millions of queries spends about
 // a tenth of its time in page faults. Advice only: the contents and the result do not change.
 template <typename T>
-void reserve_column(std::vector<T>& v, std::size_t n) {
+void reserve_column(Column<T>& v, std::size_t n) {
   v.reserve(n);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = 2u << 20;
@@ -46,23 +45,23 @@ void QueryRecords::reserve(std::size_t n) {
   reserve_column(cost, n);
 }
 
-void QueryRecords::append_defaults(std::size_t n) {
+void QueryRecords::append_rows(std::size_t n) {
   const std::size_t to = size_of() + n;
-  app.resize(to, 0);
-  size.resize(to, 0);
-  arrival.resize(to, 0);
-  deadline.resize(to, 0);
-  dispatch.resize(to, -1);
-  start.resize(to, -1);
-  finish.resize(to, -1);
-  worker.resize(to, -1);
-  model.resize(to, -1);
-  batch_items.resize(to, 0);
-  batch_queries.resize(to, 0);
-  status.resize(to, static_cast<std::int8_t>(QueryStatus::Dropped));
-  drop_reason.resize(to, -1);
-  accuracy.resize(to, std::numeric_limits<float>::quiet_NaN());
-  cost.resize(to, 0.f);
+  app.resize(to);
+  size.resize(to);
+  arrival.resize(to);
+  deadline.resize(to);
+  dispatch.resize(to);
+  start.resize(to);
+  finish.resize(to);
+  worker.resize(to);
+  model.resize(to);
+  batch_items.resize(to);
+  batch_queries.resize(to);
+  status.resize(to);
+  drop_reason.resize(to);
+  accuracy.resize(to);
+  cost.resize(to);
 }
 
 void QueryRecords::truncate(std::size_t n) {
@@ -104,7 +103,7 @@ void QueryRecords::append_row(const QueryRecords& f, std::size_t i) {
 
 namespace {
 template <typename T>
-void drop_front(std::vector<T>& v, std::size_t n) {
+void drop_front(Column<T>& v, std::size_t n) {
   v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
 }
 }  // namespace

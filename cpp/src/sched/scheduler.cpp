@@ -1,5 +1,7 @@
 #include "servelab/sched/scheduler.hpp"
 
+#include <cmath>
+
 namespace servelab::sched {
 
 std::string_view worker_status_name(WorkerStatus status) {
@@ -51,6 +53,17 @@ WorkerId ClusterView::longest_idle(HardwareId hardware) const {
 WorkerId ClusterView::nth_idle(HardwareId hardware, std::int32_t i) const {
   for (const WorkerId w : idle_workers()) {
     if (in_group(*this, w, hardware) && i-- == 0) return w;
+  }
+  return -1;
+}
+
+ModelId ClusterView::model_for(WorkerId worker, const Query& query) const {
+  for (const ModelId m : models(worker)) {
+    if (query.accuracy_floor > 0) {
+      const double acc = profile().accuracy(m);
+      if (std::isnan(acc) || acc < query.accuracy_floor) continue;
+    }
+    if (query.size <= max_batch(worker, m)) return m;
   }
   return -1;
 }

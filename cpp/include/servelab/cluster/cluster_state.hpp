@@ -63,7 +63,8 @@ class ClusterState final : public sched::ClusterView,
 
   // --- the world's side ---
   // A new query; returns its id (= records index). Its where() is "arrived, unplaced".
-  // Inline, once per query: the row's other columns already hold their defaults (see grow_rows).
+  // Inline, once per query. The row was appended unwritten (see grow_rows): its other columns are
+  // written when the query ends (end_dropped, finish_batch).
   QueryId arrive(const Query& q) {
     if (rows_ == records_.size_of()) grow_rows();
     // The row in a local: the int64 and int8 stores may alias rows_, which would be read again.
@@ -73,7 +74,8 @@ class ClusterState final : public sched::ClusterView,
     records_.size[row] = q.size;
     records_.arrival[row] = q.arrival;
     records_.deadline[row] = q.deadline;
-    records_.status[row] = kPending;  // and the worker column holds kUnplaced (-1)
+    records_.worker[row] = kUnplaced;  // where() while pending
+    records_.status[row] = kPending;
     rows_ = row + 1;
     if (stream_ && rows_ >= stream_at_) stream_out();
     return id;
@@ -129,6 +131,7 @@ class ClusterState final : public sched::ClusterView,
   Query query(QueryId id) const override;
   Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const override;
   std::int64_t max_batch(WorkerId worker, ModelId model) const override;
+  ModelId model_for(WorkerId worker, const Query& query) const override;
 
   // --- Actions ---
   void dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) override;
@@ -155,8 +158,8 @@ class ClusterState final : public sched::ClusterView,
   QueryId arrived() const { return base_ + static_cast<QueryId>(rows_); }
   // The time from the world's clock variable when it has one (no virtual call).
   Nanos time() const { return clock_ ? *clock_ : hooks_.now(); }
-  // Appends a block of rows holding an arrived query's defaults (records_ then has more rows
-  // than rows_, the ones in use; finish() and stream_out() cut it back to rows_).
+  // Appends a block of unwritten rows (records_ then has more rows than rows_, the ones in use,
+  // and only those are read; finish() and stream_out() cut it back to rows_).
   void grow_rows();
   // Streamed runs: summarises and frees the records of the ended queries before the oldest
   // pending one (records_ then starts at id base_).
@@ -252,6 +255,8 @@ class ClusterState final : public sched::ClusterView,
       bad_model(model, action);
   }
   [[noreturn]] void bad_model(ModelId model, std::string_view action) const;
+  // model_for() past its first-model check: every model in order, floors and unloaded tables.
+  [[gnu::noinline]] ModelId model_for_scan(const Worker& w, const Query& query) const;
   std::int8_t reason_index(std::string_view reason);
   void end_dropped(QueryId id, std::string_view reason);
   WorkerId add_worker_now(HardwareId hardware, std::vector<ModelId> models,

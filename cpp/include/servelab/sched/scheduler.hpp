@@ -101,6 +101,11 @@ class ClusterView {
   // profile's max batch), and the largest batch the profile covers (0: none).
   virtual Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const = 0;
   virtual std::int64_t max_batch(WorkerId worker, ModelId model) const = 0;
+  // The first model loaded on the worker whose accuracy meets the query's floor (a model without
+  // a known accuracy meets only a 0 floor) and whose profile covers the query's size; -1 if none.
+  // The default asks models() and max_batch(); the cluster state answers in this one call (most
+  // policies ask it once per query, through pick_model).
+  virtual ModelId model_for(WorkerId worker, const Query& query) const;
 };
 
 class Actions {
