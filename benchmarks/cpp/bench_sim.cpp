@@ -109,12 +109,8 @@ double ns_per_query(const std::function<void()>& fn, std::int64_t queries) {
   return best / static_cast<double>(queries);
 }
 
-// Engine on the issue's case, with ratios against the heap loop and the workload alone, both
-// measured in this process: "x heap loop" is how many times slower than that floor it runs.
-void BM_FcfsIssueCase(benchmark::State& state) {
-  const auto spec = make_issue_spec(state.range(0));
-  const double heap_ns = ns_per_query([&] { benchmark::DoNotOptimize(heap_loop(spec, false).data()); }, state.range(0));
-  const double gen_ns = ns_per_query([&] { benchmark::DoNotOptimize(heap_loop(spec, true).data()); }, state.range(0));
+// Times fcfs runs of the spec and sets the queries/s and ns/query counters; returns the queries run.
+double run_fcfs(benchmark::State& state, const cluster::RunSpec& spec) {
   for (auto _ : state) {
     auto policy = catalogue::schedulers().make("fcfs");
     auto result = sim::simulate(spec, *policy);
@@ -124,6 +120,16 @@ void BM_FcfsIssueCase(benchmark::State& state) {
   state.counters["queries/s"] = benchmark::Counter(queries, benchmark::Counter::kIsRate);
   state.counters["ns/query"] =
       benchmark::Counter(queries * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  return queries;
+}
+
+// Engine on the issue's case, with ratios against the heap loop and the workload alone, both
+// measured in this process: "x heap loop" is how many times slower than that floor it runs.
+void BM_FcfsIssueCase(benchmark::State& state) {
+  const auto spec = make_issue_spec(state.range(0));
+  const double heap_ns = ns_per_query([&] { benchmark::DoNotOptimize(heap_loop(spec, false).data()); }, state.range(0));
+  const double gen_ns = ns_per_query([&] { benchmark::DoNotOptimize(heap_loop(spec, true).data()); }, state.range(0));
+  const double queries = run_fcfs(state, spec);
   state.counters["heap_loop_ns"] = heap_ns;
   state.counters["workload_ns"] = gen_ns;
   state.counters["x_heap_loop"] =
@@ -131,18 +137,7 @@ void BM_FcfsIssueCase(benchmark::State& state) {
 }
 
 // The same run without the in-process references (what a profile of the engine should sample).
-void BM_FcfsIssueCaseEngine(benchmark::State& state) {
-  const auto spec = make_issue_spec(state.range(0));
-  for (auto _ : state) {
-    auto policy = catalogue::schedulers().make("fcfs");
-    auto result = sim::simulate(spec, *policy);
-    benchmark::DoNotOptimize(result.queries.finish.data());
-  }
-  const double queries = static_cast<double>(state.iterations() * state.range(0));
-  state.counters["queries/s"] = benchmark::Counter(queries, benchmark::Counter::kIsRate);
-  state.counters["ns/query"] =
-      benchmark::Counter(queries * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
+void BM_FcfsIssueCaseEngine(benchmark::State& state) { run_fcfs(state, make_issue_spec(state.range(0))); }
 
 void BM_Fcfs100Workers(benchmark::State& state) { run(state, "fcfs", false); }
 void BM_Fcfs100WorkersSampled(benchmark::State& state) { run(state, "fcfs", true); }

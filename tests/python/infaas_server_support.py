@@ -58,3 +58,15 @@ def wrap_runners(monkeypatch: pytest.MonkeyPatch, wrap: Callable[[Any, str], Any
         return loaded
 
     monkeypatch.setattr(loading, "load", load)
+
+
+def slower_profile(registry: infaas.ModelRegistry, factor: float) -> infaas.ModelRegistry:
+    """The registry with every profiled latency x factor (the executors stay as fast): a slow
+    variant whose saturation throughput a Python client exceeds."""
+    data = registry.to_dict()
+    for entry in data["profile"]["latency"]:
+        if "samples_ms" in entry:
+            entry["samples_ms"] = [ms * factor for ms in entry["samples_ms"]]
+        else:
+            entry["percentiles_ms"] = {p: ms * factor for p, ms in entry["percentiles_ms"].items()}
+    return infaas.ModelRegistry.from_dict(data)

@@ -29,6 +29,7 @@ from .infaas_server_support import (  # noqa: E402
     wrap_runners,  # noqa: E402
 )
 from .infaas_server_support import decision_rows as _rows  # noqa: E402
+from .infaas_server_support import slower_profile as _slower_profile  # noqa: E402
 from .infaas_server_support import torch_out as _torch_out  # noqa: E402
 from .infaas_server_support import wait_for as _wait_for  # noqa: E402
 from .infaas_server_support import x_rows as _x  # noqa: E402
@@ -47,18 +48,6 @@ def registry(mlp, tmp_path_factory):
     reg.register_model("mlp", mlp[0], app="rank", accuracy=0.8, batches=(1, 4), **FAST)
     reg.register_model("side", side, app="side", accuracy=0.5, batches=(1,), **FAST)
     return reg
-
-
-def _slower_profile(registry: infaas.ModelRegistry, factor: float) -> infaas.ModelRegistry:
-    """The registry with every profiled latency x factor (the executors stay as fast): a slow
-    variant whose saturation throughput a Python client exceeds."""
-    data = registry.to_dict()
-    for entry in data["profile"]["latency"]:
-        if "samples_ms" in entry:
-            entry["samples_ms"] = [ms * factor for ms in entry["samples_ms"]]
-        else:
-            entry["percentiles_ms"] = {p: ms * factor for p, ms in entry["percentiles_ms"].items()}
-    return infaas.ModelRegistry.from_dict(data)
 
 
 class _Faults:

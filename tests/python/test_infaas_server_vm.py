@@ -25,6 +25,7 @@ from .infaas_server_support import (
     wrap_runners,  # noqa: E402
 )
 from .infaas_server_support import decision_rows as _rows  # noqa: E402
+from .infaas_server_support import slower_profile as _slower_profile  # noqa: E402
 from .infaas_server_support import torch_out as _torch_out  # noqa: E402
 from .infaas_server_support import wait_for as _wait_for  # noqa: E402
 from .infaas_server_support import x_rows as _x  # noqa: E402
@@ -223,17 +224,6 @@ def test_rule_1_starts_a_worker_that_serves_and_stops_once_idle(registry, mlp, s
 
 
 # --- the Model-Autoscaler's needs_vm ----------------------------------------------------------
-
-
-def _slower_profile(registry: infaas.ModelRegistry, factor: float) -> infaas.ModelRegistry:
-    """The registry with every profiled latency x factor (the executors stay as fast)."""
-    data = registry.to_dict()
-    for entry in data["profile"]["latency"]:
-        if "samples_ms" in entry:
-            entry["samples_ms"] = [ms * factor for ms in entry["samples_ms"]]
-        else:
-            entry["percentiles_ms"] = {p: ms * factor for p, ms in entry["percentiles_ms"].items()}
-    return infaas.ModelRegistry.from_dict(data)
 
 
 def test_a_plan_needing_more_workers_starts_one_that_serves(registry, mlp):

@@ -38,7 +38,9 @@ cluster::RunSpec queued_behind_one() {
   return s;
 }
 
-std::vector<std::int32_t> batch_sizes(const cluster::RunResult& r) { return r.queries.batch_queries; }
+std::vector<std::int32_t> batch_sizes(const cluster::RunResult& r) {
+  return std::vector<std::int32_t>(r.queries.batch_queries);
+}
 
 std::int64_t on_time(const cluster::RunResult& r) {
   std::int64_t n = 0;

@@ -37,14 +37,14 @@ struct DefaultInitAllocator : std::allocator<T> {
 
 // A record column: a vector whose rows are appended ahead unwritten, so that each cell is written
 // once, when its query arrives or ends (filling them with defaults first cost about 5% of a
-// simulated query's time). It converts to a plain std::vector (a copy) and compares with one, as
-// code written against that type expects.
+// simulated query's time). It compares with a plain std::vector; converting to one is a copy, so
+// it is explicit (no hidden copies of a million-row column).
 template <typename T>
 class Column : public std::vector<T, DefaultInitAllocator<T>> {
  public:
   using Base = std::vector<T, DefaultInitAllocator<T>>;
   using Base::Base;
-  operator std::vector<T>() const { return std::vector<T>(this->begin(), this->end()); }
+  explicit operator std::vector<T>() const { return std::vector<T>(this->begin(), this->end()); }
   friend bool operator==(const Column& a, const Column& b) {
     return static_cast<const Base&>(a) == static_cast<const Base&>(b);
   }

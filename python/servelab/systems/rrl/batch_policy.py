@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ... import _core
-from .episode_learner import EpisodeLearner
+from .episode_learner import EpisodeLearner, learner_params
 from .model import PerfModel
 from .spaces import gpu_space
 from .tuning import ConfigSpace, LearnerConfig
@@ -283,15 +283,7 @@ def register_batch_tuner() -> str:
             Param("cores", int, 2, "cores the batch threads share (thread_knob)", 1, MAX_CORES),
             Param("batch_knob", str, BATCH_KNOB, "knob set to batch_size ('' none)"),
             Param("thread_knob", str, THREAD_KNOB, "knob set to cores // batch_threads ('' none)"),
-            Param("method", str, "rrl", "rrl (regions) or qlearning (points)",
-                  choices=("rrl", "qlearning")),
-            Param("objective", str, "mean", "episode latency: mean or p95",
-                  choices=("mean", "p95")),
-            Param("episode_requests", int, 50, "completed requests per learning step", 1, 1e6),
-            Param("radius", float, 1.0, "region radius, grid steps", 0, 64, min_exclusive=True),
-            Param("seed", int, 0, "the learner's seed", 0, 2**62),
-            Param("estimator", str, "eigen", "where the latency estimator runs",
-                  choices=("eigen", "libtorch")),
+            *learner_params(),
         ],
     )  # fmt: skip
     return REGISTERED_NAME

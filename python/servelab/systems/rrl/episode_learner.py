@@ -103,3 +103,20 @@ class EpisodeLearner(_core.Scheduler):
     def greedy(self) -> list[int]:
         """The configuration of lowest Q: the knobs' values in the space's order."""
         return list(self.space.values(self._q.greedy(0)))
+
+
+def learner_params() -> list[Any]:
+    """The registered parameters every RRL tuner policy takes for its learner (``rrl_tuner``,
+    ``rrl_batch_tuner``), after its own space's."""
+    from ...schedulers import Param  # on use: keeps servelab.rrl light
+
+    return [
+        Param("method", str, "rrl", "rrl (regions) or qlearning (points)",
+              choices=("rrl", "qlearning")),
+        Param("objective", str, "mean", "episode latency: mean or p95", choices=("mean", "p95")),
+        Param("episode_requests", int, 50, "completed requests per learning step", 1, 1e6),
+        Param("radius", float, 1.0, "region radius, grid steps", 0, 64, min_exclusive=True),
+        Param("seed", int, 0, "the learner's seed", 0, 2**62),
+        Param("estimator", str, "eigen", "where the latency estimator runs",
+              choices=("eigen", "libtorch")),
+    ]  # fmt: skip

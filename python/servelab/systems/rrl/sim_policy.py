@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ... import _core
-from .episode_learner import EpisodeLearner
+from .episode_learner import EpisodeLearner, learner_params
 from .model import PerfModel
 from .spaces import cpu_space
 from .tuning import ConfigSpace, LearnerConfig
@@ -167,15 +167,7 @@ def register_tuner() -> str:
         doc="RRL tuning the workers' parallelism knobs with set_config while serving FCFS",
         params=[
             Param("cores", int, 2, "the CPU space's cores (workers, inter/intra threads)", 1, 64),
-            Param("method", str, "rrl", "rrl (regions) or qlearning (points)",
-                  choices=("rrl", "qlearning")),
-            Param("objective", str, "mean", "episode latency: mean or p95",
-                  choices=("mean", "p95")),
-            Param("episode_requests", int, 50, "completed requests per learning step", 1, 1e6),
-            Param("radius", float, 1.0, "region radius, grid steps", 0, 64, min_exclusive=True),
-            Param("seed", int, 0, "the learner's seed", 0, 2**62),
-            Param("estimator", str, "eigen", "where the latency estimator runs",
-                  choices=("eigen", "libtorch")),
+            *learner_params(),
         ],
     )  # fmt: skip
     return REGISTERED_NAME
