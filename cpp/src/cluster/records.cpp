@@ -2,47 +2,38 @@
 
 #include <cmath>
 #include <cstdint>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include <memory>
 
 namespace servelab::cluster {
 namespace {
 
-// Reserves a column and asks Linux to back its untouched capacity with 2 MB pages: the columns
-// are written once, front to back, and with 4 kB pages a run of millions of queries spends about
-// a tenth of its time in page faults. Advice only: the contents and the result do not change.
 template <typename T>
-void reserve_column(Column<T>& v, std::size_t n) {
+void reserve_column(Column<T>& v, std::size_t n, const std::shared_ptr<RecordArena>& arena) {
+  if (arena && v.empty()) v = Column<T>(ColumnAllocator<T>(arena));
   v.reserve(n);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = 2u << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data() + v.size());
-  const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity());
-  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#endif
 }
 
 }  // namespace
 
 void QueryRecords::reserve(std::size_t n) {
-  reserve_column(app, n);
-  reserve_column(size, n);
-  reserve_column(arrival, n);
-  reserve_column(deadline, n);
-  reserve_column(dispatch, n);
-  reserve_column(start, n);
-  reserve_column(finish, n);
-  reserve_column(worker, n);
-  reserve_column(model, n);
-  reserve_column(batch_items, n);
-  reserve_column(batch_queries, n);
-  reserve_column(status, n);
-  reserve_column(drop_reason, n);
-  reserve_column(accuracy, n);
-  reserve_column(cost, n);
+  const auto arena = size_of() == 0 && n > arrival.capacity()
+                         ? RecordArena::create(n * kBytesPerRecord + kColumns * 2 * 4096)  // page start + offset
+                         : nullptr;
+  reserve_column(app, n, arena);
+  reserve_column(size, n, arena);
+  reserve_column(arrival, n, arena);
+  reserve_column(deadline, n, arena);
+  reserve_column(dispatch, n, arena);
+  reserve_column(start, n, arena);
+  reserve_column(finish, n, arena);
+  reserve_column(worker, n, arena);
+  reserve_column(model, n, arena);
+  reserve_column(batch_items, n, arena);
+  reserve_column(batch_queries, n, arena);
+  reserve_column(status, n, arena);
+  reserve_column(drop_reason, n, arena);
+  reserve_column(accuracy, n, arena);
+  reserve_column(cost, n, arena);
 }
 
 void QueryRecords::append_rows(std::size_t n) {

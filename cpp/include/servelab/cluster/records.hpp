@@ -10,39 +10,21 @@
 #include <utility>
 #include <vector>
 
+#include "servelab/cluster/record_arena.hpp"
 #include "servelab/cluster/stream_summary.hpp"
 #include "servelab/core/time.hpp"
 
 namespace servelab::cluster {
 
-// An allocator whose resize() leaves new elements of trivial types unwritten.
-template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  DefaultInitAllocator() = default;
-  template <typename U>
-  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
 // A record column: a vector whose rows are appended ahead unwritten, so that each cell is written
 // once, when its query arrives or ends (filling them with defaults first cost about 5% of a
-// simulated query's time). It compares with a plain std::vector; converting to one is a copy, so
-// it is explicit (no hidden copies of a million-row column).
+// simulated query's time), in its run's arena when it has one. It compares with a plain
+// std::vector; converting to one is a copy, so it is explicit (no hidden copies of a million-row
+// column).
 template <typename T>
-class Column : public std::vector<T, DefaultInitAllocator<T>> {
+class Column : public std::vector<T, ColumnAllocator<T>> {
  public:
-  using Base = std::vector<T, DefaultInitAllocator<T>>;
+  using Base = std::vector<T, ColumnAllocator<T>>;
   using Base::Base;
   explicit operator std::vector<T>() const { return std::vector<T>(this->begin(), this->end()); }
   friend bool operator==(const Column& a, const Column& b) {
@@ -69,6 +51,7 @@ struct QueryRecords {
   Column<float> cost;               // $ share of the batch's worker time, by items
 
   std::size_t size_of() const { return arrival.size(); }
+  // Room for n records; empty records of n or more lay their columns out in one arena.
   void reserve(std::size_t n);
   // Appends n rows for queries about to arrive, unwritten (the columns' allocator leaves them so):
   // their owner writes every cell before reading it.
@@ -82,6 +65,7 @@ struct QueryRecords {
   std::size_t capacity_bytes() const { return arrival.capacity() * kBytesPerRecord; }
   // Bytes of storage per record (the columns' element sizes summed).
   static constexpr std::size_t kBytesPerRecord = 2 + 4 + 8 * 5 + 4 + 2 + 4 + 4 + 1 + 1 + 4 + 4;
+  static constexpr std::size_t kColumns = 15;
 };
 
 struct WorkerRecords {
