@@ -49,7 +49,7 @@ def test_records_in_reused_memory_equal_records_in_fresh_memory():
     for scheduler in ("fcfs", "jsq", "batching"):
         fresh = columns_of(servelab.simulate(scenario(5, scheduler)))
         gc.collect()
-        servelab.simulate(scenario(6, scheduler))  # its freed mapping is the one the next run reuses
+        servelab.simulate(scenario(6, scheduler))  # the next run reuses its freed mapping
         gc.collect()
         again = columns_of(servelab.simulate(scenario(5, scheduler)))
         assert fresh.keys() == again.keys()
