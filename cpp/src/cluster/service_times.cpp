@@ -30,8 +30,12 @@ Nanos ServiceTimes::fixed_time_slow(std::int32_t hardware, std::int32_t model, s
   return table[items];
 }
 
+Rng service_parent_stream(std::uint64_t seed) { return Rng(seed, "service"); }
+
+Rng service_stream(const Rng& parent, std::int32_t worker) { return parent.derive(str("worker", worker)); }
+
 Rng service_stream(std::uint64_t seed, std::int32_t worker) {
-  return Rng(seed, "service").derive(str("worker", worker));
+  return service_stream(service_parent_stream(seed), worker);
 }
 
 }  // namespace servelab::cluster

@@ -211,9 +211,8 @@ double Profile::latency(std::int32_t hardware, std::int32_t model, std::int64_t 
                      [statistic](const LatencyDistribution& d) { return d.statistic(statistic); });
 }
 
-Nanos Profile::sample_ns(std::int32_t hardware, std::int32_t model, std::int64_t batch, Rng& rng) const {
+Nanos Profile::sample_ns_at(std::int32_t hardware, std::int32_t model, std::int64_t batch, double u) const {
   const auto& c = curve(hardware, model, batch);
-  const double u = rng.uniform();
   return seconds_to_nanos(
       interpolate(c, c.lower_bound(batch), batch, [u](const LatencyDistribution& d) { return d.draw(u); }),
       "sampled latency");

@@ -6,6 +6,7 @@
 
 #include "servelab/cluster/cluster_state.hpp"
 #include "servelab/cluster/config_model.hpp"
+#include "servelab/cluster/service_streams.hpp"
 #include "servelab/cluster/service_times.hpp"
 #include "servelab/cluster/world_event.hpp"
 #include "servelab/core/interrupt.hpp"
@@ -62,9 +63,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       if (next && (!have_event_ || next->arrival < top_.time)) {
         // The next completion's worker slot, fetched while this arrival is handled: with many
         // batches between a worker's start and its end, it has left the first-level cache.
-        if (have_event_ && top_.kind == EventKind::BatchDone) {
-          state_->prefetch_worker(static_cast<WorkerId>(top_.payload));
-        }
+        if (have_event_ && top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));
         now_ = next->arrival;
         last_arrival = now_;
         const auto id = state_->arrive(*next);
@@ -93,9 +92,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       // otherwise wait on it). Otherwise it is read at the next step, after the hooks' pushes:
       // the heap's pop then costs one sift with the push that follows it, not two.
       top_known_ = events_.lane_top(top_);
-      if (top_known_ && top_.kind == EventKind::BatchDone) {
-        state_->prefetch_worker(static_cast<WorkerId>(top_.payload));
-      }
+      if (top_known_ && top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));
       now_ = e.time;
       const Nanos started =
           e.kind == EventKind::BatchDone ? state_->batch_dispatched(static_cast<WorkerId>(e.payload)) : 0;
@@ -123,12 +120,15 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     return cluster::scaled_service_time(*spec_.config_model, *state_, worker, batch.model, batch.items, drawn);
   }
 
+  // A batch's end reads its worker's slot, and the worker usually starts its next batch at once.
+  void prefetch_batch_end(WorkerId worker) const {
+    state_->prefetch_worker(worker);
+    if (!fixed_service_) service_streams_.prefetch(worker);
+  }
+
   // A worker's stream is made at its first batch; fixed service times need none (2.5 KB each).
   Nanos sampled_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
-    while (static_cast<std::size_t>(worker) >= service_rng_.size()) {
-      service_rng_.push_back(cluster::service_stream(spec_.seed, static_cast<WorkerId>(service_rng_.size())));
-    }
-    return service_times_.draw(hardware, batch.model, batch.items, service_rng_[worker]);
+    return service_times_.sampled_at(hardware, batch.model, batch.items, service_streams_.next_uniform(worker));
   }
 
   static constexpr std::size_t kArrivalBlock = 256;
@@ -165,7 +165,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   bool top_known_ = false, have_event_ = false;
   cluster::ServiceTimes service_times_;
   const bool fixed_service_ = spec_.service_statistic.has_value();
-  std::vector<Rng> service_rng_;  // by worker
+  cluster::ServiceStreams service_streams_{spec_.seed};
 };
 
 }  // namespace

@@ -22,6 +22,10 @@ class ServiceTimes {
   // The service time of `items` items of `model` on `hardware`; draws from `rng` only when sampling.
   // ValueError when the batch is outside the profile.
   Nanos draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng);
+  // draw() when sampling, for a uniform U in [0, 1) drawn by the caller from the worker's stream.
+  Nanos sampled_at(std::int32_t hardware, std::int32_t model, std::int64_t items, double u) const {
+    return profile_->sample_ns_at(hardware, model, items, u);
+  }
   // draw() when fixed() is set, without a stream: the table lookup inline, a table's first use
   // and the errors out of line.
   Nanos fixed_time(std::int32_t hardware, std::int32_t model, std::int64_t items) {
@@ -41,5 +45,9 @@ class ServiceTimes {
 
 // The stream a worker's service times come from: Rng(seed, "service").derive("worker<i>").
 Rng service_stream(std::uint64_t seed, std::int32_t worker);
+// The same from the parent stream Rng(seed, "service") (service_parent_stream), made once for
+// many workers.
+Rng service_parent_stream(std::uint64_t seed);
+Rng service_stream(const Rng& parent, std::int32_t worker);
 
 }  // namespace servelab::cluster

@@ -100,7 +100,11 @@ class Profile {
   // the pair has no latency (naming hardware, model and batch).
   double latency(std::int32_t hardware, std::int32_t model, std::int64_t batch, Statistic statistic) const;
   // A service time in ns: quantile(U) interpolated the same way (one U for both neighbours).
-  Nanos sample_ns(std::int32_t hardware, std::int32_t model, std::int64_t batch, Rng& rng) const;
+  Nanos sample_ns(std::int32_t hardware, std::int32_t model, std::int64_t batch, Rng& rng) const {
+    return sample_ns_at(hardware, model, batch, rng.uniform());
+  }
+  // sample_ns() for a given U in [0, 1), drawn by the caller.
+  Nanos sample_ns_at(std::int32_t hardware, std::int32_t model, std::int64_t batch, double u) const;
   // latency(...) in ns for every batch 0..max_batch (entry 0 = batch 1's), for the engine's hot path.
   std::vector<Nanos> decision_table(std::int32_t hardware, std::int32_t model, Statistic statistic) const;
 
