@@ -164,6 +164,26 @@ TEST(Profile, InterpolatedSamplesUseOneUniformForBothNeighbours) {
   }
 }
 
+TEST(Profile, SamplingTableDrawsWhatSampleNsDrawsForEveryBatch) {
+  auto p = make_profile();
+  p.set_latency("gpu", "rm2", 3, LatencyDistribution::from_samples({0.004, 0.007, 0.005}));  // below 10
+  Rng rng(11, "service");
+  for (const std::int32_t hardware : {0, 1}) {
+    const auto table = p.sampling_table(hardware, 0);
+    ASSERT_EQ(table.size(), static_cast<std::size_t>(p.max_batch(hardware, 0)) + 1);
+    for (int i = 0; i < 300; ++i) {
+      const double u = rng.uniform();
+      EXPECT_EQ(Profile::sample_ns_at(table[0], u), p.sample_ns_at(hardware, 0, 1, u));
+      for (std::int64_t b = 1; b < static_cast<std::int64_t>(table.size()); ++b) {
+        ASSERT_EQ(Profile::sample_ns_at(table[static_cast<std::size_t>(b)], u), p.sample_ns_at(hardware, 0, b, u))
+            << "hardware " << hardware << " batch " << b << " u " << u;
+      }
+    }
+  }
+  const auto bare = p.add_model("bare");
+  expect_error<ValueError>([&] { p.sampling_table(0, bare); }, {"no latency", "bare"});
+}
+
 TEST(Profile, ErrorsNameTheFieldAndValue) {
   auto p = make_profile();
   expect_error<ValueError>([&] { p.latency(0, 0, 21, Statistic::Mean); },

@@ -11,6 +11,7 @@ ServiceTimes::ServiceTimes(std::shared_ptr<const profile::Profile> profile, std:
   if (!profile_) throw ValueError("ServiceTimes: profile is null");
   n_models_ = profile_->models().size();
   tables_.resize(profile_->hardware().size() * n_models_);
+  sampling_.resize(tables_.size());
 }
 
 Nanos ServiceTimes::draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng) {
@@ -28,6 +29,14 @@ Nanos ServiceTimes::fixed_time_slow(std::int32_t hardware, std::int32_t model, s
                          "' on '", profile.hardware()[hardware], "' (1..", max_batch, ")"));
   }
   return table[items];
+}
+
+Nanos ServiceTimes::sampled_at_slow(std::int32_t hardware, std::int32_t model, std::int64_t items, double u) {
+  // Out of range, or the pair's first draw: the profile's own call checks and names what is wrong.
+  const Nanos t = profile_->sample_ns_at(hardware, model, items, u);
+  auto& table = sampling_[static_cast<std::size_t>(hardware) * n_models_ + static_cast<std::size_t>(model)];
+  if (table.empty()) table = profile_->sampling_table(hardware, model);
+  return t;
 }
 
 Rng service_parent_stream(std::uint64_t seed) { return Rng(seed, "service"); }

@@ -211,11 +211,44 @@ double Profile::latency(std::int32_t hardware, std::int32_t model, std::int64_t 
                      [statistic](const LatencyDistribution& d) { return d.statistic(statistic); });
 }
 
+namespace {
+
+// interpolate()'s rule for draws, resolved once: `hi` is the first measured batch >= batch.
+Profile::SamplingPoint sampling_point(const Curve& curve, Curve::const_iterator hi, std::int64_t batch) {
+  if (hi->first == batch || hi == curve.begin()) return {nullptr, &hi->second, 0.0};
+  const auto lo = std::prev(hi);
+  return {&lo->second, &hi->second,
+          static_cast<double>(batch - lo->first) / static_cast<double>(hi->first - lo->first)};
+}
+
+}  // namespace
+
+Nanos Profile::sample_ns_at(const SamplingPoint& point, double u) {
+  // interpolate()'s arithmetic, operation for operation: the same double for the same u.
+  double seconds = point.upper->draw(u);
+  if (point.lower) {
+    const double v0 = point.lower->draw(u);
+    seconds = v0 + (seconds - v0) * point.weight;
+  }
+  return seconds_to_nanos(seconds, "sampled latency");
+}
+
 Nanos Profile::sample_ns_at(std::int32_t hardware, std::int32_t model, std::int64_t batch, double u) const {
   const auto& c = curve(hardware, model, batch);
-  return seconds_to_nanos(
-      interpolate(c, c.lower_bound(batch), batch, [u](const LatencyDistribution& d) { return d.draw(u); }),
-      "sampled latency");
+  return sample_ns_at(sampling_point(c, c.lower_bound(batch), batch), u);
+}
+
+std::vector<Profile::SamplingPoint> Profile::sampling_table(std::int32_t hardware, std::int32_t model) const {
+  const auto& c = curve(hardware, model, 1);
+  const auto max = c.rbegin()->first;
+  std::vector<SamplingPoint> table(static_cast<std::size_t>(max) + 1);
+  auto hi = c.begin();
+  for (std::int64_t b = 1; b <= max; ++b) {
+    if (hi->first < b) ++hi;
+    table[b] = sampling_point(c, hi, b);
+  }
+  table[0] = table[1];
+  return table;
 }
 
 std::vector<Nanos> sample_service_times(const Profile& profile, std::int32_t hardware, std::int32_t model,

@@ -22,9 +22,15 @@ class ServiceTimes {
   // The service time of `items` items of `model` on `hardware`; draws from `rng` only when sampling.
   // ValueError when the batch is outside the profile.
   Nanos draw(std::int32_t hardware, std::int32_t model, std::int64_t items, Rng& rng);
-  // draw() when sampling, for a uniform U in [0, 1) drawn by the caller from the worker's stream.
-  Nanos sampled_at(std::int32_t hardware, std::int32_t model, std::int64_t items, double u) const {
-    return profile_->sample_ns_at(hardware, model, items, u);
+  // draw() when sampling, for a uniform U in [0, 1) drawn by the caller from the worker's stream:
+  // the batch's distributions looked up in a table (built at a pair's first use), the errors out
+  // of line.
+  Nanos sampled_at(std::int32_t hardware, std::int32_t model, std::int64_t items, double u) {
+    const auto& table = sampling_[static_cast<std::size_t>(hardware) * n_models_ + static_cast<std::size_t>(model)];
+    if (items >= 1 && items < static_cast<std::int64_t>(table.size())) {
+      return profile::Profile::sample_ns_at(table[static_cast<std::size_t>(items)], u);
+    }
+    return sampled_at_slow(hardware, model, items, u);
   }
   // draw() when fixed() is set, without a stream: the table lookup inline, a table's first use
   // and the errors out of line.
@@ -39,8 +45,10 @@ class ServiceTimes {
   std::shared_ptr<const profile::Profile> profile_;
   std::optional<profile::Statistic> fixed_;
   std::vector<std::vector<Nanos>> tables_;  // decision_table() by hardware * models + model, lazily
+  std::vector<std::vector<profile::Profile::SamplingPoint>> sampling_;  // sampling_table(), the same
   std::size_t n_models_ = 0;
   Nanos fixed_time_slow(std::int32_t hardware, std::int32_t model, std::int64_t items);
+  Nanos sampled_at_slow(std::int32_t hardware, std::int32_t model, std::int64_t items, double u);
 };
 
 // The stream a worker's service times come from: Rng(seed, "service").derive("worker<i>").

@@ -105,6 +105,18 @@ class Profile {
   }
   // sample_ns() for a given U in [0, 1), drawn by the caller.
   Nanos sample_ns_at(std::int32_t hardware, std::int32_t model, std::int64_t batch, double u) const;
+  // One batch size's service-time distribution resolved for repeated draws: the measured
+  // distributions around it and the weight between them.
+  struct SamplingPoint {
+    const LatencyDistribution* lower = nullptr;  // null: `upper` alone (measured, or below the smallest)
+    const LatencyDistribution* upper = nullptr;
+    double weight = 0;  // of the step from lower's draw to upper's
+  };
+  // sample_ns_at() of a resolved point: the same number.
+  static Nanos sample_ns_at(const SamplingPoint& point, double u);
+  // The points of every batch 0..max_batch (entry 0 = batch 1's), for the engine's hot path: valid
+  // while this profile lives unchanged.
+  std::vector<SamplingPoint> sampling_table(std::int32_t hardware, std::int32_t model) const;
   // latency(...) in ns for every batch 0..max_batch (entry 0 = batch 1's), for the engine's hot path.
   std::vector<Nanos> decision_table(std::int32_t hardware, std::int32_t model, Statistic statistic) const;
 
