@@ -208,6 +208,46 @@ TEST(ModelChoice, OneViewCallAnswersLikeModelsAndMaxBatch) {
   EXPECT_EQ(answer(3, 4, 0), -1);
 }
 
+// Loads and unloads during a run: the usual model choice follows the worker's first loaded model.
+class LoadThenProbe final : public sched::Scheduler {
+ public:
+  std::string describe() const override { return "load_then_probe"; }
+  void on_start(const sched::ClusterView& view, sched::Actions& actions) override {
+    small = view.profile().model_index("small");
+    actions.unload_model(0, small);                            // worker 0: {small, m} -> {m}
+    actions.unload_model(1, view.profile().model_index("m"));  // worker 1: {m} -> {}
+    actions.load_model(1, small);                              // -> {small} once loaded
+    probe(view);
+  }
+  void on_arrival(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) override {
+    probe(view);
+    actions.drop(query.id, "probe only");
+  }
+  void probe(const sched::ClusterView& view) {
+    sched::Query q;
+    q.size = 1;
+    answers.push_back({view.model_for(0, q), view.model_for(1, q)});
+  }
+  sched::ModelId small = -1;
+  std::vector<std::array<sched::ModelId, 2>> answers;  // workers 0 and 1
+};
+
+TEST(ModelChoice, FollowsLoadsAndUnloads) {
+  auto spec = testing::replay_spec({5.0}, {});
+  auto profile = std::make_shared<profile::Profile>(*spec.profile);
+  profile->set_latency("fast", "small", 1, profile::LatencyDistribution::from_samples({0.002}));
+  spec.profile = profile;
+  spec.workers = {{"fast", 1, {"small", "m"}}, {"fast", 1, {"m"}}};
+  LoadThenProbe policy;
+  sim::simulate(spec, policy);
+  const sched::ModelId m = profile->model_index("m");
+  ASSERT_EQ(policy.answers.size(), 2u);
+  EXPECT_EQ(policy.answers[0][0], m);
+  EXPECT_EQ(policy.answers[0][1], -1);  // no model: "small" still loading
+  EXPECT_EQ(policy.answers[1][0], m);
+  EXPECT_EQ(policy.answers[1][1], policy.small);
+}
+
 // Record rows are appended unwritten: every cell of a completed or dropped query must be
 // written when it ends. The first run leaves its freed columns (nonzero cells) for the second's
 // rows to reuse, so a cell left unwritten would show.

@@ -81,6 +81,7 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
     if (!w.has_model.contains(m)) w.models.push_back(m);
     w.has_model.set(m, true);
   }
+  w.first_model = w.models.empty() ? -1 : w.models.front();
   w.config.insert(config.begin(), config.end());
   w.added = time();
   w.busy_until = w.added;
@@ -199,8 +200,8 @@ ModelId ClusterState::model_for(WorkerId worker, const Query& query) const {
   // The usual answer, the worker's first model for a query without a floor, without a call (so
   // without registers to save); anything else asks the full loop from the start.
   const Worker& w = at(worker);
-  if (!w.models.empty() && !(query.accuracy_floor > 0)) {
-    const ModelId m = w.models.front();
+  if (w.first_model >= 0 && !(query.accuracy_floor > 0)) {
+    const ModelId m = w.first_model;
     const auto& t = tables_[static_cast<std::size_t>(w.hardware) * accuracy_.size() + static_cast<std::size_t>(m)];
     if (!t.empty() && query.size <= static_cast<std::int64_t>(t.size()) - 1) return m;
   }
@@ -410,6 +411,7 @@ bool ClusterState::finish_transition(WorkerId worker) {
   if (w.status == WorkerStatus::Loading && w.loading >= 0) {
     if (!w.has_model.contains(w.loading)) w.models.push_back(w.loading);
     w.has_model.set(w.loading, true);
+    w.first_model = w.models.front();
     w.loading = -1;
   }
   if (w.removing) {
@@ -543,6 +545,7 @@ void ClusterState::unload_model(WorkerId worker, ModelId model) {
   }
   w.has_model.set(model, false);
   w.models.erase(std::find(w.models.begin(), w.models.end(), model));
+  w.first_model = w.models.empty() ? -1 : w.models.front();
 }
 
 void ClusterState::set_config(WorkerId worker, std::string_view key, std::int64_t value) {

@@ -199,11 +199,12 @@ class ClusterState final : public sched::ClusterView,
     WorkerStatus status = WorkerStatus::Idle;
     bool removing = false;
     ModelId loading = -1;
+    ModelId first_model = -1;  // models.front(), or -1: the usual model choice without a pointer chase
     Nanos busy_until = 0, last_latency = -1, busy = 0;
     std::int64_t batches = 0;
     QueryId batch_first = -1;  // batch.queries[0], here so a one-query batch ends without its vector
     RunningBatch batch;
-    std::vector<ModelId> models;  // read by every policy's model choice
+    std::vector<ModelId> models;  // in load order (first_model follows every change)
     ModelSet has_model;
     std::deque<QueryId> queue;
     std::map<std::string, std::int64_t, std::less<>> config;
