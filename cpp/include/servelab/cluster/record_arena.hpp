@@ -27,8 +27,10 @@ class RecordArena {
   RecordArena(const RecordArena&) = delete;
   RecordArena& operator=(const RecordArena&) = delete;
 
-  // `bytes` from the arena, page-aligned (so a column's pages are its own), or null when they do
-  // not fit what is left. Not thread-safe: one run's records are laid out by one thread.
+  // `bytes` from the arena, cache-line aligned, starting in a page no earlier block uses (so a
+  // column's whole pages are its own) at an offset the last few blocks did not start at; null
+  // when they do not fit what is left. Not thread-safe: one run's records are laid out by one
+  // thread.
   void* take(std::size_t bytes);
   // Returns the whole pages of a block taken earlier to the system, lazily (its addresses stay the
   // arena's).

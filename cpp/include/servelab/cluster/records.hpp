@@ -65,7 +65,7 @@ struct QueryRecords {
   std::size_t capacity_bytes() const { return arrival.capacity() * kBytesPerRecord; }
   // Bytes of storage per record (the columns' element sizes summed).
   static constexpr std::size_t kBytesPerRecord = 2 + 4 + 8 * 5 + 4 + 2 + 4 + 4 + 1 + 1 + 4 + 4;
-  static constexpr std::size_t kColumns = 15;
+  static constexpr std::size_t kColumns = 15;  // the columns above
 };
 
 struct WorkerRecords {
