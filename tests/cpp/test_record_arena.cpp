@@ -11,6 +11,7 @@
 
 #include "servelab/cluster/record_arena.hpp"
 #include "servelab/cluster/records.hpp"
+#include "sim_fixture.hpp"
 
 #if defined(__linux__)
 #include <sys/resource.h>
@@ -52,6 +53,31 @@ TEST(RecordArena, SmallRecordsStayOnTheHeap) {
   r.reserve(1000);
   EXPECT_EQ(r.arrival.get_allocator().arena, nullptr);
   EXPECT_EQ(RecordArena::create(RecordArena::kMinBytes - 1), nullptr);
+}
+
+TEST(RecordArena, RoomReservedAsABoundStaysOnTheHeap) {
+  QueryRecords r;
+  r.reserve(kRows, QueryRecords::Room::AtMost);
+  EXPECT_EQ(r.arrival.get_allocator().arena, nullptr);
+  EXPECT_GE(r.arrival.capacity(), kRows);
+}
+
+// A run of a known count lays its records out in an arena; one its horizon ends reserves address
+// space on the heap (an arena's first 2 MB page of every column would be faulted in whole).
+TEST(RecordArena, OnlyARunOfAKnownCountUsesAnArena) {
+  const auto counted =
+      testing::run(testing::replay_spec(std::vector<double>(100'000, 0.5), {{"fast", 4, {}, {}}}), "fcfs");
+  ASSERT_EQ(counted.queries.size_of(), 100'000u);
+  if (!RecordArena::create(RecordArena::kMinBytes)) GTEST_SKIP() << "no arena on this platform";
+  EXPECT_NE(counted.queries.finish.get_allocator().arena, nullptr);
+
+  auto spec = testing::replay_spec({}, {{"fast", 4, {}, {}}});
+  const workload::Application app{"a", 1.0, millis_to_nanos(1000), std::make_shared<workload::ConstantSize>(1), 0.0};
+  spec.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(50.0), std::vector{app},
+                                                       workload::kUnlimitedCount, seconds_to_nanos(2.0));
+  const auto timed = testing::run(spec, "fcfs");
+  EXPECT_GT(timed.queries.size_of(), 0u);
+  EXPECT_EQ(timed.queries.finish.get_allocator().arena, nullptr);
 }
 
 TEST(RecordArena, ColumnsGrowingPastTheirReserveMoveToTheHeapWithTheirValues) {

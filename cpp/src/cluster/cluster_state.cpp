@@ -47,9 +47,18 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
     }
   }
   tables_.resize(profile.hardware().size() * n_models);
-  // Records grow by one per arrival; reserving for a known count avoids reallocating them.
-  const std::int64_t expected = std::min<std::int64_t>(spec.workload->max_count(), 50'000'000);
-  records_.reserve(static_cast<std::size_t>(spec.records.streaming() ? std::min(expected, kStreamBlock) : expected));
+  // Records grow by one per arrival; reserving for a known count avoids reallocating them. A run
+  // that its horizon may end first reserves address space up to the count (or 50M) instead.
+  const auto& workload = *spec.workload;
+  const std::int64_t expected = std::min<std::int64_t>(workload.max_count(), 50'000'000);
+  const bool count_ends_it = workload.max_count() != workload::kUnlimitedCount &&
+                             workload.expected_queries() >= static_cast<double>(workload.max_count());
+  if (spec.records.streaming()) {
+    records_.reserve(static_cast<std::size_t>(std::min(expected, kStreamBlock)));
+  } else {
+    records_.reserve(static_cast<std::size_t>(expected),
+                     count_ends_it ? QueryRecords::Room::Expected : QueryRecords::Room::AtMost);
+  }
   for (const auto& app : spec.workload->apps()) {
     app_names_.push_back(app.name);
     app_slo_.push_back(app.slo);

@@ -51,8 +51,12 @@ struct QueryRecords {
   Column<float> cost;               // $ share of the batch's worker time, by items
 
   std::size_t size_of() const { return arrival.size(); }
-  // Room for n records; empty records of n or more lay their columns out in one arena.
-  void reserve(std::size_t n);
+  // Room for n records. Room::Expected: n is the number the run will hold (a known count), and
+  // empty records lay their columns out in one arena (record_arena.hpp). Room::AtMost: n is only
+  // a bound, so each column reserves address space on the heap: an arena's 2 MB pages would be
+  // faulted in whole for the first rows of every column (30 MB zeroed for a run of a few queries).
+  enum class Room { Expected, AtMost };
+  void reserve(std::size_t n, Room room = Room::Expected);
   // Appends n rows for queries about to arrive, unwritten (the columns' allocator leaves them so):
   // their owner writes every cell before reading it.
   void append_rows(std::size_t n);
