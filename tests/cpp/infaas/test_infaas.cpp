@@ -6,6 +6,7 @@
 #include <boost/random/uniform_real_distribution.hpp>
 #include <cmath>
 
+#include "infaas/infaas_fixtures.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/solvers/lp/lp.hpp"
@@ -32,20 +33,7 @@ Variant make(std::string name, std::string arch, std::string hw, double acc, std
   return v;
 }
 
-// Table 2: A (4 CPUs), B (1 Inferentia core), C (1 V100).
-ScalingProblem table2(double qps, double slo_ms) {
-  ScalingProblem p;
-  p.names = {"A", "B", "C"};
-  p.architecture = {0, 0, 0};
-  p.latency_ms = {200, 20, 15};
-  p.saturation_qps = {5, 100, 800};
-  p.cost_per_s = {1, 3, 16};
-  p.load_s = {0, 0, 0};
-  p.running = {0, 0, 0};
-  p.load_qps = qps;
-  p.slo_ms = slo_ms;
-  return p;
-}
+using fixtures::table2;  // Table 2: A (4 CPUs), B (1 Inferentia core), C (1 V100)
 
 TEST(InfaasScaling, Table3ExactIlp) {
   if (!solvers::lp::available()) GTEST_SKIP() << "built without an LP/MILP solver";

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "infaas/infaas_fixtures.hpp"
 #include "servelab/catalogue/catalogue.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/sim/engine.hpp"
@@ -17,33 +18,7 @@
 namespace servelab::infaas {
 namespace {
 
-std::shared_ptr<profile::Profile> one_gpu_profile() {
-  auto p = std::make_shared<profile::Profile>();
-  p->add_hardware("gpu");
-  p->set_price("gpu", 1.0);
-  for (const char* m : {"b1", "b8"}) {
-    p->add_model(m);
-    p->set_accuracy(m, 0.8);
-    p->set_load_time("gpu", m, 0.5);
-  }
-  p->set_latency("gpu", "b1", 1, profile::LatencyDistribution::from_samples({0.010}));  // 100 QPS
-  for (int b = 1; b <= 8; ++b) {                                                        // 8 / 16 ms = 500 QPS
-    p->set_latency("gpu", "b8", b, profile::LatencyDistribution::from_samples({0.008 + 0.001 * b}));
-  }
-  return p;
-}
-
-cluster::RunSpec heavy(int count, double qps) {
-  cluster::RunSpec s;
-  s.profile = one_gpu_profile();
-  s.workers = {cluster::WorkerGroup{"gpu", 1, {"b1"}, {}}};
-  std::vector<double> times;
-  for (int i = 0; i < count; ++i) times.push_back(i / qps);
-  workload::Application app{"a", 1.0, millis_to_nanos(100), nullptr, 0.7};
-  s.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times), std::vector{app},
-                                                    static_cast<std::int64_t>(count));
-  return s;
-}
+cluster::RunSpec heavy(int count, double qps) { return fixtures::one_gpu_run(count, qps); }
 
 double share_of_model(const cluster::RunResult& r, std::int32_t model) {
   const auto& m = r.queries.model;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "infaas/infaas_fixtures.hpp"
 #include "servelab/catalogue/catalogue.hpp"
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/core/errors.hpp"
@@ -25,23 +26,7 @@
 namespace servelab::infaas {
 namespace {
 
-// Table 2's variants A (CPU), B (Inferentia), C (GPU), each on a hardware type with `workers`.
-ScalingProblem table2(double qps, double slo_ms, std::vector<std::int64_t> running, double workers) {
-  ScalingProblem p;
-  p.names = {"A", "B", "C"};
-  p.architecture = {0, 0, 0};
-  p.latency_ms = {200, 20, 15};
-  p.saturation_qps = {5, 100, 800};
-  p.cost_per_s = {1, 3, 16};
-  p.load_s = {0, 0, 0};
-  p.running = std::move(running);
-  p.resource_types = {"cpu workers", "inferentia workers", "gpu workers"};
-  p.requirement = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-  p.capacity = {workers, workers, workers};
-  p.load_qps = qps;
-  p.slo_ms = slo_ms;
-  return p;
-}
+using fixtures::table2;
 
 // The exact solver, under its own name so that this executable's registry holds it once.
 ScalingSolver exact() {
@@ -193,29 +178,7 @@ TEST(InfaasScalingSolvers, GreedyFlagsMatchItsStrategies) {
 }
 
 // One GPU worker with a batch-1 (100 QPS) and a batch-8 (500 QPS) variant at 300 QPS.
-cluster::RunSpec heavy() {
-  auto p = std::make_shared<profile::Profile>();
-  p->add_hardware("gpu");
-  p->set_price("gpu", 1.0);
-  for (const char* m : {"b1", "b8"}) {
-    p->add_model(m);
-    p->set_accuracy(m, 0.8);
-    p->set_load_time("gpu", m, 0.5);
-  }
-  p->set_latency("gpu", "b1", 1, profile::LatencyDistribution::from_samples({0.010}));
-  for (int b = 1; b <= 8; ++b) {
-    p->set_latency("gpu", "b8", b, profile::LatencyDistribution::from_samples({0.008 + 0.001 * b}));
-  }
-  cluster::RunSpec s;
-  s.profile = p;
-  s.workers = {cluster::WorkerGroup{"gpu", 1, {"b1"}, {}}};
-  std::vector<double> times;
-  for (int i = 0; i < 3000; ++i) times.push_back(i / 300.0);
-  workload::Application app{"a", 1.0, millis_to_nanos(100), nullptr, 0.7};
-  s.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Replay>(times), std::vector{app},
-                                                    std::int64_t{3000});
-  return s;
-}
+cluster::RunSpec heavy() { return fixtures::one_gpu_run(3000, 300.0); }
 
 TEST(InfaasScalingSolvers, PolicyWithTheIlpUpgradesAndRepeatsItself) {
   if (!solvers::lp::available()) GTEST_SKIP() << "built without an LP/MILP solver";
