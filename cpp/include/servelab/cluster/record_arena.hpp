@@ -37,7 +37,6 @@ class RecordArena {
   void give_back(void* p, std::size_t bytes);
   bool owns(const void* p) const { return p >= base_ && p < base_ + size_; }
   const void* base() const { return base_; }
-  std::size_t size() const { return size_; }
 
   // Below this many bytes in all, the columns stay on the heap (streamed runs, small runs).
   static constexpr std::size_t kMinBytes = std::size_t{4} << 20;
