@@ -87,6 +87,41 @@ TEST(Arrivals, CursorGivesTheSameTimesAsBulkGeneration) {
   }
 }
 
+TEST(Arrivals, BlocksOfTimesAreTheCursorsTimes) {
+  // next_times() in blocks of any size gives what next() gives; mixing the two keeps the order.
+  for (const auto& p : random_processes()) {
+    SCOPED_TRACE(p->describe());
+    const auto bulk = generate_arrivals(*p, 9, 3000);
+    for (const std::size_t block : {1u, 3u, 128u, 1000u}) {
+      auto cursor = p->start(Rng(9, kArrivalStream));
+      std::vector<Nanos> got, buffer(block);
+      while (got.size() < bulk.size()) {
+        const std::size_t n = cursor->next_times(buffer.data(), std::min(block, bulk.size() - got.size()));
+        ASSERT_GE(n, 1u);
+        got.insert(got.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+        if (got.size() < bulk.size() && got.size() % 5 == 0) got.push_back(*cursor->next());
+      }
+      EXPECT_EQ(got, bulk) << block;
+    }
+  }
+}
+
+TEST(Arrivals, ABlockOfTimesStopsBeforeATimeBeyondTheRange) {
+  // Gaps of about 200 years: the second time is out of range. The block gives the first; the next
+  // call throws, as next() would.
+  const Gamma p(1.0 / (200.0 * 365.25 * 86400.0), 0.01);
+  auto cursor = p.start(Rng(1, kArrivalStream));
+  Nanos buffer[8];
+  ASSERT_EQ(cursor->next_times(buffer, 8), 1u);
+  expect_error<RuntimeError>([&] { cursor->next_times(buffer, 8); }, {"292 years"});
+  const Replay finite(std::vector<double>{0.5, 1.0});
+  auto trace = finite.start(Rng(1, kArrivalStream));
+  ASSERT_EQ(trace->next_times(buffer, 8), 1u);  // the default: one time per call
+  ASSERT_EQ(trace->next_times(buffer, 8), 1u);
+  EXPECT_EQ(buffer[0], kNanosPerSecond);
+  EXPECT_EQ(trace->next_times(buffer, 8), 0u);
+}
+
 TEST(Arrivals, TimesAreNonNegativeAndNonDecreasing) {
   for (const auto& p : random_processes()) {
     SCOPED_TRACE(p->describe());

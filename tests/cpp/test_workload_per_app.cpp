@@ -128,7 +128,10 @@ TEST(SingleProcessWorkload, QueriesAreBitIdenticalToTheRecordedOnes) {
     EXPECT_FALSE(w.per_app_arrivals());
     EXPECT_EQ(hash_queries(w.generate(g.seed)), g.hash) << g.workload << " seed " << g.seed;
     EXPECT_EQ(hash_queries(drain_one_by_one(*w.start(g.seed))), g.hash) << g.workload << " seed " << g.seed;
-    EXPECT_EQ(hash_queries(drain_in_blocks(*w.start(g.seed), 7)), g.hash) << g.workload << " seed " << g.seed;
+    for (const std::size_t block : {1u, 7u, 128u, 300u}) {
+      EXPECT_EQ(hash_queries(drain_in_blocks(*w.start(g.seed), block)), g.hash)
+          << g.workload << " seed " << g.seed << " block " << block;
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "servelab/core/rng.hpp"
 
+#include <random>
+
 namespace servelab {
 namespace {
 
@@ -13,14 +15,14 @@ std::uint64_t hash_name(std::string_view name) {
   return h;
 }
 
-std::mt19937_64 seeded_engine(std::uint64_t identity) {
+Rng::Engine seeded_engine(std::uint64_t identity) {
   // Seed all 312 words of state through seed_seq (specified by the standard) from 4 mixed words.
   const std::uint64_t a = mix64(identity), b = mix64(a), c = mix64(b), d = mix64(c);
   std::seed_seq seq{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
                     static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32),
                     static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32),
                     static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(d >> 32)};
-  return std::mt19937_64(seq);
+  return Rng::Engine(seq);
 }
 
 }  // namespace

@@ -18,6 +18,14 @@ using detail::non_negative_finite;
 using detail::num;
 using detail::positive_finite;
 
+std::size_t ArrivalCursor::next_times(Nanos* out, std::size_t n) {
+  if (n == 0) return 0;
+  const auto t = next();
+  if (!t) return 0;
+  out[0] = *t;
+  return 1;
+}
+
 namespace {
 
 constexpr Nanos kMaxNanos = std::numeric_limits<Nanos>::max();
@@ -82,6 +90,15 @@ class RenewalCursor final : public ArrivalCursor {
     if (pos_ == len_) [[unlikely]]
       refill();
     return engaged(times_[pos_++]);
+  }
+  // What is left of the drawn block (refilled first when empty): a time beyond the range is
+  // still reported only when the caller reaches it.
+  std::size_t next_times(Nanos* out, std::size_t n) override {
+    if (pos_ == len_) refill();
+    const std::size_t k = std::min(n, len_ - pos_);
+    std::copy_n(times_ + pos_, k, out);
+    pos_ += k;
+    return k;
   }
 
  private:

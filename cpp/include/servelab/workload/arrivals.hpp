@@ -11,6 +11,7 @@
 // kArrivalStream of its seed, so the same seed gives the same times bit for bit on every platform.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -33,6 +34,11 @@ class ArrivalCursor {
   // ended (and on every later call). Throws RuntimeError if the next time would not fit in Nanos
   // (about 292 years).
   virtual std::optional<Nanos> next() = 0;
+  // The next times into out (n >= 1), as calls of next() would give them: at least one unless
+  // next() would return nullopt (then 0), fewer than n where the cursor prefers (callers loop).
+  // Throws where next() would, before any time. One virtual call per block of times; this
+  // default gives one time per call.
+  virtual std::size_t next_times(Nanos* out, std::size_t n);
 };
 
 // An immutable arrival process: its parameters were validated by its constructor.
