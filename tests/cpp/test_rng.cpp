@@ -7,6 +7,7 @@
 
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
+#include "servelab/core/seed_sequence.hpp"
 #include "servelab/core/time.hpp"
 
 namespace servelab {
@@ -49,6 +50,39 @@ TEST(Rng, EngineGivesStdMt19937_64sNumbers) {
     Rng::Engine engine(b);
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(engine(), reference()) << "seed " << s << ", number " << i;
   }
+}
+
+TEST(Rng, StateGeneratedTogetherIsStdSeedSeqs) {
+  // The interleaved seed_seq::generate against std::seed_seq, for 1 to 9 lists at once (whole
+  // groups of four and the rest) and random seed words.
+  std::mt19937_64 words(99);
+  for (std::size_t count = 1; count <= 9; ++count) {
+    std::vector<detail::SeedWords> seeds(count);
+    for (auto& seed : seeds)
+      for (auto& w : seed) w = static_cast<std::uint32_t>(words());
+    std::vector<detail::StateWords> got(count);
+    detail::generate_states(seeds, got);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::seed_seq reference(seeds[i].begin(), seeds[i].end());
+      detail::StateWords want;
+      reference.generate(want.begin(), want.end());
+      ASSERT_EQ(got[i], want) << count << " lists, list " << i;
+    }
+  }
+}
+
+TEST(Rng, ChildrenDerivedTogetherAreDerivesStreams) {
+  const Rng parent(5, "service");
+  std::vector<std::string> names;
+  for (int i = 0; i < 70; ++i) names.push_back(str("worker", i));  // a chunk of 64 and the rest
+  auto together = parent.derive_all(names);
+  ASSERT_EQ(together.size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    Rng alone = parent.derive(names[i]);
+    EXPECT_EQ(together[i].identity(), alone.identity());
+    for (int d = 0; d < 400; ++d) ASSERT_EQ(together[i].engine()(), alone.engine()()) << names[i] << " draw " << d;
+  }
+  EXPECT_TRUE(parent.derive_all({}).empty());
 }
 
 TEST(Rng, UniformMeanIsAHalf) {

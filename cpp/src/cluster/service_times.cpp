@@ -43,6 +43,13 @@ Rng service_parent_stream(std::uint64_t seed) { return Rng(seed, "service"); }
 
 Rng service_stream(const Rng& parent, std::int32_t worker) { return parent.derive(str("worker", worker)); }
 
+std::vector<Rng> service_streams(const Rng& parent, std::int32_t first, std::int32_t count) {
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(count));
+  for (std::int32_t w = first; w < first + count; ++w) names.push_back(str("worker", w));
+  return parent.derive_all(names);
+}
+
 Rng service_stream(std::uint64_t seed, std::int32_t worker) {
   return service_stream(service_parent_stream(seed), worker);
 }

@@ -8,6 +8,7 @@
 // the stream's own, in its order: the same service times as drawing one at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,15 +38,20 @@ class ServiceStreams {
 
  private:
   static constexpr std::uint32_t kAhead = 7;  // 7 doubles and the position fill a cache line
+  static constexpr std::size_t kSeededTogether = 8;
   struct alignas(64) Ahead {
     double u[kAhead];
     std::uint32_t next = kAhead;  // kAhead: empty
   };
 
+  // Streams are made kSeededTogether at a time at least: seeded together, they cost about what
+  // one costs alone (a worker past the last one may get a stream it never uses).
   void add_streams(std::size_t up_to) {
     ahead_.resize(up_to + 1);
-    while (streams_.size() <= up_to)
-      streams_.push_back(service_stream(parent_, static_cast<std::int32_t>(streams_.size())));
+    if (streams_.size() > up_to) return;
+    const std::size_t count = std::max(up_to + 1 - streams_.size(), kSeededTogether);
+    auto more = service_streams(parent_, static_cast<std::int32_t>(streams_.size()), static_cast<std::int32_t>(count));
+    streams_.insert(streams_.end(), more.begin(), more.end());
   }
   void refill(std::size_t i) {
     Ahead& a = ahead_[i];
@@ -53,7 +59,7 @@ class ServiceStreams {
     a.next = 0;
   }
 
-  Rng parent_;                // seeded once, not once per worker (seeding an mt19937_64 costs 5-10 us)
+  Rng parent_;                // seeded once, not once per worker (seeding an mt19937_64 costs about 5 us)
   std::vector<Ahead> ahead_;  // by worker: the hot part
   std::vector<Rng> streams_;  // by worker: read once per kAhead draws
 };

@@ -57,5 +57,7 @@ Rng service_stream(std::uint64_t seed, std::int32_t worker);
 // many workers.
 Rng service_parent_stream(std::uint64_t seed);
 Rng service_stream(const Rng& parent, std::int32_t worker);
+// service_stream(parent, w) for the `count` workers from `first`: the same streams, seeded together.
+std::vector<Rng> service_streams(const Rng& parent, std::int32_t first, std::int32_t count);
 
 }  // namespace servelab::cluster
