@@ -162,6 +162,19 @@ void BM_LeastFinishTimeScaling(benchmark::State& state) {
 void BM_ClockworkScaling(benchmark::State& state) {
   run(state, "clockwork(qos_ms=100)", state.range(2) != 0, static_cast<std::int32_t>(state.range(1)));
 }
+// The same with sampled service times over 10M queries and records="none" (memory constant in
+// the run's length): at 1M queries a 10,000-worker run's one-off costs (each worker's stream and
+// slot made and first touched) are a large share of its time; here they are a small one, so the
+// ratio between 100 and 10,000 workers is that of the per-query cost.
+void BM_FcfsScalingLongRun(benchmark::State& state) {
+  run(state, "fcfs", true, static_cast<std::int32_t>(state.range(1)), "none");
+}
+void BM_JsqScalingLongRun(benchmark::State& state) {
+  run(state, "jsq", true, static_cast<std::int32_t>(state.range(1)), "none");
+}
+void long_run_args(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t workers : {100, 10000}) b->Args({10'000'000, workers});
+}
 void scaling_args(benchmark::internal::Benchmark* b) {
   // Third argument: 1 samples service times (a per-worker random stream), 0 uses the mean.
   for (const std::int64_t sampled : {0, 1}) {
@@ -181,6 +194,8 @@ BENCHMARK(BM_FcfsScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_JsqScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LeastFinishTimeScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ClockworkScaling)->Apply(scaling_args)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FcfsScalingLongRun)->Apply(long_run_args)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JsqScalingLongRun)->Apply(long_run_args)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace servelab

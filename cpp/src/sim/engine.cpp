@@ -133,6 +133,12 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
   static constexpr std::size_t kArrivalBlock = 256;
 
+  static std::size_t initial_workers(const cluster::RunSpec& spec) {
+    std::size_t n = 0;
+    for (const auto& group : spec.workers) n += static_cast<std::size_t>(group.count);
+    return n;
+  }
+
   // Pushes an event and keeps the earliest one known (arrivals compare with it, without reading
   // the queue) while it is.
   void push(Nanos at, EventKind kind, std::int64_t payload) {
@@ -165,7 +171,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   bool top_known_ = false, have_event_ = false;
   cluster::ServiceTimes service_times_;
   const bool fixed_service_ = spec_.service_statistic.has_value();
-  cluster::ServiceStreams service_streams_{spec_.seed};
+  cluster::ServiceStreams service_streams_{spec_.seed, fixed_service_ ? 0 : initial_workers(spec_)};
 };
 
 }  // namespace

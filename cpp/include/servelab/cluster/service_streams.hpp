@@ -20,10 +20,15 @@ namespace servelab::cluster {
 
 class ServiceStreams {
  public:
-  explicit ServiceStreams(std::uint64_t seed) : parent_(service_parent_stream(seed)) {}
+  // `workers`: how many streams to make room for (more may come): each is 2.5 KB, and growing
+  // the vector would copy them all (25 MB at 10,000 workers) at every doubling.
+  ServiceStreams(std::uint64_t seed, std::size_t workers) : parent_(service_parent_stream(seed)) {
+    ahead_.reserve(workers);
+    streams_.reserve(workers + kSeededTogether);
+  }
 
-  // The next uniform in [0, 1) of worker w's stream (made at its first draw, and every lower
-  // worker's with it, as the simulator has always made them).
+  // The next uniform in [0, 1) of worker w's stream (made at its first draw, with every lower
+  // worker's not made yet; see add_streams).
   double next_uniform(std::int32_t w) {
     const auto i = static_cast<std::size_t>(w);
     if (i >= ahead_.size()) add_streams(i);
