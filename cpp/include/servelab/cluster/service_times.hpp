@@ -35,9 +35,13 @@ class ServiceTimes {
   // draw() when fixed() is set, without a stream: the table lookup inline, a table's first use
   // and the errors out of line.
   Nanos fixed_time(std::int32_t hardware, std::int32_t model, std::int64_t items) {
+    const Nanos t = fixed_time_in_table(hardware, model, items);
+    return t >= 0 ? t : fixed_time_slow(hardware, model, items);
+  }
+  // fixed_time() when the pair's table is built and holds the batch size, else -1 (no call).
+  Nanos fixed_time_in_table(std::int32_t hardware, std::int32_t model, std::int64_t items) const {
     const auto& table = tables_[static_cast<std::size_t>(hardware) * n_models_ + static_cast<std::size_t>(model)];
-    if (items >= 1 && items < static_cast<std::int64_t>(table.size())) return table[items];
-    return fixed_time_slow(hardware, model, items);
+    return items >= 1 && items < static_cast<std::int64_t>(table.size()) ? table[items] : -1;
   }
   std::optional<profile::Statistic> fixed() const { return fixed_; }
 

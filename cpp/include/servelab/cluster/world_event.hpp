@@ -68,18 +68,23 @@ class WorldEventQueue {
     }
   }
   void push(const WorldEvent& event) {
-    const Key key = (Key{static_cast<std::uint64_t>(event.time) ^ kSignBit} << 64) | event.order();
-    // The lane's common case inline (a store and a count); growing it and the heap out of line.
-    // The fields are stored one by one: an Entry built on the stack and copied whole is read
-    // back in 16-byte halves that its 8-byte writes cannot forward (a stall per event).
+    if (!try_push_lane(event)) [[unlikely]]
+      push_slow(key_of(event), event.payload);
+  }
+  // push() of an event that joins the back of a non-empty lane with room to spare (the common
+  // case: a store and a count, inline, no call); false, with nothing changed, for any other.
+  // The fields are stored one by one: an Entry built on the stack and copied whole is read back
+  // in 16-byte halves that its 8-byte writes cannot forward (a stall per event).
+  bool try_push_lane(const WorldEvent& event) {
+    const Key key = key_of(event);
     if (lane_count_ > 0 && lane_count_ < lane_.size() && lane_back().key < key) [[likely]] {
       Entry& slot = lane_[(lane_head_ + lane_count_) & (lane_.size() - 1)];
       slot.key = key;
       slot.payload = event.payload;
       ++lane_count_;
-    } else {
-      push_slow(key, event.payload);
+      return true;
     }
+    return false;
   }
 
  private:
@@ -89,6 +94,10 @@ class WorldEventQueue {
     Key key;
     std::int64_t payload;
   };
+
+  static Key key_of(const WorldEvent& event) {
+    return (Key{static_cast<std::uint64_t>(event.time) ^ kSignBit} << 64) | event.order();
+  }
 
   // Entries travel as (key, payload) in registers and are stored field by field (see push).
   [[gnu::noinline]] void push_slow(Key key, std::int64_t payload) {
