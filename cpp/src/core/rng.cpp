@@ -62,16 +62,17 @@ std::vector<Rng> Rng::derive_all(std::span<const std::string> names) const {
   constexpr std::size_t kChunk = 64;  // states made at once (2.5 KB each)
   std::vector<Rng> out;
   out.reserve(names.size());
+  std::vector<std::uint64_t> ids;
   std::vector<detail::SeedWords> seeds;
   std::vector<detail::StateWords> states(std::min(kChunk, names.size()));
   for (std::size_t at = 0; at < names.size(); at += kChunk) {
     const std::size_t n = std::min(kChunk, names.size() - at);
+    ids.clear();
     seeds.clear();
-    for (std::size_t i = 0; i < n; ++i) seeds.push_back(seed_words(child_identity(identity_, names[at + i])));
+    for (std::size_t i = 0; i < n; ++i)
+      seeds.push_back(seed_words(ids.emplace_back(child_identity(identity_, names[at + i]))));
     detail::generate_states(seeds, std::span(states).first(n));
-    for (std::size_t i = 0; i < n; ++i) {
-      out.push_back(Rng(child_identity(identity_, names[at + i]), engine_from(states[i])));
-    }
+    for (std::size_t i = 0; i < n; ++i) out.push_back(Rng(ids[i], engine_from(states[i])));
   }
   return out;
 }
