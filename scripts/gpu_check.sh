@@ -108,7 +108,7 @@ gpu_bench() {
   python_or_backtrace benchmarks/python/bench_gpu.py --cases cuda_mlp torchscript serving \
     --json "$logs/bench_gpu.json"
   local rc=$?
-  python_or_backtrace benchmarks/python/bench_gpu.py --cases recsys --json "$logs/bench_gpu_recsys.json" &&
+  python_or_backtrace benchmarks/python/bench_gpu.py --cases recsys gather --json "$logs/bench_gpu_recsys.json" &&
     return "$rc"
 }
 

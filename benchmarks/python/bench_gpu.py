@@ -8,6 +8,8 @@ of interleaved rounds; ratio = torch time / servelab time (above 1: servelab is 
 
   recsys       servelab's cuda recommendation backend (its embedding-bag kernel + cuBLAS) against
                servelab.recsys_torch's module (nn.EmbeddingBag + nn.Linear) with the same weights
+  gather       the embedding-bag kernel alone (its device time from run_timed) on tables far
+               bigger than the GPU's cache: bytes moved per second, as a share of the device copy
   cuda_mlp     servelab.CudaMlp against an nn.Sequential of the same layers
   torchscript  the torchscript executor on device='cuda' (pinned buffer, its own stream) against
                torch.jit.load(...).cuda() called from Python
@@ -39,7 +41,7 @@ import servelab  # noqa: E402
 from servelab import backends, recsys  # noqa: E402
 from servelab.results import COMPLETED  # noqa: E402
 
-CASES = ("recsys", "cuda_mlp", "torchscript", "serving")
+CASES = ("recsys", "gather", "cuda_mlp", "torchscript", "serving")
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,37 @@ def recsys_rows(torch, args) -> list[Row]:
                 )
             )
     return rows
+
+
+def gather_rows(args, copy_gbps: float) -> list[dict]:
+    """The embedding gather's achieved bandwidth: rows read (uniform indices, so nearly every one
+    comes from HBM), indices read and sums written, over the kernel's device time."""
+    out = []
+    for name in ("rm1", "rm2"):
+        model = recsys.build(name, backend="cuda", scale=args.gather_scale, seed=0)
+        spec = model.spec
+        table_bytes = 4 * spec.dim * sum(rows for _, rows in spec.tables)
+        lookups = sum(f["lookups"] for f in map(dict, spec.features))
+        pooled = sum(1 for f in map(dict, spec.features) if not f["sequence"])
+        for batch in args.gather_batches:
+            dense, sparse = model.inputs(np.arange(batch), seed=3)
+            model.run_timed(dense, sparse)  # warm-up
+            times = [model.run_timed(dense, sparse)[1]["gather_s"] for _ in range(args.repeats)]
+            gather_s = statistics.median(times)
+            moved = batch * (lookups * spec.dim * 4 + lookups * 8 + pooled * spec.dim * 4)
+            gbps = moved / gather_s / 1e9
+            out.append(
+                {
+                    "model": name,
+                    "table_gb": table_bytes / 1e9,
+                    "batch": batch,
+                    "gather_us": gather_s * 1e6,
+                    "gbps": gbps,
+                    "share_of_copy": gbps / copy_gbps,
+                }
+            )
+        del model
+    return out
 
 
 def cuda_mlp_rows(torch, args) -> list[Row]:
@@ -234,6 +267,8 @@ def main() -> int:
     args.scale = 0.001 if args.smoke else 0.05
     args.repeats, args.rounds = (5, 1) if args.smoke else (30, 3)
     args.serve_queries = 200 if args.smoke else 20000
+    args.gather_scale = 0.001 if args.smoke else 0.25
+    args.gather_batches = (64,) if args.smoke else (256, 1024, 4096)
 
     print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}")
     peaks = ceilings(torch)
@@ -243,8 +278,11 @@ def main() -> int:
     )
     rows: list[Row] = []
     serving: list[dict] = []
+    gathers: list[dict] = []
     if "recsys" in args.cases:
         rows += recsys_rows(torch, args)
+    if "gather" in args.cases:
+        gathers = gather_rows(args, peaks["copy_gbps"])
     if "cuda_mlp" in args.cases:
         rows += cuda_mlp_rows(torch, args)
     with tempfile.TemporaryDirectory() as tmp:
@@ -262,6 +300,12 @@ def main() -> int:
         f"ratio torch / servelab: min {min(ratios):.2f}, median {statistics.median(ratios):.2f}, "
         f"max {max(ratios):.2f}"
     )
+    for g in gathers:
+        print(
+            f"gather {g['model']} (tables {g['table_gb']:.2f} GB), batch {g['batch']}: "
+            f"{g['gather_us']:.1f} us, {g['gbps']:.0f} GB/s, "
+            f"{100 * g['share_of_copy']:.0f}% of the device copy"
+        )
     for s in serving:
         print(
             f"serving torchscript cuda, {s['workers']} worker(s): {s['queries_per_s']:.0f} q/s "
@@ -272,7 +316,7 @@ def main() -> int:
         speedup = serving[1]["queries_per_s"] / serving[0]["queries_per_s"]
         print(f"4 workers / 1 worker: {speedup:.2f}x")
     if args.json:
-        payload = {"ceilings": peaks, "serving": serving}
+        payload = {"ceilings": peaks, "serving": serving, "gather": gathers}
         payload["rows"] = [{**asdict(r), "ratio": r.ratio} for r in rows]
         Path(args.json).write_text(json.dumps(payload, indent=2))
     return 0

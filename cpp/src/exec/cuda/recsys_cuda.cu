@@ -1,11 +1,12 @@
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstring>
-#include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "device_mlp.cuh"
+#include "device_runtime.cuh"
+#include "recsys_kernels.cuh"
 #include "servelab/core/errors.hpp"
 #include "servelab/exec/cuda_mlp.hpp"
 #include "servelab/exec/recsys/cuda_recsys.hpp"
@@ -13,122 +14,240 @@
 namespace servelab::exec::recsys {
 namespace {
 
-void cuda_check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw RuntimeError(str(what, " failed: ", cudaGetErrorString(status)));
-}
+using cuda::Activation;
+using cuda::ArenaLayout;
+using cuda::BagJobOnDevice;
+using cuda::DeviceArray;
+using cuda::Lane;
 
-// One feature (or one step of a behaviour sequence) of the batch, as the kernel sees it.
-struct DeviceJob {
-  const float* table;      // device rows [rows, dim]
-  long long index_column;  // where its lookups start in a sample's row of indices
-  int lookups;
-};
+// Inputs up to this size are copied into the lane's pinned memory and sent in one asynchronous
+// copy; bigger ones go straight from the caller's memory, where the driver's own staging overlaps
+// the host copy with the transfer (a host copy first would only add time).
+constexpr std::size_t kStageInputsUpTo = std::size_t{1} << 20;
 
-// Block (job, sample): the threads of the block sum the sample's rows of the job's table over
-// the embedding width, coalesced, into packed[sample, job * dim ...].
-__global__ void embedding_bag_kernel(const DeviceJob* jobs, int job_count, const long long* indices,
-                                     long long index_stride, long long dim, float* packed, long long rows) {
-  const long long block = blockIdx.x;
-  const int j = static_cast<int>(block % job_count);
-  const long long b = block / job_count;
-  if (b >= rows) return;
-  const DeviceJob job = jobs[j];
-  const long long* idx = indices + b * index_stride + job.index_column;
-  float* out = packed + (b * job_count + j) * dim;
-  for (long long c = threadIdx.x; c < dim; c += blockDim.x) {
-    float acc = 0.0f;
-    for (int l = 0; l < job.lookups; ++l) acc += __ldg(job.table + idx[l] * dim + c);
-    out[c] = acc;
-  }
-}
-
-template <typename T>
-struct Device {
-  T* ptr = nullptr;
-  std::size_t count = 0;
-  Device() = default;
-  explicit Device(std::size_t n) : count(n) {
-    cuda_check(cudaMalloc(&ptr, std::max<std::size_t>(n, 1) * sizeof(T)), "cudaMalloc");
-  }
-  Device(Device&& o) noexcept : ptr(std::exchange(o.ptr, nullptr)), count(o.count) {}
-  Device& operator=(Device&& o) noexcept {
-    std::swap(ptr, o.ptr);
-    std::swap(count, o.count);
-    return *this;
-  }
-  Device(const Device&) = delete;
-  ~Device() {
-    if (ptr) cudaFree(ptr);
-  }
-};
-
-class CudaRecsys final : public RecsysModel {
+// Device-side stage times for StageTimes, recorded with events only when the caller asks.
+class StageClock {
  public:
-  CudaRecsys(Spec spec, Weights weights) : RecsysModel(std::move(spec), std::move(weights)) {
-    const CudaStatus status = cuda_status();
-    if (status.device_count == 0)
-      throw RuntimeError(str("recsys model ", spec_.name, ": no usable CUDA device: ", status.reason));
-    cuda_check(cudaSetDevice(0), "cudaSetDevice");
-    for (const auto& table : weights_.tables) {
-      Device<float> d(table.data.size());
-      cuda_check(cudaMemcpy(d.ptr, table.data.data(), table.data.size() * sizeof(float), cudaMemcpyHostToDevice),
-                 "cudaMemcpy");
-      tables_.push_back(std::move(d));
+  StageClock(Lane& lane, StageTimes* times) : lane_(lane), times_(times) {}
+
+  template <typename Work>
+  void time(double StageTimes::*field, Work&& work) {
+    if (times_ == nullptr) {
+      work();
+      return;
     }
-    for (std::size_t slot = 0; slot < weights_.mlps.size(); ++slot) {
-      const auto& mlp = weights_.mlps[slot];
-      mlps_.push_back(mlp.layers.empty() ? nullptr
-                                         : std::make_unique<CudaMlp>(mlp, 0, Weights::relu_after_last(spec_, slot)));
-    }
+    cuda::check(cudaEventRecord(lane_.event(next_), lane_.stream), "cudaEventRecord");
+    work();
+    cuda::check(cudaEventRecord(lane_.event(next_ + 1), lane_.stream), "cudaEventRecord");
+    spans_.emplace_back(field, next_);
+    next_ += 2;
   }
-
-  std::string backend() const override { return "cuda"; }
-
-  Matrix mlp(std::size_t slot, const MatrixView& input, int) const override { return mlps_.at(slot)->run(input); }
-
-  // One launch for every job of the batch: indices up once, the packed sums down once, then
-  // each job's columns copied to where the forward pass expects them.
-  void gather(const std::vector<BagJob>& jobs, std::int64_t rows, int) const override {
-    if (jobs.empty()) return;
-    const std::int64_t dim = spec_.dim, stride = jobs.front().index_stride;
-    const std::int64_t* base = jobs.front().indices;
-    for (const auto& job : jobs) base = std::min(base, job.indices);
-    std::vector<DeviceJob> host_jobs;
-    for (const auto& job : jobs) {
-      std::size_t t = 0;
-      while (t < weights_.tables.size() && weights_.tables[t].data.data() != job.table) ++t;
-      if (t == weights_.tables.size()) throw RuntimeError("recsys cuda: a gather job names no table of the model");
-      host_jobs.push_back({tables_[t].ptr, static_cast<long long>(job.indices - base), job.lookups});
-    }
-    std::lock_guard lock(mutex_);
-    cuda_check(cudaSetDevice(0), "cudaSetDevice");
-    const std::size_t index_count = static_cast<std::size_t>(rows * stride);
-    Device<long long> indices(index_count);
-    cuda_check(cudaMemcpy(indices.ptr, base, index_count * sizeof(long long), cudaMemcpyHostToDevice), "cudaMemcpy");
-    Device<DeviceJob> device_jobs(host_jobs.size());
-    cuda_check(
-        cudaMemcpy(device_jobs.ptr, host_jobs.data(), host_jobs.size() * sizeof(DeviceJob), cudaMemcpyHostToDevice),
-        "cudaMemcpy");
-    const auto job_count = static_cast<long long>(host_jobs.size());
-    Device<float> packed(static_cast<std::size_t>(rows * job_count * dim));
-    const int threads = static_cast<int>(std::min<std::int64_t>(256, ((dim + 31) / 32) * 32));
-    embedding_bag_kernel<<<static_cast<unsigned>(rows * job_count), threads>>>(
-        device_jobs.ptr, static_cast<int>(job_count), indices.ptr, stride, dim, packed.ptr, rows);
-    cuda_check(cudaGetLastError(), "embedding_bag_kernel launch");
-    std::vector<float> host(packed.count);
-    cuda_check(cudaMemcpy(host.data(), packed.ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    for (std::int64_t b = 0; b < rows; ++b) {
-      for (std::size_t j = 0; j < jobs.size(); ++j) {
-        std::memcpy(jobs[j].out + b * jobs[j].out_stride, &host[(b * job_count + j) * dim], dim * sizeof(float));
-      }
+  // After the stream has been synchronised.
+  void collect() {
+    for (const auto& [field, first] : spans_) {
+      float ms = 0;
+      cuda::check(cudaEventElapsedTime(&ms, lane_.event(first), lane_.event(first + 1)), "cudaEventElapsedTime");
+      (*times_).*field += ms / 1e3;
     }
   }
 
  private:
-  std::vector<Device<float>> tables_;
-  std::vector<std::unique_ptr<CudaMlp>> mlps_;  // by MlpSlot; null for unused slots
-  mutable std::mutex mutex_;
+  Lane& lane_;
+  StageTimes* times_;
+  std::vector<std::pair<double StageTimes::*, std::size_t>> spans_;
+  std::size_t next_ = 0;
 };
+
+// The whole forward pass on the GPU: inputs go up once, every stage reads and writes device
+// buffers carved from the lane's grow-only arena, and only the scores come back.
+class CudaRecsys final : public RecsysModel {
+ public:
+  CudaRecsys(Spec spec, Weights weights) : RecsysModel(std::move(spec), std::move(weights)), lanes_(0) {
+    const CudaStatus status = cuda_status();
+    if (status.device_count == 0)
+      throw RuntimeError(str("recsys model ", spec_.name, ": no usable CUDA device: ", status.reason));
+    cuda::check(cudaSetDevice(0), "cudaSetDevice");
+    for (std::size_t t = 0; t < weights_.tables.size(); ++t) {
+      const auto& table = weights_.tables[t];
+      tables_.emplace_back(table.data.data(), table.data.size(),
+                           str("recsys model ", spec_.name, ": table '", spec_.tables[t].name, "'"));
+    }
+    mlps_.resize(weights_.mlps.size());
+    for (std::size_t slot = 0; slot < weights_.mlps.size(); ++slot) {
+      if (!weights_.mlps[slot].layers.empty())
+        mlps_[slot].emplace(weights_.mlps[slot], Weights::relu_after_last(spec_, slot));
+    }
+    const auto jobs = bag_jobs();
+    jobs_ = DeviceArray<BagJobOnDevice>(jobs.data(), jobs.size(), str("recsys model ", spec_.name, ": bag jobs"));
+  }
+
+  std::string backend() const override { return "cuda"; }
+
+  Matrix mlp(std::size_t slot, const MatrixView& input, int) const override {
+    auto lane = lanes_.acquire();
+    return mlps_.at(slot).value().run_host(*lane, input, spec_.name.c_str());
+  }
+
+ protected:
+  Matrix forward(const Batch& batch, int, StageTimes* times, InterOpPool*) const override;
+
+ private:
+  // Every gather of a batch, in the host pass's order: pooled features into the interaction's
+  // input (target 0: z for cat, the vectors for dot), the sequence's steps into its own buffer
+  // (target 1). Fixed by the spec, so made once.
+  std::vector<BagJobOnDevice> bag_jobs() {
+    const auto& s = spec_;
+    std::vector<BagJobOnDevice> jobs;
+    pooled_column_.assign(s.features.size(), -1);
+    long long index_column = 0, out_column = s.bottom_out();
+    for (std::size_t i = 0; i < s.features.size(); ++i) {
+      const auto& f = s.features[i];
+      const float* table = tables_[static_cast<std::size_t>(f.table)].get();
+      if (f.sequence) {
+        for (int step = 0; step < f.lookups; ++step)
+          jobs.push_back({table, index_column + step, static_cast<long long>(step) * s.dim, 1, 1});
+      } else {
+        pooled_column_[i] = out_column;
+        jobs.push_back({table, index_column, out_column, f.lookups, 0});
+        out_column += s.dim;
+      }
+      index_column += f.lookups;
+    }
+    return jobs;
+  }
+
+  const cuda::DeviceMlp& device_mlp(std::size_t slot) const { return mlps_.at(slot).value(); }
+
+  std::vector<DeviceArray<float>> tables_;
+  std::vector<std::optional<cuda::DeviceMlp>> mlps_;  // by MlpSlot; empty for unused slots
+  DeviceArray<BagJobOnDevice> jobs_;
+  std::vector<long long> pooled_column_;  // where each pooled feature's sum lands in z (-1: sequence)
+  mutable cuda::LanePool lanes_;
+};
+
+Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPool*) const {
+  const auto& s = spec_;
+  const std::int64_t rows = batch.dense.rows, dim = s.dim;
+  const bool dot = s.interaction == Interaction::Dot;
+  const int seq = s.sequence_feature();
+  const std::int64_t steps = seq >= 0 ? s.features[static_cast<std::size_t>(seq)].lookups : 0;
+  const bool gru = seq >= 0 && s.sequence_op == SequenceOp::GruAttention;
+  const std::int64_t z_cols = s.interaction_width(), vector_cols = (s.pooled_count() + 1) * dim;
+  const std::int64_t top_cols = s.top.back(), tasks = static_cast<std::int64_t>(s.tasks.size());
+  const std::int64_t out_cols = s.outputs();
+  const auto n = [](std::int64_t count) { return static_cast<std::size_t>(count); };
+
+  // This call's buffers in the lane's arena; the inputs first, together, so one copy sends both.
+  std::size_t scratch = device_mlp(kTop).scratch_floats(rows);
+  if (!s.bottom.empty()) scratch = std::max(scratch, device_mlp(kBottom).scratch_floats(rows));
+  for (std::int64_t t = 0; t < tasks; ++t) scratch = std::max(scratch, device_mlp(kFirstTask + t).scratch_floats(rows));
+  if (gru) scratch = std::max(scratch, device_mlp(kGruInput).scratch_floats(rows * steps));
+  if (gru) scratch = std::max(scratch, device_mlp(kGruHidden).scratch_floats(rows));
+  ArenaLayout layout;
+  const std::size_t sparse_at = layout.add<long long>(n(rows * batch.sparse_cols));
+  const std::size_t dense_at = layout.add<float>(n(rows * s.dense));
+  const std::size_t input_bytes = layout.bytes();
+  const std::size_t z_at = layout.add<float>(n(rows * z_cols));
+  const std::size_t vectors_at = layout.add<float>(dot ? n(rows * vector_cols) : 0);
+  const std::size_t sequence_at = layout.add<float>(n(rows * steps * dim));
+  const std::size_t xi_at = layout.add<float>(gru ? n(rows * steps * 3 * dim) : 0);
+  const std::size_t h_at = layout.add<float>(gru ? n(rows * dim) : 0);
+  const std::size_t hh_at = layout.add<float>(gru ? n(rows * 3 * dim) : 0);
+  const std::size_t states_at = layout.add<float>(gru ? n(rows * steps * dim) : 0);
+  const std::size_t top_at = layout.add<float>(n(rows * top_cols));
+  const std::size_t out_at = layout.add<float>(tasks > 0 ? n(rows * tasks) : 0);
+  const std::size_t scratch_at = layout.add<float>(scratch);
+
+  auto lease = lanes_.acquire();
+  Lane& lane = *lease;
+  const std::string what = str("recsys model ", s.name, " with batch=", rows);
+  char* base = lane.device_memory.reserve(layout.bytes(), what);
+  const bool stage_inputs = input_bytes <= kStageInputsUpTo;
+  const std::size_t out_bytes = n(rows * out_cols) * sizeof(float);
+  char* pinned = lane.host_memory.reserve((stage_inputs ? input_bytes : 0) + out_bytes, what);
+  char* pinned_out = pinned + (stage_inputs ? input_bytes : 0);
+  const auto floats = [base](std::size_t at) { return reinterpret_cast<float*>(base + at); };
+  auto* sparse = reinterpret_cast<long long*>(base + sparse_at);
+  float* dense = floats(dense_at);
+  const std::size_t sparse_bytes = n(rows * batch.sparse_cols) * sizeof(long long);
+  const std::size_t dense_bytes = n(rows * s.dense) * sizeof(float);
+  if (stage_inputs) {
+    std::memcpy(pinned + sparse_at, batch.sparse, sparse_bytes);
+    std::memcpy(pinned + dense_at, batch.dense.data, dense_bytes);
+    cuda::check(cudaMemcpyAsync(base, pinned, input_bytes, cudaMemcpyHostToDevice, lane.stream), "cudaMemcpyAsync");
+  } else {
+    cuda::check(cudaMemcpyAsync(sparse, batch.sparse, sparse_bytes, cudaMemcpyHostToDevice, lane.stream), "cudaMemcpyAsync");
+    cuda::check(cudaMemcpyAsync(dense, batch.dense.data, dense_bytes, cudaMemcpyHostToDevice, lane.stream),
+          "cudaMemcpyAsync");
+  }
+
+  StageClock clock(lane, times);
+  float* const z = floats(z_at);
+  float* const work = floats(scratch_at);
+  // The bottom MLP writes straight into the first columns of the interaction's input.
+  float* const pooled_into = dot ? floats(vectors_at) : z;
+  const std::int64_t pooled_stride = dot ? vector_cols : z_cols;
+  if (!s.bottom.empty()) {
+    clock.time(&StageTimes::mlp_s,
+               [&] { device_mlp(kBottom).run(lane, dense, rows, s.dense, pooled_into, pooled_stride, work); });
+  } else {
+    cuda::check(cudaMemcpy2DAsync(pooled_into, pooled_stride * sizeof(float), dense, s.dense * sizeof(float),
+                            s.dense * sizeof(float), n(rows), cudaMemcpyDeviceToDevice, lane.stream),
+          "cudaMemcpy2DAsync");
+  }
+  float* const sequence = floats(sequence_at);
+  clock.time(&StageTimes::gather_s, [&] {
+    const cuda::BagTargets targets{{pooled_into, sequence}, {pooled_stride, steps * dim}};
+    cuda::launch_embedding_bags(jobs_.get(), static_cast<int>(jobs_.size()), sparse, batch.sparse_cols, rows,
+                                static_cast<int>(dim), targets, lane.stream);
+  });
+  if (dot) {
+    cuda::launch_dot_interaction(floats(vectors_at), s.pooled_count() + 1, static_cast<int>(dim), rows, z, z_cols,
+                                 lane.stream);
+  }
+  if (seq >= 0) {
+    const float* states = sequence;
+    if (gru) {
+      // Input projections of every step in one multiply, then the recurrence step by step.
+      float *xi = floats(xi_at), *h = floats(h_at), *hh = floats(hh_at), *gru_states = floats(states_at);
+      clock.time(&StageTimes::mlp_s,
+                 [&] { device_mlp(kGruInput).run(lane, sequence, rows * steps, dim, xi, 3 * dim, work); });
+      cuda::check(cudaMemsetAsync(h, 0, n(rows * dim) * sizeof(float), lane.stream), "cudaMemsetAsync");
+      for (std::int64_t step = 0; step < steps; ++step) {
+        clock.time(&StageTimes::mlp_s, [&] { device_mlp(kGruHidden).run(lane, h, rows, dim, hh, 3 * dim, work); });
+        cuda::launch_gru_step(xi + step * 3 * dim, steps * 3 * dim, hh, h, gru_states + step * dim, steps * dim, rows,
+                              static_cast<int>(dim), lane.stream);
+      }
+      states = gru_states;
+    }
+    cuda::launch_attention(z + pooled_column_[static_cast<std::size_t>(s.query_feature)], z_cols, states,
+                           static_cast<int>(steps), static_cast<int>(dim), rows, z + z_cols - dim, z_cols,
+                           lane.stream);
+  }
+
+  // The top MLP, then the heads (each writes its column of the output) or the output activation.
+  float* const top = floats(top_at);
+  float* result = top;
+  if (tasks > 0) {
+    clock.time(&StageTimes::mlp_s, [&] { device_mlp(kTop).run(lane, z, rows, z_cols, top, top_cols, work); });
+    result = floats(out_at);
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      clock.time(&StageTimes::mlp_s, [&] {
+        device_mlp(kFirstTask + t).run(lane, top, rows, top_cols, result + t, tasks, work, Activation::Sigmoid);
+      });
+    }
+  } else {
+    const Activation last = top_cols == 1 ? Activation::Sigmoid : Activation::None;
+    clock.time(&StageTimes::mlp_s, [&] { device_mlp(kTop).run(lane, z, rows, z_cols, top, top_cols, work, last); });
+    if (top_cols > 1) cuda::launch_softmax_rows(top, rows, static_cast<int>(top_cols), lane.stream);
+  }
+  cuda::check(cudaMemcpyAsync(pinned_out, result, out_bytes, cudaMemcpyDeviceToHost, lane.stream), "cudaMemcpyAsync");
+  lane.synchronize();
+  clock.collect();
+  Matrix scores(rows, out_cols);
+  std::memcpy(scores.data.data(), pinned_out, out_bytes);
+  return scores;
+}
 
 }  // namespace
 

@@ -63,6 +63,11 @@ class RecsysModel {
   void check(const Batch& batch) const;
 
  protected:
+  // The forward pass after the input checks. The default is the shared host pass over mlp() and
+  // gather(); a backend that keeps the activations on its device (cuda) runs the whole pass itself.
+  // `times` (may be null) gets each stage's time; `inter_op` may be ignored.
+  virtual Matrix forward(const Batch& batch, int threads, StageTimes* times, InterOpPool* inter_op) const;
+
   Spec spec_;
   Weights weights_;
 
@@ -71,7 +76,6 @@ class RecsysModel {
   // The forward pass's independent branches as tasks for an InterOpPool of `team` threads.
   std::vector<std::function<void()>> branches(const std::function<void()>& bottom, const std::vector<BagJob>& jobs,
                                               std::int64_t rows, int threads, int team) const;
-  Matrix forward(const Batch& batch, int threads, StageTimes* times, InterOpPool* inter_op) const;
 };
 
 // Plain C++ loops with double accumulation: the reference the other backends are tested against.
