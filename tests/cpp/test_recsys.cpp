@@ -17,6 +17,7 @@
 #include "servelab/exec/recsys/inputs.hpp"
 #include "servelab/exec/recsys/model.hpp"
 #include "servelab/exec/recsys/spec.hpp"
+#include "servelab/exec/recsys/stage_inputs.hpp"
 #include "servelab/exec/recsys/zipf.hpp"
 #if SERVELAB_HAS_ONEDNN
 #include "servelab/exec/recsys/onednn_recsys.hpp"
@@ -198,6 +199,41 @@ TEST(RecsysExecutor, RunsBatchesFromQueryIds) {
   executor.run({.items = 2, .queries = again, .config = config, .rng = rng, .stop = {}, .sizes = two});
   EXPECT_EQ(executor.last_output().at(0, 0), first.at(3, 0));
   EXPECT_EQ(executor.last_output().at(1, 0), first.at(4, 0));
+}
+
+TEST(RecsysStageInputs, NarrowsCopiesAndFindsIndicesOutOfRangeWhateverTheTeam) {
+  const auto spec = small("rm2");
+  const auto in = sr::InputGenerator(spec, 4).first(37);
+  std::vector<std::uint64_t> limit;
+  for (const auto& f : spec.features)
+    limit.insert(limit.end(), static_cast<std::size_t>(f.lookups),
+                 static_cast<std::uint64_t>(spec.tables[f.table].rows));
+  for (const int team : {1, 2, 5, 64}) {
+    SCOPED_TRACE(team);
+    std::vector<std::int32_t> indices(in.sparse.size(), -7);
+    std::vector<float> dense(in.dense.data.size(), -7.0f);
+    ASSERT_TRUE(sr::stage_inputs(in.view(), limit, indices.data(), dense.data(), team));
+    for (std::size_t i = 0; i < indices.size(); ++i) ASSERT_EQ(indices[i], in.sparse[i]);
+    EXPECT_EQ(dense, in.dense.data);
+    // One index out of range, at either end, in any row, is found by whichever thread has its row.
+    for (const std::size_t row : {0UL, 18UL, 36UL}) {
+      for (const bool below : {true, false}) {
+        auto bad = in;
+        const std::size_t column = 5 + row;
+        bad.sparse[row * static_cast<std::size_t>(bad.sparse_cols) + column] =
+            below ? -1 : static_cast<std::int64_t>(limit[column]);
+        EXPECT_FALSE(sr::stage_inputs(bad.view(), limit, indices.data(), dense.data(), team));
+      }
+    }
+  }
+}
+
+TEST(RecsysStageInputs, TeamGrowsWithTheBytesUpToItsLimit) {
+  EXPECT_EQ(sr::staging_team(0, 8), 1);
+  EXPECT_EQ(sr::staging_team(3 << 20, 8), 1);
+  EXPECT_EQ(sr::staging_team(7 << 20, 8), 3);
+  EXPECT_EQ(sr::staging_team(std::size_t{1} << 30, 8), 8);
+  EXPECT_EQ(sr::staging_team(std::size_t{1} << 30, 0), 1);
 }
 
 #if SERVELAB_HAS_ONEDNN

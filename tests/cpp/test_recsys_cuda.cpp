@@ -4,9 +4,11 @@
 // the stage times. Skipped, with the reason, where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "servelab/core/errors.hpp"
 #include "servelab/exec/cuda_mlp.hpp"
 #include "servelab/exec/recsys/cuda_recsys.hpp"
 #include "servelab/exec/recsys/inputs.hpp"
@@ -17,9 +19,9 @@ using servelab::exec::Matrix;
 
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                   \
-  do {                                                                       \
-    const auto status = servelab::exec::cuda_status();                       \
+#define SKIP_WITHOUT_GPU()                                                                 \
+  do {                                                                                     \
+    const auto status = servelab::exec::cuda_status();                                     \
     if (status.device_count == 0) GTEST_SKIP() << "no usable CUDA GPU: " << status.reason; \
   } while (0)
 
@@ -90,6 +92,34 @@ TEST(RecsysCuda, ConcurrentCallsGiveWhatEachGivesAlone) {
       ASSERT_EQ(got[t].size(), 40U);
       for (int k = 0; k < 40; ++k) expect_close(got[t][k], alone[static_cast<std::size_t>((k % 8 + t) % 8)]);
     }
+  }
+}
+
+TEST(RecsysCuda, AnIndexOutOfRangeGetsTheReferencesMessage) {
+  SKIP_WITHOUT_GPU();
+  const auto spec = small("rm1");
+  const auto weights = sr::Weights::random(spec, 1);
+  const sr::ReferenceRecsys reference(spec, weights);
+  const auto gpu = sr::make_cuda_recsys(spec, weights);
+  for (const std::int64_t bad : {-1L, spec.tables[2].rows}) {
+    auto in = batch_of(spec, 9, 0);
+    in.sparse[static_cast<std::size_t>(4 * in.sparse_cols + 2 * 80 + 3)] = bad;
+    std::string want;
+    try {
+      reference.run(in.view());
+    } catch (const servelab::ValueError& e) {
+      want = e.what();
+    }
+    ASSERT_NE(want.find("is out of range"), std::string::npos) << want;
+    try {
+      gpu->run(in.view());
+      ADD_FAILURE() << "no error for index " << bad;
+    } catch (const servelab::ValueError& e) {
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+    // The lane is usable again afterwards.
+    const auto good = batch_of(spec, 9, 0);
+    expect_close(gpu->run(good.view()), reference.run(good.view()));
   }
 }
 

@@ -197,6 +197,21 @@ def test_cuda_matches_the_reference_with_the_dot_interaction(name):
     )
 
 
+def test_cuda_names_an_index_out_of_range_and_keeps_working():
+    skip_unless_usable("cuda")
+    model = recsys.build("rm3", backend="cuda", scale=SCALE)
+    dense, sparse = model.inputs(3)
+    good = model.run(dense, sparse)
+    bad = sparse.copy()
+    for value, shown in ((10**9, "1000000000"), (-3, "-3")):
+        bad[1, 7] = value
+        with pytest.raises(
+            ValueError, match=rf"rm3: sparse\[1, 7\]={shown} is out of range .* 200 rows"
+        ):
+            model.run(dense, bad)
+    np.testing.assert_array_equal(model.run(dense, sparse), good)
+
+
 def test_cuda_stage_times_are_within_the_total():
     skip_unless_usable("cuda")
     model = recsys.build("rm2", backend="cuda", scale=SCALE, seed=1)

@@ -49,8 +49,8 @@ std::size_t DeviceMlp::scratch_floats(std::int64_t rows) const {
   return static_cast<std::size_t>(2 * rows * widest);
 }
 
-void DeviceMlp::run(Lane& lane, const float* in, std::int64_t rows, std::int64_t ld_in, float* out,
-                    std::int64_t ld_out, float* scratch, Activation last) const {
+void DeviceMlp::run(Lane& lane, const float* in, std::int64_t rows, std::int64_t ld_in, float* out, std::int64_t ld_out,
+                    float* scratch, Activation last) const {
   if (rows == 0) return;
   std::int64_t widest = 0;
   for (std::size_t l = 0; l + 1 < layers_.size(); ++l) widest = std::max(widest, layers_[l].out);

@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/exec/cuda_mlp.hpp"
 #include "servelab/exec/recsys/cuda_recsys.hpp"
+#include "servelab/exec/recsys/stage_inputs.hpp"
 
 namespace servelab::exec::recsys {
 namespace {
@@ -20,10 +23,9 @@ using cuda::BagJobOnDevice;
 using cuda::DeviceArray;
 using cuda::Lane;
 
-// Inputs up to this size are copied into the lane's pinned memory and sent in one asynchronous
-// copy; bigger ones go straight from the caller's memory, where the driver's own staging overlaps
-// the host copy with the transfer (a host copy first would only add time).
-constexpr std::size_t kStageInputsUpTo = std::size_t{1} << 20;
+// The most threads one call stages its inputs with: a few suffice for the host's memory bandwidth,
+// and half the cores are left to the other workers.
+int max_staging_team() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8); }
 
 // Device-side stage times for StageTimes, recorded with events only when the caller asks.
 class StageClock {
@@ -79,9 +81,19 @@ class CudaRecsys final : public RecsysModel {
     }
     const auto jobs = bag_jobs();
     jobs_ = DeviceArray<BagJobOnDevice>(jobs.data(), jobs.size(), str("recsys model ", spec_.name, ": bag jobs"));
+    for (const auto& f : spec_.features) {
+      const auto rows = static_cast<std::uint64_t>(spec_.tables[static_cast<std::size_t>(f.table)].rows);
+      if (rows > static_cast<std::uint64_t>(INT_MAX)) {
+        throw ValueError(str("recsys model ", spec_.name, ": table '",
+                             spec_.tables[static_cast<std::size_t>(f.table)].name, "' has ", rows,
+                             " rows; the cuda backend indexes tables with int32 (at most ", INT_MAX, ")"));
+      }
+      column_limit_.insert(column_limit_.end(), static_cast<std::size_t>(f.lookups), rows);
+    }
   }
 
   std::string backend() const override { return "cuda"; }
+  bool checks_indices_itself() const override { return true; }
 
   Matrix mlp(std::size_t slot, const MatrixView& input, int) const override {
     auto lane = lanes_.acquire();
@@ -121,7 +133,8 @@ class CudaRecsys final : public RecsysModel {
   std::vector<DeviceArray<float>> tables_;
   std::vector<std::optional<cuda::DeviceMlp>> mlps_;  // by MlpSlot; empty for unused slots
   DeviceArray<BagJobOnDevice> jobs_;
-  std::vector<long long> pooled_column_;  // where each pooled feature's sum lands in z (-1: sequence)
+  std::vector<long long> pooled_column_;     // where each pooled feature's sum lands in z (-1: sequence)
+  std::vector<std::uint64_t> column_limit_;  // per column of the sparse input: its table's rows
   mutable cuda::LanePool lanes_;
 };
 
@@ -137,14 +150,15 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   const std::int64_t out_cols = s.outputs();
   const auto n = [](std::int64_t count) { return static_cast<std::size_t>(count); };
 
-  // This call's buffers in the lane's arena; the inputs first, together, so one copy sends both.
+  // This call's buffers in the lane's arena; the inputs first, together, so one copy sends both
+  // (the pinned arena mirrors their offsets).
   std::size_t scratch = device_mlp(kTop).scratch_floats(rows);
   if (!s.bottom.empty()) scratch = std::max(scratch, device_mlp(kBottom).scratch_floats(rows));
   for (std::int64_t t = 0; t < tasks; ++t) scratch = std::max(scratch, device_mlp(kFirstTask + t).scratch_floats(rows));
   if (gru) scratch = std::max(scratch, device_mlp(kGruInput).scratch_floats(rows * steps));
   if (gru) scratch = std::max(scratch, device_mlp(kGruHidden).scratch_floats(rows));
   ArenaLayout layout;
-  const std::size_t sparse_at = layout.add<long long>(n(rows * batch.sparse_cols));
+  const std::size_t sparse_at = layout.add<std::int32_t>(n(rows * batch.sparse_cols));
   const std::size_t dense_at = layout.add<float>(n(rows * s.dense));
   const std::size_t input_bytes = layout.bytes();
   const std::size_t z_at = layout.add<float>(n(rows * z_cols));
@@ -162,24 +176,20 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   Lane& lane = *lease;
   const std::string what = str("recsys model ", s.name, " with batch=", rows);
   char* base = lane.device_memory.reserve(layout.bytes(), what);
-  const bool stage_inputs = input_bytes <= kStageInputsUpTo;
   const std::size_t out_bytes = n(rows * out_cols) * sizeof(float);
-  char* pinned = lane.host_memory.reserve((stage_inputs ? input_bytes : 0) + out_bytes, what);
-  char* pinned_out = pinned + (stage_inputs ? input_bytes : 0);
+  char* pinned = lane.host_memory.reserve(input_bytes + out_bytes, what);
+  char* pinned_out = pinned + input_bytes;
   const auto floats = [base](std::size_t at) { return reinterpret_cast<float*>(base + at); };
-  auto* sparse = reinterpret_cast<long long*>(base + sparse_at);
-  float* dense = floats(dense_at);
-  const std::size_t sparse_bytes = n(rows * batch.sparse_cols) * sizeof(long long);
-  const std::size_t dense_bytes = n(rows * s.dense) * sizeof(float);
-  if (stage_inputs) {
-    std::memcpy(pinned + sparse_at, batch.sparse, sparse_bytes);
-    std::memcpy(pinned + dense_at, batch.dense.data, dense_bytes);
-    cuda::check(cudaMemcpyAsync(base, pinned, input_bytes, cudaMemcpyHostToDevice, lane.stream), "cudaMemcpyAsync");
-  } else {
-    cuda::check(cudaMemcpyAsync(sparse, batch.sparse, sparse_bytes, cudaMemcpyHostToDevice, lane.stream), "cudaMemcpyAsync");
-    cuda::check(cudaMemcpyAsync(dense, batch.dense.data, dense_bytes, cudaMemcpyHostToDevice, lane.stream),
-          "cudaMemcpyAsync");
+  const std::size_t sparse_bytes = n(rows * batch.sparse_cols) * sizeof(std::int32_t);
+  const int team = staging_team(sparse_bytes * 2 + n(rows * s.dense) * sizeof(float), max_staging_team());
+  if (!stage_inputs(batch, column_limit_, reinterpret_cast<std::int32_t*>(pinned + sparse_at),
+                    reinterpret_cast<float*>(pinned + dense_at), team)) {
+    check(batch);  // names the first index out of range
+    throw ValueError(str(what, ": an index is out of range"));
   }
+  cuda::check(cudaMemcpyAsync(base, pinned, input_bytes, cudaMemcpyHostToDevice, lane.stream), "cudaMemcpyAsync");
+  const auto* sparse = reinterpret_cast<const std::int32_t*>(base + sparse_at);
+  float* dense = floats(dense_at);
 
   StageClock clock(lane, times);
   float* const z = floats(z_at);
@@ -192,8 +202,8 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
                [&] { device_mlp(kBottom).run(lane, dense, rows, s.dense, pooled_into, pooled_stride, work); });
   } else {
     cuda::check(cudaMemcpy2DAsync(pooled_into, pooled_stride * sizeof(float), dense, s.dense * sizeof(float),
-                            s.dense * sizeof(float), n(rows), cudaMemcpyDeviceToDevice, lane.stream),
-          "cudaMemcpy2DAsync");
+                                  s.dense * sizeof(float), n(rows), cudaMemcpyDeviceToDevice, lane.stream),
+                "cudaMemcpy2DAsync");
   }
   float* const sequence = floats(sequence_at);
   clock.time(&StageTimes::gather_s, [&] {
@@ -221,8 +231,7 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
       states = gru_states;
     }
     cuda::launch_attention(z + pooled_column_[static_cast<std::size_t>(s.query_feature)], z_cols, states,
-                           static_cast<int>(steps), static_cast<int>(dim), rows, z + z_cols - dim, z_cols,
-                           lane.stream);
+                           static_cast<int>(steps), static_cast<int>(dim), rows, z + z_cols - dim, z_cols, lane.stream);
   }
 
   // The top MLP, then the heads (each writes its column of the output) or the output activation.

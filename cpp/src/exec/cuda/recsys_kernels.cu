@@ -24,32 +24,37 @@ __device__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 // Bag (sample b, job j) with b = bag / job_count, so a block's warps read one sample's row of
 // indices together. The warp loads 32 of the bag's indices at once (one per lane) and hands them
-// round with shuffles; each lane then adds its column of every row, so each row read is one
-// coalesced 128-byte line for dim 32, and the unrolled loop keeps several rows in flight.
+// round with shuffles; each lane adds kCols columns of every row (lane, lane + 32, ...), so a row
+// is read in coalesced 128-byte lines, and the unrolled loop keeps several rows in flight.
+template <int kCols>
 __global__ void embedding_bags_kernel(const BagJobOnDevice* __restrict__ jobs, int job_count,
-                                      const long long* __restrict__ indices, long long index_stride, long long bags,
-                                      int dim, BagTargets targets) {
+                                      const int* __restrict__ indices, long long index_stride, long long bags, int dim,
+                                      BagTargets targets) {
   const long long bag = static_cast<long long>(blockIdx.x) * kBagWarpsPerBlock + threadIdx.x / 32;
   if (bag >= bags) return;  // whole warps leave together, so the shuffles below see full warps
   const int lane = threadIdx.x % 32;
   const long long b = bag / job_count;
   const BagJobOnDevice job = jobs[bag - b * job_count];
-  const long long* idx = indices + b * index_stride + job.index_column;
+  const int* idx = indices + b * index_stride + job.index_column;
   float* out = targets.base[job.target] + b * targets.stride[job.target] + job.out_column;
-  for (int c0 = 0; c0 < dim; c0 += 32) {
-    const int c = c0 + lane;
-    const bool active = c < dim;
-    float acc = 0.0f;
+  for (int c0 = 0; c0 < dim; c0 += 32 * kCols) {
+    float acc[kCols] = {};
     for (int l0 = 0; l0 < job.lookups; l0 += 32) {
       const int n = min(32, job.lookups - l0);
-      const long long mine = lane < n ? __ldg(idx + l0 + lane) : 0;
+      const int mine = lane < n ? __ldg(idx + l0 + lane) : 0;
 #pragma unroll 8
       for (int k = 0; k < n; ++k) {
-        const long long row = __shfl_sync(kFullMask, mine, k);
-        if (active) acc += __ldg(job.table + row * dim + c);
+        const float* row = job.table + static_cast<long long>(__shfl_sync(kFullMask, mine, k)) * dim + c0 + lane;
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) {
+          if (c0 + lane + 32 * i < dim) acc[i] += __ldg(row + 32 * i);
+        }
       }
     }
-    if (active) out[c] = acc;
+#pragma unroll
+    for (int i = 0; i < kCols; ++i) {
+      if (c0 + lane + 32 * i < dim) out[c0 + lane + 32 * i] = acc[i];
+    }
   }
 }
 
@@ -149,13 +154,23 @@ unsigned blocks_for(long long n, int threads) {
 
 }  // namespace
 
-void launch_embedding_bags(const BagJobOnDevice* jobs, int job_count, const long long* indices,
-                           long long index_stride, long long rows, int dim, BagTargets targets, cudaStream_t stream) {
+void launch_embedding_bags(const BagJobOnDevice* jobs, int job_count, const int* indices, long long index_stride,
+                           long long rows, int dim, BagTargets targets, cudaStream_t stream) {
   const long long bags = rows * job_count;
   if (bags == 0) return;
   const auto blocks = static_cast<unsigned>((bags + kBagWarpsPerBlock - 1) / kBagWarpsPerBlock);
-  embedding_bags_kernel<<<blocks, 32 * kBagWarpsPerBlock, 0, stream>>>(jobs, job_count, indices, index_stride, bags,
-                                                                       dim, targets);
+  constexpr int threads = 32 * kBagWarpsPerBlock;
+  // Columns per lane: the whole row in one pass over the indices for widths up to 128.
+  if (dim <= 32) {
+    embedding_bags_kernel<1>
+        <<<blocks, threads, 0, stream>>>(jobs, job_count, indices, index_stride, bags, dim, targets);
+  } else if (dim <= 64) {
+    embedding_bags_kernel<2>
+        <<<blocks, threads, 0, stream>>>(jobs, job_count, indices, index_stride, bags, dim, targets);
+  } else {
+    embedding_bags_kernel<4>
+        <<<blocks, threads, 0, stream>>>(jobs, job_count, indices, index_stride, bags, dim, targets);
+  }
   check(cudaGetLastError(), "embedding_bags_kernel launch");
 }
 

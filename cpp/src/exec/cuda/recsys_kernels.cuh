@@ -27,8 +27,9 @@ struct BagTargets {
 };
 
 // Every job for samples [0, rows): one warp per (sample, job), lanes over the embedding width.
-void launch_embedding_bags(const BagJobOnDevice* jobs, int job_count, const long long* indices,
-                           long long index_stride, long long rows, int dim, BagTargets targets, cudaStream_t stream);
+// Indices are int32 (stage_inputs narrows and checks them), index_stride of them per sample.
+void launch_embedding_bags(const BagJobOnDevice* jobs, int job_count, const int* indices, long long index_stride,
+                           long long rows, int dim, BagTargets targets, cudaStream_t stream);
 
 // z[b, 0:dim] = v_0 and z[b, dim + k] = <v_i, v_j> for the k-th pair i > j (torch.tril_indices
 // order), where vectors[b] holds v_0 .. v_{count-1}, dim floats each.

@@ -98,6 +98,16 @@ RecsysModel::RecsysModel(Spec spec, Weights weights) : spec_(std::move(spec)), w
 }
 
 void RecsysModel::check(const Batch& batch) const {
+  check_shapes(batch);
+  check_indices(batch);
+}
+
+void RecsysModel::check_before_forward(const Batch& batch) const {
+  check_shapes(batch);
+  if (!checks_indices_itself()) check_indices(batch);
+}
+
+void RecsysModel::check_shapes(const Batch& batch) const {
   const auto& s = spec_;
   if (batch.dense.rows < 1) throw ValueError(str("recsys model ", s.name, ": the batch is empty (dense has 0 rows)"));
   if (batch.dense.cols != s.dense) {
@@ -124,6 +134,10 @@ void RecsysModel::check(const Batch& batch) const {
     core::check_fits_memory(static_cast<double>(batch.dense.rows), 4.0 * floats, str("batch=", batch.dense.rows),
                             "batch", str("the activations of recsys model ", s.name));
   }
+}
+
+void RecsysModel::check_indices(const Batch& batch) const {
+  const auto& s = spec_;
   std::int64_t column = 0;
   for (const auto& f : s.features) {
     const auto rows = s.tables[f.table].rows;
@@ -150,19 +164,19 @@ void RecsysModel::check_threads(int threads) const {
 
 Matrix RecsysModel::run(const Batch& batch, int threads) const {
   check_threads(threads);
-  check(batch);
+  check_before_forward(batch);
   return forward(batch, threads, nullptr, nullptr);
 }
 
 Matrix RecsysModel::run(const Batch& batch, int threads, InterOpPool* inter_op) const {
   check_threads(threads);
-  check(batch);
+  check_before_forward(batch);
   return forward(batch, threads, nullptr, inter_op);
 }
 
 Matrix RecsysModel::run(const Batch& batch, int threads, StageTimes& times) const {
   check_threads(threads);
-  check(batch);
+  check_before_forward(batch);
   const auto start = std::chrono::steady_clock::now();
   Matrix out = forward(batch, threads, &times, nullptr);
   times.total_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -61,6 +61,10 @@ class RecsysModel {
   // ValueError unless the batch fits the model (widths, index ranges); MemoryError when its
   // activations would not fit in memory.
   void check(const Batch& batch) const;
+  // True for a backend whose forward() checks the indices in a pass it makes anyway (cuda, while
+  // staging them for the device) and calls check() for the message when one is out of range;
+  // run() then checks only the shapes first.
+  virtual bool checks_indices_itself() const { return false; }
 
  protected:
   // The forward pass after the input checks. The default is the shared host pass over mlp() and
@@ -73,6 +77,9 @@ class RecsysModel {
 
  private:
   void check_threads(int threads) const;
+  void check_shapes(const Batch& batch) const;
+  void check_indices(const Batch& batch) const;
+  void check_before_forward(const Batch& batch) const;
   // The forward pass's independent branches as tasks for an InterOpPool of `team` threads.
   std::vector<std::function<void()>> branches(const std::function<void()>& bottom, const std::vector<BagJob>& jobs,
                                               std::int64_t rows, int threads, int team) const;
