@@ -1,7 +1,9 @@
-// Recommendation models on an NVIDIA GPU: the tables live on the device and servelab's
-// embedding-bag kernel gathers every feature of a batch in one launch; the MLPs (and DIEN's GRU
-// projections) run on cuBLAS (CudaMlp). The interaction, attention and GRU gates run on the host
-// between those stages, sharing the CPU backends' code. RuntimeError without a usable GPU.
+// Recommendation models on an NVIDIA GPU, the whole forward pass on the device: the inputs go up
+// once (indices narrowed to int32 and range-checked while staged), servelab's embedding-bag kernel
+// gathers every feature of a batch in one launch straight into the interaction's input, cuBLAS
+// runs the MLPs and DIEN's GRU projections, servelab's kernels the dot interaction, attention, GRU
+// gates and output activations, and only the scores come back. Each concurrent call runs on its own
+// lane (stream, cuBLAS handle, grow-only buffers). RuntimeError without a usable GPU.
 #pragma once
 
 #include <memory>
