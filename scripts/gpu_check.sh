@@ -6,7 +6,11 @@
 # header-only dependencies first, on a machine that has them, and bring the folder along:
 #
 #     python scripts/stage_offline_deps.py build/offline-deps      # where the -dev packages are
-#     scripts/gpu_check.sh [LOG_DIR]                                # on the GPU node
+#     scripts/gpu_check.sh [LOG_DIR [STEP...]]                      # on the GPU node
+#
+# With STEPs (machine_info googletest configure build cuda_test cuda_memcheck python_tests
+# gpu_bench), only those run, in the order above: `googletest configure build` leaves the modules
+# built for other work (e.g. servelab sim-vs-real on the GPU).
 #
 # Every step runs even when an earlier one fails; each writes LOG_DIR/<step>.log, a summary goes to
 # stdout, and the exit status is 1 if any step failed. The extension modules are built with plain
@@ -15,6 +19,7 @@ set -u
 cd "$(dirname "$0")/.."
 deps=${SERVELAB_OFFLINE_DEPS:-$PWD/build/offline-deps}
 logs=${1:-build/gpu-check}
+only=("${@:2}")
 py=${PYTHON:-python3}
 build=build/gpu
 jobs=$(nproc)
@@ -112,14 +117,20 @@ gpu_bench() {
     return "$rc"
 }
 
-step machine_info machine_info
-step googletest googletest
-step configure configure && step build build_modules
-step cuda_test cuda_test
-step cuda_memcheck cuda_memcheck
-step python_tests python_tests
-step gpu_bench gpu_bench
-tail -n 60 "$logs/gpu_bench.log"
+wanted() { [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
+for name in "${only[@]}"; do
+  wanted_steps=" machine_info googletest configure build cuda_test cuda_memcheck python_tests gpu_bench "
+  [[ $wanted_steps == *" $name "* ]] || { echo "unknown step: $name (one of:$wanted_steps)"; exit 2; }
+done
+
+wanted machine_info && step machine_info machine_info
+wanted googletest && step googletest googletest
+wanted configure && step configure configure
+wanted build && step build build_modules
+wanted cuda_test && step cuda_test cuda_test
+wanted cuda_memcheck && step cuda_memcheck cuda_memcheck
+wanted python_tests && step python_tests python_tests
+wanted gpu_bench && step gpu_bench gpu_bench && tail -n 60 "$logs/gpu_bench.log"
 if [ ${#failed[@]} -ne 0 ]; then
   echo "failed: ${failed[*]}"
   exit 1
