@@ -7,9 +7,10 @@ checked to agree first. Then both are timed, interleaved, median of N calls, and
 torch / servelab is printed (above 1: servelab is faster).
 
 It also measures the machine's ceilings with servelab's own small kernels (a register-blocked
-FMA loop for peak FLOP/s, a STREAM-like triad for memory bandwidth) and prints what share of them
-the MLPs (GFLOP/s over the time spent in them) and the embedding gathers (bytes of the rows read
-over the time spent gathering) reach.
+FMA loop for peak FLOP/s, a STREAM-like triad for streaming memory bandwidth, and rows read at
+random positions of a buffer far bigger than the caches, the ceiling of a gather whose rows come
+from memory) and prints what share of them the MLPs (GFLOP/s over the time spent in them) and the
+embedding gathers (bytes of the rows read over the time spent gathering) reach.
 
     python benchmarks/python/bench_recsys.py                 # full (`make bench`)
     python benchmarks/python/bench_recsys.py --smoke         # a few seconds (the test suite)
@@ -19,9 +20,11 @@ over the time spent gathering) reach.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -45,6 +48,7 @@ class Row:
     mlp_peak_share: float
     gather_gbps: float
     gather_bandwidth_share: float
+    gather_random_share: float  # of the random-row ceiling at the model's row size
 
     @property
     def ratio(self) -> float:
@@ -52,7 +56,11 @@ class Row:
 
 
 def bench_model(
-    name: str, args: argparse.Namespace, peak_gflops: float, triad_gbps: float
+    name: str,
+    args: argparse.Namespace,
+    peak_gflops: float,
+    triad_gbps: float,
+    random_rows_gbps: Callable[[int], float],
 ) -> list[Row]:
     import torch  # noqa: PLC0415  (the benchmark's only torch use; keeps --help fast)
 
@@ -98,6 +106,7 @@ def bench_model(
                 mlp_gflops / (peak_gflops * args.threads),
                 gather_gbps,
                 gather_gbps / triad_gbps,
+                gather_gbps / random_rows_gbps(spec.dim * 4),
             )
         )
     return rows
@@ -142,24 +151,38 @@ def main() -> int:
         f"machine: peak {peak:.1f} GFLOP/s per thread (FMA loop), "
         f"triad {triad:.1f} GB/s on {args.threads} thread(s)"
     )
+
+    @functools.cache
+    def random_rows(row_bytes: int) -> float:
+        """Rows of row_bytes (rounded up to whole cache lines) read at random positions."""
+        gbps = _core.recsys.measure_random_rows_gbps(
+            16.0 if args.smoke else 256.0,
+            -(-row_bytes // 64) * 64,
+            args.threads,
+            2 if args.smoke else 3,
+        )
+        print(f"machine: random {row_bytes}-byte rows {gbps:.2f} GB/s on {args.threads} thread(s)")
+        return gbps
+
     print(
         f"threads: {args.threads} (servelab and torch {torch.__version__}); "
         f"tables at scale {args.scale}"
     )
     header = (
         f"{'model':<6} {'batch':>5} {'servelab us':>12} {'torch us':>10} {'ratio':>6} "
-        f"{'MLP GFLOP/s':>11} {'of peak':>8} {'gather GB/s':>11} {'of triad':>8}"
+        f"{'MLP GFLOP/s':>11} {'of peak':>8} {'gather GB/s':>11} {'of triad':>8} "
+        f"{'of random':>9}"
     )
     print(header)
     rows = []
     for name in args.models:
-        for row in bench_model(name, args, peak, triad):
+        for row in bench_model(name, args, peak, triad, random_rows):
             rows.append(row)
             print(
                 f"{row.model:<6} {row.batch:>5} {row.servelab_us:>12.1f} {row.torch_us:>10.1f} "
                 f"{row.ratio:>6.2f} "
                 f"{row.mlp_gflops:>11.1f} {row.mlp_peak_share:>8.1%} {row.gather_gbps:>11.2f} "
-                f"{row.gather_bandwidth_share:>8.1%}"
+                f"{row.gather_bandwidth_share:>8.1%} {row.gather_random_share:>9.1%}"
             )
     ratios = [r.ratio for r in rows]
     print(
@@ -169,6 +192,7 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             payload = {"peak_gflops_per_thread": peak, "triad_gbps": triad, "threads": args.threads}
+            payload["random_rows_gbps"] = {str(b): random_rows(b) for b in (64, 128, 256)}
             payload["rows"] = [{**asdict(r), "ratio": r.ratio} for r in rows]
             json.dump(payload, f, indent=2)
     return 0

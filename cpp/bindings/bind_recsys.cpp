@@ -242,6 +242,13 @@ void init_recsys(py::module_& m) {
       },
       py::arg("megabytes") = 256.0, py::arg("threads") = 1, py::arg("repeats") = 5,
       "Memory bandwidth in GB/s of a STREAM-like triad over three arrays of `megabytes` MB.");
+  m.def(
+      "measure_random_rows_gbps",
+      [](double megabytes, int row_bytes, int threads, int repeats) {
+        return run_long([&] { return measure_random_rows_gbps(megabytes, row_bytes, threads, repeats); });
+      },
+      py::arg("megabytes") = 256.0, py::arg("row_bytes") = 128, py::arg("threads") = 1, py::arg("repeats") = 3,
+      "GB/s of `row_bytes` rows read at random positions of a `megabytes` MB buffer: a gather's ceiling.");
 
   static RecsysBackendTable table{};
   table.add = &add_backend_from_module;

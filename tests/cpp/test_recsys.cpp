@@ -15,6 +15,7 @@
 #include "servelab/exec/recsys/embedding_bag.hpp"
 #include "servelab/exec/recsys/executor.hpp"
 #include "servelab/exec/recsys/inputs.hpp"
+#include "servelab/exec/recsys/machine_peaks.hpp"
 #include "servelab/exec/recsys/model.hpp"
 #include "servelab/exec/recsys/spec.hpp"
 #include "servelab/exec/recsys/stage_inputs.hpp"
@@ -226,6 +227,15 @@ TEST(RecsysStageInputs, NarrowsCopiesAndFindsIndicesOutOfRangeWhateverTheTeam) {
       }
     }
   }
+}
+
+TEST(RecsysMachinePeaks, RandomRowsMeasureARateAndRefuseBadSizes) {
+  EXPECT_GT(sr::measure_random_rows_gbps(4.0, 128, 2, 1), 0.0);
+  EXPECT_THROW(sr::measure_random_rows_gbps(4.0, 100, 1, 1), servelab::ValueError);
+  EXPECT_THROW(sr::measure_random_rows_gbps(4.0, 2048, 1, 1), servelab::ValueError);
+  EXPECT_THROW(sr::measure_random_rows_gbps(0.0, 128, 1, 1), servelab::ValueError);
+  EXPECT_THROW(sr::measure_random_rows_gbps(4.0, 128, 0, 1), servelab::ValueError);
+  EXPECT_THROW(sr::measure_random_rows_gbps(4.0, 128, 1, 0), servelab::ValueError);
 }
 
 TEST(RecsysStageInputs, TeamGrowsWithTheBytesUpToItsLimit) {

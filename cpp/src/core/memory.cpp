@@ -1,5 +1,6 @@
 #include "servelab/core/memory.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
@@ -61,6 +62,21 @@ void check_fits_memory(double items, double bytes_per_item, std::string_view giv
   throw MemoryError(str(given, ": ", what, " would need about ", format_bytes(need), " (", bytes_per_item,
                         " bytes each), more than the ", format_bytes(static_cast<double>(*available)),
                         " of memory available: lower ", field));
+}
+
+void prefer_huge_pages(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = 2u << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t end = begin + bytes;
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
+  if (last <= first) return;
+  void* start = reinterpret_cast<void*>(first);
+  if (madvise(start, last - first, MADV_HUGEPAGE) == 0) madvise(start, last - first, MADV_DONTNEED);
+#else
+  (void)data;
+  (void)bytes;
+#endif
 }
 
 }  // namespace servelab::core

@@ -2,6 +2,7 @@
 // fail (or the system swap) after allocating most of what a too-large input asks for.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,5 +22,11 @@ std::string format_bytes(double bytes);
 // `given` shows the value ("count=1e12"), `field` names what to change ("count").
 void check_fits_memory(double items, double bytes_per_item, std::string_view given, std::string_view field,
                        std::string_view what);
+
+// Asks Linux to back [data, data + bytes) with 2 MB pages (the aligned interior of it), for big
+// arrays read at random, where 4 kB pages make nearly every access miss the TLB too. The interior
+// is dropped and faults in again as huge pages when written next, so the range must hold nothing
+// yet but zeros (a freshly value-initialised vector). A no-op elsewhere than Linux.
+void prefer_huge_pages(void* data, std::size_t bytes);
 
 }  // namespace servelab::core

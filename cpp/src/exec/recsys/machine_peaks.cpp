@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -56,6 +57,44 @@ __attribute__((target("avx2,fma"))) float fma_avx2(std::int64_t iterations) {
   return sum;
 }
 #endif
+
+// Sums the rows idx[begin..end) of `data` (row_floats each) into a value the compiler must keep.
+// kAhead > 0 adds software prefetches that many rows ahead.
+template <int kAhead>
+__attribute__((always_inline)) inline float sum_rows(const float* __restrict data, const std::uint32_t* __restrict idx,
+                                                     std::size_t begin, std::size_t end, int row_floats) {
+  float acc[16] = {};
+  for (std::size_t i = begin; i < end; ++i) {
+    if constexpr (kAhead > 0) {
+      if (i + kAhead < end) {
+        const float* next = data + static_cast<std::size_t>(idx[i + kAhead]) * row_floats;
+        for (int c = 0; c < row_floats; c += 16) __builtin_prefetch(next + c);
+      }
+    }
+    const float* row = data + static_cast<std::size_t>(idx[i]) * row_floats;
+    for (int c = 0; c < row_floats; c += 16) {
+      for (int k = 0; k < 16; ++k) acc[k] += row[c + k];
+    }
+  }
+  float sum = 0;
+  for (float v : acc) sum += v;
+  return sum;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+float read_rows(const float* data, const std::uint32_t* idx, std::size_t begin, std::size_t end, int row_floats,
+                int ahead) {
+  switch (ahead) {
+    case 16:
+      return sum_rows<16>(data, idx, begin, end, row_floats);
+    case 64:
+      return sum_rows<64>(data, idx, begin, end, row_floats);
+    default:
+      return sum_rows<0>(data, idx, begin, end, row_floats);
+  }
+}
 
 float fma_scalar(std::int64_t iterations) {
   float acc[kChains];
@@ -127,6 +166,55 @@ double measure_triad_gbps(double megabytes, int threads, int repeats) {
     for (auto& th : team) th.join();
     const double sec = std::chrono::duration<double>(Clock::now() - start).count();
     best = std::max(best, 12.0 * static_cast<double>(n) / sec / 1e9);
+  }
+  return best;
+}
+
+double measure_random_rows_gbps(double megabytes, int row_bytes, int threads, int repeats) {
+  if (!(megabytes > 0.0)) throw ValueError(str("megabytes=", megabytes, " must be positive"));
+  if (row_bytes < 64 || row_bytes > 1024 || row_bytes % 64 != 0) {
+    throw ValueError(str("row_bytes=", row_bytes, " must be a multiple of 64 in [64, 1024]"));
+  }
+  if (threads < 1 || threads > 1024) throw ValueError(str("threads=", threads, " must be in [1, 1024]"));
+  if (repeats < 1) throw ValueError(str("repeats=", repeats, " must be at least 1"));
+  core::check_fits_memory(megabytes, 1e6, str("megabytes=", megabytes), "megabytes", "the random-read buffer");
+  const int row_floats = row_bytes / 4;
+  const auto rows = static_cast<std::size_t>(megabytes * 1e6 / row_bytes);
+  if (rows < 2 || rows > (std::size_t{1} << 32)) {
+    throw ValueError(str("megabytes=", megabytes, " gives ", rows, " rows of ", row_bytes, " bytes; 2 to 2^32 rows"));
+  }
+  std::vector<float> data(rows * static_cast<std::size_t>(row_floats));
+  core::prefer_huge_pages(data.data(), data.size() * sizeof(float));
+  std::fill(data.begin(), data.end(), 1.0f);  // faults every page in before timing
+  // About 64 MB of rows per pass; indices from splitmix64, reduced to the row count.
+  const std::size_t reads = std::max<std::size_t>(1 << 16, static_cast<std::size_t>(64e6 / row_bytes));
+  std::vector<std::uint32_t> idx(reads);
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (auto& i : idx) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    i = static_cast<std::uint32_t>((z ^ (z >> 31)) % rows);
+  }
+  double best = 0;
+  volatile float sink = 0;
+  for (int r = 0; r < repeats; ++r) {
+    for (const int ahead : {0, 16, 64}) {
+      core::check_interrupt();
+      const auto start = Clock::now();
+      std::vector<float> sums(static_cast<std::size_t>(threads));  // one slot per thread: no shared writes
+      const auto part = [&](int t) { return reads * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads); };
+      const auto work = [&](int t) {
+        sums[static_cast<std::size_t>(t)] = read_rows(data.data(), idx.data(), part(t), part(t + 1), row_floats, ahead);
+      };
+      std::vector<std::thread> team;
+      for (int t = 1; t < threads; ++t) team.emplace_back(work, t);
+      work(0);
+      for (auto& th : team) th.join();
+      const double sec = std::chrono::duration<double>(Clock::now() - start).count();
+      best = std::max(best, static_cast<double>(reads) * row_bytes / sec / 1e9);
+      for (float v : sums) sink = sink + v;
+    }
   }
   return best;
 }
