@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "servelab/build_config.hpp"
 #include "servelab/core/errors.hpp"
+#include "servelab/exec/grow_only_arena.hpp"
 #include "servelab/exec/mlp.hpp"
 #if SERVELAB_HAS_ONEDNN
 #include "servelab/exec/onednn_mlp.hpp"
@@ -19,6 +22,60 @@ Matrix random_batch(std::int64_t rows, std::int64_t cols, unsigned seed) {
   std::srand(seed);
   for (auto& v : m.data) v = static_cast<float>(std::rand()) / RAND_MAX * 2.0f - 1.0f;
   return m;
+}
+
+// An allocator that counts what it hands out and can be made to run out.
+struct CountingMemory {
+  static constexpr const char* kName = "test memory";
+  static inline int live = 0, allocations = 0;
+  static inline bool full = false;
+  static void* allocate(std::size_t bytes) {
+    if (full) return nullptr;
+    ++live;
+    ++allocations;
+    return std::malloc(bytes);
+  }
+  static void release(void* ptr) noexcept {
+    --live;
+    std::free(ptr);
+  }
+};
+
+TEST(GrowOnlyArena, GrowsOnlyWhenAskedForMoreAndReleasesWhatItReplaces) {
+  CountingMemory::live = CountingMemory::allocations = 0;
+  CountingMemory::full = false;
+  int described = 0;
+  const auto describe = [&] {
+    ++described;
+    return std::string("model m with batch=9");
+  };
+  {
+    GrowOnlyArena<CountingMemory> arena;
+    EXPECT_EQ(arena.capacity(), 0U);
+    char* first = arena.reserve(100, describe);
+    EXPECT_EQ(arena.reserve(100, describe), first);  // big enough: the same block, no allocation
+    EXPECT_EQ(arena.reserve(10, describe), first);
+    EXPECT_EQ(CountingMemory::allocations, 1);
+    arena.reserve(1000, describe);
+    EXPECT_EQ(arena.capacity(), 1000U);
+    EXPECT_EQ(CountingMemory::allocations, 2);
+    EXPECT_EQ(CountingMemory::live, 1);  // the 100-byte block went back first
+    CountingMemory::full = true;
+    EXPECT_EQ(arena.reserve(500, describe), arena.reserve(1000, describe));  // fits: nothing asked
+    EXPECT_EQ(described, 0);                                                 // the message is only made for a failure
+    try {
+      arena.reserve(4096, describe);
+      ADD_FAILURE() << "no MemoryError";
+    } catch (const MemoryError& e) {
+      EXPECT_EQ(std::string(e.what()), "model m with batch=9 needs 4096 bytes of test memory, which are not free");
+    }
+    EXPECT_EQ(described, 1);
+    EXPECT_EQ(arena.capacity(), 0U);  // the old block is gone, and nothing is held
+    EXPECT_EQ(CountingMemory::live, 0);
+    CountingMemory::full = false;
+    EXPECT_NE(arena.reserve(64, describe), nullptr);  // usable again
+  }
+  EXPECT_EQ(CountingMemory::live, 0);  // released when the arena goes
 }
 
 float max_abs_diff(const Matrix& a, const Matrix& b) {

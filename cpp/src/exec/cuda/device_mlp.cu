@@ -40,22 +40,19 @@ DeviceMlp::DeviceMlp(const MlpWeights& weights, bool relu_after_last) : relu_aft
     layers_.push_back({DeviceArray<float>(layer.weight.data.data(), layer.weight.data.size(), what),
                        DeviceArray<float>(layer.bias.data(), layer.bias.size(), what), layer.weight.cols,
                        layer.weight.rows});
+    if (l + 1 < weights.layers.size()) widest_hidden_ = std::max(widest_hidden_, layer.weight.rows);
   }
 }
 
 std::size_t DeviceMlp::scratch_floats(std::int64_t rows) const {
-  std::int64_t widest = 0;
-  for (std::size_t l = 0; l + 1 < layers_.size(); ++l) widest = std::max(widest, layers_[l].out);
-  return static_cast<std::size_t>(2 * rows * widest);
+  return static_cast<std::size_t>(2 * rows * widest_hidden_);
 }
 
 void DeviceMlp::run(Lane& lane, const float* in, std::int64_t rows, std::int64_t ld_in, float* out, std::int64_t ld_out,
                     float* scratch, Activation last) const {
   if (rows == 0) return;
-  std::int64_t widest = 0;
-  for (std::size_t l = 0; l + 1 < layers_.size(); ++l) widest = std::max(widest, layers_[l].out);
   float* ping = scratch;
-  float* pong = scratch + rows * widest;
+  float* pong = scratch + rows * widest_hidden_;
   const float* x = in;
   std::int64_t ld_x = ld_in;
   const float one = 1.0f, zero = 0.0f;
@@ -82,10 +79,11 @@ Matrix DeviceMlp::run_host(Lane& lane, const MatrixView& input, const char* what
   ArenaLayout device;
   const std::size_t x_at = device.add<float>(in_count), y_at = device.add<float>(out_count);
   const std::size_t scratch_at = device.add<float>(scratch_floats(input.rows));
-  char* base = lane.device_memory.reserve(device.bytes(), str(what, " with batch=", input.rows));
+  const auto describe = [&] { return str(what, " with batch=", input.rows); };
+  char* base = lane.device_memory.reserve(device.bytes(), describe);
   ArenaLayout host;
   const std::size_t hx_at = host.add<float>(in_count), hy_at = host.add<float>(out_count);
-  char* pinned = lane.host_memory.reserve(host.bytes(), str(what, " with batch=", input.rows));
+  char* pinned = lane.host_memory.reserve(host.bytes(), describe);
   auto* x = reinterpret_cast<float*>(base + x_at);
   auto* y = reinterpret_cast<float*>(base + y_at);
   std::memcpy(pinned + hx_at, input.data, in_count * sizeof(float));

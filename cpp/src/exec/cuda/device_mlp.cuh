@@ -45,6 +45,7 @@ class DeviceMlp {
     std::int64_t in = 0, out = 0;
   };
   std::vector<Layer> layers_;
+  std::int64_t widest_hidden_ = 0;  // the widest layer output before the last: run()'s scratch rows
   bool relu_after_last_ = false;
 };
 

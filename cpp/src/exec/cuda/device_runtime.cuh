@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/exec/grow_only_arena.hpp"
 
 namespace servelab::exec::cuda {
 
@@ -26,18 +27,43 @@ inline void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) throw RuntimeError(str(what, " failed: ", cublasGetStatusString(status)));
 }
 
-// cudaMalloc that says what did not fit as a MemoryError (an allocation failure is not sticky:
-// the runtime's error state is cleared so the next call starts clean).
-inline void* device_alloc(std::size_t bytes, const std::string& what) {
-  void* ptr = nullptr;
-  const cudaError_t status = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+// The pointer an allocation call gave, or nullptr when it ran out of memory (not sticky: the
+// runtime's error state is cleared, so the next call starts clean); other failures throw.
+inline void* allocated_or_null(cudaError_t status, void* ptr, const char* call) {
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    throw MemoryError(str(what, " needs ", bytes, " bytes of GPU memory, which are not free"));
+    return nullptr;
   }
-  check(status, "cudaMalloc");
+  check(status, call);
   return ptr;
 }
+
+// The two kinds of memory a lane grows (GrowOnlyArena's allocators).
+struct DeviceMemory {
+  static constexpr const char* kName = "GPU memory";
+  static void* allocate(std::size_t bytes) {
+    void* ptr = nullptr;
+    const cudaError_t status = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+    return allocated_or_null(status, ptr, "cudaMalloc");
+  }
+  static void release(void* ptr) noexcept { cudaFree(ptr); }
+};
+
+// Page-locked host memory, so copies to and from the device are asynchronous DMA.
+struct PinnedMemory {
+  static constexpr const char* kName = "page-locked host memory";
+  static void* allocate(std::size_t bytes) {
+    void* ptr = nullptr;
+    const cudaError_t status = cudaMallocHost(&ptr, bytes == 0 ? 1 : bytes);
+    return allocated_or_null(status, ptr, "cudaMallocHost");
+  }
+  static void release(void* ptr) noexcept { cudaFreeHost(ptr); }
+};
+
+// Callers reserve before they queue work on the lane's stream and synchronise before the next
+// reserve, so no copy or kernel can be using a block the arena replaces.
+using DeviceArena = GrowOnlyArena<DeviceMemory>;
+using PinnedArena = GrowOnlyArena<PinnedMemory>;
 
 // A fixed-size device array (weights, tables), uploaded once.
 template <typename T>
@@ -45,7 +71,8 @@ class DeviceArray {
  public:
   DeviceArray() = default;
   DeviceArray(const T* host, std::size_t count, const std::string& what)
-      : ptr_(static_cast<T*>(device_alloc(count * sizeof(T), what))), count_(count) {
+      : ptr_(static_cast<T*>(DeviceMemory::allocate(count * sizeof(T)))), count_(count) {
+    if (ptr_ == nullptr) throw out_of_memory(what, count * sizeof(T), DeviceMemory::kName);
     if (count > 0) check(cudaMemcpy(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
   }
   DeviceArray(DeviceArray&& other) noexcept
@@ -66,63 +93,6 @@ class DeviceArray {
  private:
   T* ptr_ = nullptr;
   std::size_t count_ = 0;
-};
-
-// Memory that only grows: reserve() keeps the block when it is big enough, else replaces it
-// (dropping its contents). Callers reserve before they queue work on the lane's stream and
-// synchronise before the next reserve, so no copy or kernel can be using a replaced block.
-class DeviceArena {
- public:
-  DeviceArena() = default;
-  DeviceArena(const DeviceArena&) = delete;
-  DeviceArena& operator=(const DeviceArena&) = delete;
-  ~DeviceArena() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  char* reserve(std::size_t bytes, const std::string& what) {
-    if (bytes > capacity_) {
-      if (ptr_) cudaFree(std::exchange(ptr_, nullptr));
-      capacity_ = 0;
-      ptr_ = static_cast<char*>(device_alloc(bytes, what));
-      capacity_ = bytes;
-    }
-    return ptr_;
-  }
-
- private:
-  char* ptr_ = nullptr;
-  std::size_t capacity_ = 0;
-};
-
-// Page-locked host memory, so copies to and from the device are asynchronous DMA.
-class PinnedArena {
- public:
-  PinnedArena() = default;
-  PinnedArena(const PinnedArena&) = delete;
-  PinnedArena& operator=(const PinnedArena&) = delete;
-  ~PinnedArena() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  char* reserve(std::size_t bytes, const std::string& what) {
-    if (bytes > capacity_) {
-      if (ptr_) cudaFreeHost(std::exchange(ptr_, nullptr));
-      capacity_ = 0;
-      void* p = nullptr;
-      const cudaError_t status = cudaMallocHost(&p, bytes == 0 ? 1 : bytes);
-      if (status == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        throw MemoryError(str(what, " needs ", bytes, " bytes of page-locked host memory, which are not free"));
-      }
-      check(status, "cudaMallocHost");
-      ptr_ = static_cast<char*>(p);
-      capacity_ = bytes;
-    }
-    return ptr_;
-  }
-
- private:
-  char* ptr_ = nullptr;
-  std::size_t capacity_ = 0;
 };
 
 // Offsets of the pieces of one call's buffers inside an arena, each aligned for any type.

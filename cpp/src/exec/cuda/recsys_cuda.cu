@@ -24,8 +24,11 @@ using cuda::DeviceArray;
 using cuda::Lane;
 
 // The most threads one call stages its inputs with: a few suffice for the host's memory bandwidth,
-// and half the cores are left to the other workers.
-int max_staging_team() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8); }
+// and half the cores are left to the other workers. Found once (glibc reads /sys to count cores).
+int max_staging_team() {
+  static const int team = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
+  return team;
+}
 
 // Device-side stage times for StageTimes, recorded with events only when the caller asks.
 class StageClock {
@@ -174,10 +177,10 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
 
   auto lease = lanes_.acquire();
   Lane& lane = *lease;
-  const std::string what = str("recsys model ", s.name, " with batch=", rows);
-  char* base = lane.device_memory.reserve(layout.bytes(), what);
+  const auto describe = [&] { return str("recsys model ", s.name, " with batch=", rows); };
+  char* base = lane.device_memory.reserve(layout.bytes(), describe);
   const std::size_t out_bytes = n(rows * out_cols) * sizeof(float);
-  char* pinned = lane.host_memory.reserve(input_bytes + out_bytes, what);
+  char* pinned = lane.host_memory.reserve(input_bytes + out_bytes, describe);
   char* pinned_out = pinned + input_bytes;
   const auto floats = [base](std::size_t at) { return reinterpret_cast<float*>(base + at); };
   const std::size_t sparse_bytes = n(rows * batch.sparse_cols) * sizeof(std::int32_t);
@@ -185,7 +188,7 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   if (!stage_inputs(batch, column_limit_, reinterpret_cast<std::int32_t*>(pinned + sparse_at),
                     reinterpret_cast<float*>(pinned + dense_at), team)) {
     check(batch);  // names the first index out of range
-    throw ValueError(str(what, ": an index is out of range"));
+    throw ValueError(str(describe(), ": an index is out of range"));
   }
   cuda::check(cudaMemcpyAsync(base, pinned, input_bytes, cudaMemcpyHostToDevice, lane.stream), "cudaMemcpyAsync");
   const auto* sparse = reinterpret_cast<const std::int32_t*>(base + sparse_at);
