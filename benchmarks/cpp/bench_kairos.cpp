@@ -49,7 +49,8 @@ std::shared_ptr<profile::Profile> rm2_like_profile() {
 // applied, so every iteration makes the same decision.
 class FrozenCluster final : public sched::ClusterView, public sched::Actions {
  public:
-  FrozenCluster(std::shared_ptr<const profile::Profile> profile, int n) : profile_(std::move(profile)) {
+  FrozenCluster(std::shared_ptr<const profile::Profile> profile, int n)
+      : sched::ClusterView(central_), profile_(std::move(profile)) {
     Rng rng(3, "bench");
     now_ = 1000 * kNanosPerMilli;
     for (int w = 0; w < n; ++w) {
@@ -86,7 +87,6 @@ class FrozenCluster final : public sched::ClusterView, public sched::Actions {
   bool has_model(sched::WorkerId, sched::ModelId m) const override { return m == 0; }
   std::int64_t config(sched::WorkerId, std::string_view, std::int64_t fallback) const override { return fallback; }
   Nanos last_latency(sched::WorkerId) const override { return -1; }
-  const std::deque<sched::QueryId>& central_queue() const override { return central_; }
   const std::deque<sched::QueryId>& worker_queue(sched::WorkerId) const override { return empty_; }
   sched::Query query(sched::QueryId id) const override { return queries_[id]; }
   Nanos predicted_latency(sched::WorkerId w, sched::ModelId, std::int64_t items) const override {

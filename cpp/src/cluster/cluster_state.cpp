@@ -29,7 +29,8 @@ void erase_one(std::deque<QueryId>& queue, QueryId id) {
 }  // namespace
 
 ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
-    : profile_(spec.profile),
+    : sched::ClusterView(central_),
+      profile_(spec.profile),
       decision_(spec.decision_statistic),
       hooks_(hooks),
       clock_(hooks.clock()),
@@ -252,7 +253,8 @@ void ClusterState::start(Worker& w, WorkerId worker, ModelId model, std::int64_t
   batch.predicted = predicted;
   w.batch_first = batch.queries.front();
   w.busy_until = now + predicted;
-  set_status(worker, WorkerStatus::Busy);
+  w.status = WorkerStatus::Busy;  // set_status's work, inline
+  idle_.set_not_idle(worker);
   ++running_;
   hooks_.start_batch(worker, w.hardware, batch);
 }
@@ -365,7 +367,8 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
     set_status(worker, WorkerStatus::Stopped);
   } else {
     w.busy_until = time();
-    set_status(worker, WorkerStatus::Idle);
+    w.status = WorkerStatus::Idle;  // set_status's work, inline
+    idle_.set_idle(worker);
   }
   return done;
 }

@@ -17,7 +17,8 @@ namespace servelab::testing {
 
 class FakeView final : public sched::ClusterView, public sched::Actions {
  public:
-  explicit FakeView(std::shared_ptr<const profile::Profile> profile) : profile_(std::move(profile)) {}
+  explicit FakeView(std::shared_ptr<const profile::Profile> profile)
+      : sched::ClusterView(central_), profile_(std::move(profile)) {}
 
   // --- building ---
   sched::WorkerId add_worker(std::string_view hardware, Nanos busy_until = -1) {
@@ -61,7 +62,6 @@ class FakeView final : public sched::ClusterView, public sched::Actions {
   bool has_model(sched::WorkerId w, sched::ModelId m) const override { return m == 0 && w < num_workers(); }
   std::int64_t config(sched::WorkerId, std::string_view, std::int64_t fallback) const override { return fallback; }
   Nanos last_latency(sched::WorkerId) const override { return -1; }
-  const std::deque<sched::QueryId>& central_queue() const override { return central_; }
   const std::deque<sched::QueryId>& worker_queue(sched::WorkerId w) const override { return worker_queues_.at(w); }
   sched::Query query(sched::QueryId id) const override { return queries_.at(id); }
   Nanos predicted_latency(sched::WorkerId w, sched::ModelId m, std::int64_t items) const override {

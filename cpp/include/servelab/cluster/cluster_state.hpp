@@ -126,7 +126,6 @@ class ClusterState final : public sched::ClusterView,
   bool has_model(WorkerId worker, ModelId model) const override;
   std::int64_t config(WorkerId worker, std::string_view key, std::int64_t fallback) const override;
   Nanos last_latency(WorkerId worker) const override { return at(worker).last_latency; }
-  const std::deque<QueryId>& central_queue() const override { return central_; }
   const std::deque<QueryId>& worker_queue(WorkerId worker) const override { return at(worker).queue; }
   Query query(QueryId id) const override;
   Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const override;

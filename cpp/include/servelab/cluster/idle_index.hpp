@@ -66,7 +66,7 @@ class IdleIndex {
   void add_worker(sched::WorkerId worker, sched::HardwareId hardware);
   // Inline: once per batch start and end. The hardware groups and the longest-idle lists, when
   // kept, are updated out of line.
-  void set_idle(sched::WorkerId w) {
+  [[gnu::always_inline]] void set_idle(sched::WorkerId w) {
     Slot& s = slots_[w];
     if (s.pos >= 0) return;
     s.since = ++clock_;
@@ -77,7 +77,7 @@ class IdleIndex {
     if (lists_ || split_) [[unlikely]]
       set_idle_rest(w);
   }
-  void set_not_idle(sched::WorkerId w) {
+  [[gnu::always_inline]] void set_not_idle(sched::WorkerId w) {
     Slot& s = slots_[w];
     if (s.pos < 0) return;
     Group& all = groups_[0];

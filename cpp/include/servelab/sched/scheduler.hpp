@@ -92,8 +92,9 @@ class ClusterView {
   // The last completed batch's measured latency on this worker (-1 before the first).
   virtual Nanos last_latency(WorkerId worker) const = 0;
 
-  // Queues, oldest first.
-  virtual const std::deque<QueryId>& central_queue() const = 0;
+  // Queues, oldest first. The central queue is read through a pointer the view gives once: most
+  // policies look at it on every arrival and every batch end, and this way without a call.
+  const std::deque<QueryId>& central_queue() const { return *central_queue_; }
   virtual const std::deque<QueryId>& worker_queue(WorkerId worker) const = 0;
   virtual Query query(QueryId id) const = 0;  // any query that has arrived
 
@@ -106,6 +107,15 @@ class ClusterView {
   // The default asks models() and max_batch(); the cluster state answers in this one call (most
   // policies ask it once per query, through pick_model).
   virtual ModelId model_for(WorkerId worker, const Query& query) const;
+
+ protected:
+  // `central`: the view's central queue, for as long as the view lives.
+  explicit ClusterView(const std::deque<QueryId>& central) : central_queue_(&central) {}
+  ClusterView(const ClusterView&) = delete;
+  ClusterView& operator=(const ClusterView&) = delete;
+
+ private:
+  const std::deque<QueryId>* central_queue_;
 };
 
 class Actions {
