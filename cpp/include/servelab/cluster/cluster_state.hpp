@@ -190,9 +190,10 @@ class ClusterState final : public sched::ClusterView,
     std::vector<std::uint64_t> high_;
   };
 
-  // What every model choice, batch start and batch end touches comes first, in the first cache
-  // lines of a line-aligned slot: with thousands of workers each of them misses in the cache.
-  // A batch's end reads the first two lines (the engine prefetches them), a dispatch also the third.
+  // What every model choice, batch start and batch end touches comes first, in the first two
+  // cache lines of a line-aligned slot (the engine prefetches them at a batch's end): with many
+  // workers each of them misses in the cache, and with 100 the slots' hot lines alone fill a
+  // third of the first-level cache.
   struct alignas(64) Worker {
     HardwareId hardware = 0;
     WorkerStatus status = WorkerStatus::Idle;
@@ -203,8 +204,8 @@ class ClusterState final : public sched::ClusterView,
     std::int64_t batches = 0;
     QueryId batch_first = -1;  // batch.queries[0], here so a one-query batch ends without its vector
     RunningBatch batch;
+    ModelSet has_model;           // its bits for ids below 64 end the second line (dispatch checks them)
     std::vector<ModelId> models;  // in load order (first_model follows every change)
-    ModelSet has_model;
     std::deque<QueryId> queue;
     std::map<std::string, std::int64_t, std::less<>> config;
     Nanos added = 0, stopped = -1;
