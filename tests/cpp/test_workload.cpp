@@ -15,6 +15,7 @@
 
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
+#include "servelab/core/rng.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/trace_readers.hpp"
 
@@ -354,6 +355,27 @@ TEST(Replay, FromGapsSumsExactlyAndCanCycle) {
   const auto cyclic = Replay::from_gaps(small, true);
   EXPECT_EQ(generate_arrivals(cyclic, 1, 7),
             (std::vector<Nanos>{1'000'000, 3'000'000, 3'000'000, 4'000'000, 6'000'000, 6'000'000, 7'000'000}));
+}
+
+// Gaps on both sides of 2^31 ns (the fast conversion's bound) and up to hours: each time is the
+// sum of the gaps in nanoseconds (each gap to 2^-32 ns, truncated), rounded to nearest, computed
+// here with 128-bit integers from the exact long double scale.
+TEST(Replay, FromGapsIsExactOnBothSidesOfTheFastPath) {
+  Rng rng(11, "gaps");
+  std::vector<double> gaps;
+  for (const double edge : {0x1p31 / 1e9, 0x1p32 / 1e9}) {
+    for (int k = -3; k <= 3; ++k) gaps.push_back(edge * (1 + k * 0x1p-50));
+  }
+  for (int i = 0; i < 3000; ++i) gaps.push_back(std::ldexp(rng.uniform(), static_cast<int>(rng.uniform() * 40) - 30));
+  __extension__ using U128 = unsigned __int128;
+  U128 sum = 0;
+  std::vector<Nanos> expected;
+  for (const double g : gaps) {
+    const long double scaled = static_cast<long double>(g * 1e9) * 0x1p32L;  // exact: a power-of-two scale
+    sum += static_cast<U128>(std::floor(scaled));
+    expected.push_back(static_cast<Nanos>((sum + (U128{1} << 31)) >> 32));
+  }
+  EXPECT_EQ(Replay::from_gaps(gaps).times(), expected);
 }
 
 TEST(Replay, ValidatesTheTimes) {

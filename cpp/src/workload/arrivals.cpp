@@ -57,9 +57,21 @@ struct Instant {
   // Advances by gap_ns >= 0 if the result stays before `limit`; returns false (unchanged) otherwise,
   // also for an infinite or NaN gap.
   bool advance_before(double gap_ns, Nanos limit) {
-    if (!(gap_ns < 9.2e18)) return false;
-    const auto step = static_cast<Nanos>(gap_ns);  // truncates; gap_ns - step is exact, in [0, 1)
-    const std::uint64_t sum = frac + static_cast<std::uint64_t>((gap_ns - static_cast<double>(step)) * 0x1p32);
+    Nanos step = 0;
+    std::uint64_t part = 0;  // the gap's fraction of a nanosecond, in units of 2^-32
+    if (gap_ns < 0x1p31) [[likely]] {
+      // Below 2^31 ns (about 2 s), gap_ns * 2^32 is exact (a power-of-two scale) and below 2^63:
+      // truncated, it holds both parts, the same bits as the general case in one conversion.
+      const auto fixed = static_cast<std::uint64_t>(static_cast<std::int64_t>(gap_ns * 0x1p32));
+      step = static_cast<Nanos>(fixed >> 32);
+      part = fixed & (kFracOne - 1);
+    } else if (gap_ns < 9.2e18) {
+      step = static_cast<Nanos>(gap_ns);  // truncates; gap_ns - step is exact, in [0, 1)
+      part = static_cast<std::uint64_t>(static_cast<std::int64_t>((gap_ns - static_cast<double>(step)) * 0x1p32));
+    } else {
+      return false;  // beyond the range, infinite or NaN
+    }
+    const std::uint64_t sum = frac + part;
     const auto carry = static_cast<Nanos>(sum >> 32);
     if (step >= limit - whole - carry) return false;
     whole += step + carry;
