@@ -357,7 +357,7 @@ TEST(Replay, FromGapsSumsExactlyAndCanCycle) {
             (std::vector<Nanos>{1'000'000, 3'000'000, 3'000'000, 4'000'000, 6'000'000, 6'000'000, 7'000'000}));
 }
 
-// Gaps on both sides of 2^31 ns (the fast conversion's bound) and up to hours: each time is the
+// Gaps on both sides of 2^31 ns (the fast conversion's bound) and up to 512 s: each time is the
 // sum of the gaps in nanoseconds (each gap to 2^-32 ns, truncated), rounded to nearest, computed
 // here with 128-bit integers from the exact long double scale.
 TEST(Replay, FromGapsIsExactOnBothSidesOfTheFastPath) {
