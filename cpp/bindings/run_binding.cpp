@@ -30,7 +30,7 @@ cluster::RunSpec make_run_spec(const profile::Profile& profile, std::vector<clus
 
 namespace {
 
-double mean_ns(__int128 sum, std::int64_t n) {
+double mean_ns(cluster::StreamGroup::Int128 sum, std::int64_t n) {
   return n ? static_cast<double>(static_cast<long double>(sum) / static_cast<long double>(n)) : 0.0;
 }
 

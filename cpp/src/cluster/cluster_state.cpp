@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -577,8 +578,15 @@ bool ClusterState::has_pending_queries() const {
 bool ClusterState::quiescent() const { return running_ == 0 && transitions_ == 0 && !has_pending_queries(); }
 
 RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string world, std::string scheduler) {
-  for (QueryId id = base_; id < arrived(); ++id) {
-    if (where(id) != kEnded) end_dropped(id, reason);
+  // The queries not ended are those still pending (where() says kEnded for every other status):
+  // a search of the int8 status column (memchr, many rows per instruction) instead of a where()
+  // per row, which cost 11 instructions per query of a run.
+  const std::int8_t* const status = records_.status.data();
+  for (std::size_t i = 0; i < rows_; ++i) {
+    const void* pending = std::memchr(status + i, kPending, rows_ - i);
+    if (!pending) break;
+    i = static_cast<std::size_t>(static_cast<const std::int8_t*>(pending) - status);
+    end_dropped(base_ + static_cast<QueryId>(i), reason);
   }
   records_.truncate(rows_);  // the rows filled ahead and never used
   if (stream_) {

@@ -32,9 +32,10 @@ RecordMode parse_record_mode(std::string_view text);
 
 // The metrics of one group of queries (an app), as Result.summary() defines them.
 struct StreamGroup {
+  __extension__ using Int128 = __int128;  // a GCC/Clang type (the extension marker keeps -Wpedantic quiet)
   std::int64_t queries = 0, completed = 0, met = 0;
-  std::vector<std::int64_t> drops;                           // by drop reason index + 1 (0: unspecified)
-  __int128 latency_sum = 0, queue_sum = 0, service_sum = 0;  // ns, exact
+  std::vector<std::int64_t> drops;                         // by drop reason index + 1 (0: unspecified)
+  Int128 latency_sum = 0, queue_sum = 0, service_sum = 0;  // ns, exact
   Nanos latency_max = -1;
   double accuracy_done_sum = 0, accuracy_met_sum = 0, cost_sum = 0;
   std::int64_t accuracy_done_n = 0, accuracy_met_n = 0;
