@@ -264,6 +264,54 @@ TEST(IdleIndex, ASecondHardwareTypeSplitsTheGroupsKeepingTheIdleOrder) {
   EXPECT_EQ(index.longest_idle(cluster::IdleIndex::kAll), 0);
 }
 
+// The view's lowest_idle() (any hardware: the bitset the cluster state hands its base class; one
+// type: the state's index) against a scan of idle_workers(), on every arrival of a run that adds
+// workers of both hardware types part way through (the index's groups move, the base's pointer
+// must follow them).
+class CheckLowestIdle : public sched::Scheduler {
+ public:
+  std::string describe() const override { return "check_lowest_idle"; }
+  void on_arrival(const Query& q, const ClusterView& view, sched::Actions& actions) override {
+    if (++arrivals_ == 50 || arrivals_ == 120) {
+      const ModelId m = 0;
+      actions.add_worker(arrivals_ == 50 ? "slow" : "fast", {&m, 1}, millis_to_nanos(5));
+    }
+    for (WorkerId from = -1; from <= view.num_workers(); ++from) {
+      for (sched::HardwareId hw = ClusterView::kAnyHardware; hw < 2; ++hw) {
+        WorkerId scan = -1;
+        for (const WorkerId w : view.idle_workers()) {
+          const bool in = hw == ClusterView::kAnyHardware || view.hardware(w) == hw;
+          if (from >= 0 && w >= from && in && (scan < 0 || w < scan)) scan = w;
+        }
+        ASSERT_EQ(view.lowest_idle(hw, from), scan) << "from=" << from << " hardware=" << hw;
+        ++checks;
+      }
+    }
+    const WorkerId w = view.lowest_idle(ClusterView::kAnyHardware, 0);
+    if (w >= 0) actions.dispatch(w, 0, {&q.id, 1});
+  }
+  std::int64_t checks = 0;
+
+ private:
+  std::int64_t arrivals_ = 0;
+};
+
+TEST(IdleIndex, TheViewsLowestIdleFollowsTheIndexAsWorkersAreAdded) {
+  auto spec = testing::replay_spec({}, {{"fast", 3, {}, {}}});
+  workload::Application app{"a", 1.0, millis_to_nanos(1000), nullptr, 0.0};
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(150.0), std::vector{app}, 400);
+  CheckLowestIdle policy;
+  const auto result = sim::simulate(spec, policy);
+  EXPECT_EQ(result.workers.hardware.size(), 5u);
+  EXPECT_GT(policy.checks, 400 * 5 * 3);
+  // Busy and idle both happen: some queries find every worker busy and are cut off unserved.
+  const auto served = std::count(result.queries.status.begin(), result.queries.status.end(),
+                                 static_cast<std::int8_t>(cluster::QueryStatus::Completed));
+  EXPECT_GT(served, 100);
+  EXPECT_LT(served, 400);
+}
+
 // --- fcfs tie rules ---
 
 std::vector<std::int64_t> queries_per_worker(const cluster::RunResult& r, std::size_t workers) {

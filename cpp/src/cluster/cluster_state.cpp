@@ -101,6 +101,7 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   workers_.push_back(std::move(w));
   worker_count_ = static_cast<WorkerId>(workers_.size());
   idle_.add_worker(id, hardware);
+  publish_idle_set(idle_.all_bits());  // the index's groups may have moved
   set_status(id, WorkerStatus::Idle);
   return id;
 }

@@ -34,7 +34,7 @@ std::int32_t ClusterView::idle_count(HardwareId hardware) const {
   return n;
 }
 
-WorkerId ClusterView::lowest_idle(HardwareId hardware, WorkerId from) const {
+WorkerId ClusterView::lowest_idle_of(HardwareId hardware, WorkerId from) const {
   WorkerId best = -1;
   for (const WorkerId w : idle_workers()) {
     if (w >= from && in_group(*this, w, hardware) && (best < 0 || w < best)) best = w;

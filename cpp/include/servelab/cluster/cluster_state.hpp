@@ -117,7 +117,6 @@ class ClusterState final : public sched::ClusterView,
   std::int32_t idle_count(HardwareId hardware) const override {
     return static_cast<std::int32_t>(idle_.members(hardware).size());
   }
-  WorkerId lowest_idle(HardwareId hardware, WorkerId from) const override { return idle_.lowest_from(hardware, from); }
   WorkerId longest_idle(HardwareId hardware) const override { return idle_.longest_idle(hardware); }
   WorkerId nth_idle(HardwareId hardware, std::int32_t i) const override;
   std::uint64_t idle_since(WorkerId worker) const override { return idle_.idle_since(at_checked(worker)); }
@@ -143,6 +142,11 @@ class ClusterState final : public sched::ClusterView,
   void load_model(WorkerId worker, ModelId model) override;
   void unload_model(WorkerId worker, ModelId model) override;
   void set_config(WorkerId worker, std::string_view key, std::int64_t value) override;
+
+ protected:
+  WorkerId lowest_idle_of(HardwareId hardware, WorkerId from) const override {
+    return idle_.lowest_from(hardware, from);
+  }
 
  private:
   // Where a pending query is: >= 0 in that worker's queue, or one of these. Kept in the records'

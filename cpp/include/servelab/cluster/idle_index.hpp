@@ -9,54 +9,12 @@
 #include <span>
 #include <vector>
 
+#include "servelab/core/hierarchical_bitset.hpp"
 #include "servelab/sched/scheduler.hpp"
 
 namespace servelab::cluster {
 
-// A set of small integers with find-next in O(log64 n): level 0 holds one bit per member, each
-// level above one bit per non-empty word of the level below.
-class HierarchicalBitset {
- public:
-  void resize(std::size_t n);  // new positions are absent
-  // Inline at the first level: the levels above change only when a word empties or fills up.
-  void insert(std::size_t i) {
-    std::uint64_t& word = levels_[0][i >> 6];
-    const bool was_empty = word == 0;
-    word |= std::uint64_t{1} << (i & 63);
-    if (was_empty) insert_above(i >> 6);
-  }
-  void erase(std::size_t i) {
-    std::uint64_t& word = levels_[0][i >> 6];
-    word &= ~(std::uint64_t{1} << (i & 63));
-    if (word == 0) erase_above(i >> 6);
-  }
-  // The smallest member >= from, or -1.
-  std::int64_t find_next(std::size_t from) const {
-    // Inline when `from`'s own word or the next one has a member (the common cases: with the
-    // lowest ids kept busy, the first idle worker is often just past the first full word),
-    // else up the levels.
-    if (!levels_.empty()) {
-      const auto& words = levels_[0];
-      const std::size_t wi = from >> 6;
-      if (wi < words.size()) {
-        const std::uint64_t w = words[wi] & (~std::uint64_t{0} << (from & 63));
-        if (w) return static_cast<std::int64_t>((wi << 6) + static_cast<std::size_t>(std::countr_zero(w)));
-        if (wi + 1 < words.size() && words[wi + 1]) {
-          return static_cast<std::int64_t>(((wi + 1) << 6) + static_cast<std::size_t>(std::countr_zero(words[wi + 1])));
-        }
-      }
-    }
-    return find_at(0, from);
-  }
-
- private:
-  std::int64_t find_at(std::size_t level, std::size_t from) const;
-  // insert() / erase() from level 1 up; `i` is the bit at level 1 (the word index at level 0).
-  void insert_above(std::size_t i);
-  void erase_above(std::size_t i);
-  std::vector<std::vector<std::uint64_t>> levels_;
-  std::size_t size_ = 0;
-};
+using core::HierarchicalBitset;
 
 class IdleIndex {
  public:
@@ -104,6 +62,9 @@ class IdleIndex {
     if (!group_ptr || from < 0) return -1;
     return static_cast<sched::WorkerId>(group_ptr->bits.find_next(static_cast<std::size_t>(from)));
   }
+  // Every idle worker as a bitset (null before the first worker). It moves when a worker of a new
+  // hardware type is added: ask again after add_worker.
+  const HierarchicalBitset* all_bits() const { return groups_.empty() ? nullptr : &groups_[0].bits; }
   // The group's worker idle the longest, or -1. The first call builds the lists (O(W log W)).
   sched::WorkerId longest_idle(sched::HardwareId group) const;
   // Increases each time a worker becomes idle: smaller = idle for longer.

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "servelab/core/hierarchical_bitset.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
 #include "servelab/workload/query.hpp"
@@ -75,8 +76,14 @@ class ClusterView {
   // answers from an index (O(log W) or O(1)); these defaults scan idle_workers().
   static constexpr HardwareId kAnyHardware = -1;
   virtual std::int32_t idle_count(HardwareId hardware) const;
-  // The lowest idle worker id >= from, or -1.
-  virtual WorkerId lowest_idle(HardwareId hardware, WorkerId from) const;
+  // The lowest idle worker id >= from, or -1. Of any hardware, from the bitset the view handed
+  // over (publish_idle_set), without a virtual call: fcfs asks this on every arrival.
+  WorkerId lowest_idle(HardwareId hardware, WorkerId from) const {
+    if (hardware == kAnyHardware && idle_set_ && from >= 0) {
+      return static_cast<WorkerId>(idle_set_->find_next(static_cast<std::size_t>(from)));
+    }
+    return lowest_idle_of(hardware, from);
+  }
   // The idle worker that has been idle the longest (least recently used), or -1.
   virtual WorkerId longest_idle(HardwareId hardware) const;
   // The i-th idle worker (0 <= i < idle_count) in a fixed but unspecified order.
@@ -113,9 +120,16 @@ class ClusterView {
   explicit ClusterView(const std::deque<QueryId>& central) : central_queue_(&central) {}
   ClusterView(const ClusterView&) = delete;
   ClusterView& operator=(const ClusterView&) = delete;
+  // A view that keeps its idle workers in a bitset hands it over (again whenever it moves); null:
+  // lowest_idle() asks lowest_idle_of() for any hardware too.
+  void publish_idle_set(const core::HierarchicalBitset* idle) { idle_set_ = idle; }
+  // lowest_idle() of one hardware type (kAnyHardware without a published set). The default scans
+  // idle_workers().
+  virtual WorkerId lowest_idle_of(HardwareId hardware, WorkerId from) const;
 
  private:
   const std::deque<QueryId>* central_queue_;
+  const core::HierarchicalBitset* idle_set_ = nullptr;
 };
 
 class Actions {
