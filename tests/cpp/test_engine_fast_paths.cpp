@@ -155,7 +155,7 @@ class ModelChoiceProbe final : public sched::Scheduler {
             break;
           }
         }
-        answers.push_back({two_calls, view.model_for(w, q), view.sched::ClusterView::model_for(w, q)});
+        answers.push_back({two_calls, view.model_for(w, q), view.sched::ClusterView::model_for_of(w, q)});
       }
     }
   }

@@ -92,7 +92,6 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
     if (!w.has_model.contains(m)) w.models.push_back(m);
     w.has_model.set(m, true);
   }
-  w.first_model = w.models.empty() ? -1 : w.models.front();
   w.config.insert(config.begin(), config.end());
   w.added = time();
   w.busy_until = w.added;
@@ -101,7 +100,11 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   workers_.push_back(std::move(w));
   worker_count_ = static_cast<WorkerId>(workers_.size());
   idle_.add_worker(id, hardware);
-  publish_idle_set(idle_.all_bits());  // the index's groups may have moved
+  first_models_.emplace_back();
+  update_first_model(id);
+  // What the view's base class reads may have moved: the index's groups, the first models.
+  publish_idle_set(idle_.all_bits());
+  publish_first_models(first_models_.data(), first_models_.size());
   set_status(id, WorkerStatus::Idle);
   return id;
 }
@@ -208,16 +211,15 @@ std::int64_t ClusterState::max_batch(WorkerId worker, ModelId model) const {
   return t.empty() ? 0 : static_cast<std::int64_t>(t.size()) - 1;
 }
 
-ModelId ClusterState::model_for(WorkerId worker, const Query& query) const {
-  // The usual answer, the worker's first model for a query without a floor, without a call (so
-  // without registers to save); anything else asks the full loop from the start.
-  const Worker& w = at(worker);
-  if (w.first_model >= 0 && !(query.accuracy_floor > 0)) {
-    const ModelId m = w.first_model;
-    const auto& t = tables_[static_cast<std::size_t>(w.hardware) * accuracy_.size() + static_cast<std::size_t>(m)];
-    if (!t.empty() && query.size <= static_cast<std::int64_t>(t.size()) - 1) return m;
+void ClusterState::update_first_model(WorkerId worker) {
+  const Worker& w = workers_[worker];
+  FirstModel first;
+  if (!w.models.empty()) {
+    const auto& t = table(w.hardware, w.models.front());
+    first.model = w.models.front();
+    first.max_items = t.empty() ? -1 : static_cast<std::int32_t>(t.size() - 1);
   }
-  return model_for_scan(w, query);
+  first_models_[worker] = first;
 }
 
 ModelId ClusterState::model_for_scan(const Worker& w, const Query& query) const {
@@ -425,8 +427,8 @@ bool ClusterState::finish_transition(WorkerId worker) {
   if (w.status == WorkerStatus::Loading && w.loading >= 0) {
     if (!w.has_model.contains(w.loading)) w.models.push_back(w.loading);
     w.has_model.set(w.loading, true);
-    w.first_model = w.models.front();
     w.loading = -1;
+    update_first_model(worker);
   }
   if (w.removing) {
     w.stopped = time();
@@ -559,7 +561,7 @@ void ClusterState::unload_model(WorkerId worker, ModelId model) {
   }
   w.has_model.set(model, false);
   w.models.erase(std::find(w.models.begin(), w.models.end(), model));
-  w.first_model = w.models.empty() ? -1 : w.models.front();
+  update_first_model(worker);
 }
 
 void ClusterState::set_config(WorkerId worker, std::string_view key, std::int64_t value) {

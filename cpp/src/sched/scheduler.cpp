@@ -57,7 +57,7 @@ WorkerId ClusterView::nth_idle(HardwareId hardware, std::int32_t i) const {
   return -1;
 }
 
-ModelId ClusterView::model_for(WorkerId worker, const Query& query) const {
+ModelId ClusterView::model_for_of(WorkerId worker, const Query& query) const {
   for (const ModelId m : models(worker)) {
     if (query.accuracy_floor > 0) {
       const double acc = profile().accuracy(m);

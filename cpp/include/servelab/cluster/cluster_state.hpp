@@ -129,7 +129,6 @@ class ClusterState final : public sched::ClusterView,
   Query query(QueryId id) const override;
   Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const override;
   std::int64_t max_batch(WorkerId worker, ModelId model) const override;
-  ModelId model_for(WorkerId worker, const Query& query) const override;
 
   // --- Actions ---
   void dispatch(WorkerId worker, ModelId model, std::span<const QueryId> queries) override;
@@ -143,10 +142,10 @@ class ClusterState final : public sched::ClusterView,
   void unload_model(WorkerId worker, ModelId model) override;
   void set_config(WorkerId worker, std::string_view key, std::int64_t value) override;
 
- protected:
   WorkerId lowest_idle_of(HardwareId hardware, WorkerId from) const override {
     return idle_.lowest_from(hardware, from);
   }
+  ModelId model_for_of(WorkerId worker, const Query& query) const override { return model_for_scan(at(worker), query); }
 
  private:
   // Where a pending query is: >= 0 in that worker's queue, or one of these. Kept in the records'
@@ -203,13 +202,12 @@ class ClusterState final : public sched::ClusterView,
     WorkerStatus status = WorkerStatus::Idle;
     bool removing = false;
     ModelId loading = -1;
-    ModelId first_model = -1;  // models.front(), or -1: the usual model choice without a pointer chase
     Nanos busy_until = 0, last_latency = -1, busy = 0;
     std::int64_t batches = 0;
     QueryId batch_first = -1;  // batch.queries[0], here so a one-query batch ends without its vector
     RunningBatch batch;
     ModelSet has_model;           // its bits for ids below 64 end the second line (dispatch checks them)
-    std::vector<ModelId> models;  // in load order (first_model follows every change)
+    std::vector<ModelId> models;  // in load order (first_models_ follows every change)
     std::deque<QueryId> queue;
     std::map<std::string, std::int64_t, std::less<>> config;
     Nanos added = 0, stopped = -1;
@@ -260,8 +258,10 @@ class ClusterState final : public sched::ClusterView,
       bad_model(model, action);
   }
   [[noreturn]] void bad_model(ModelId model, std::string_view action) const;
-  // model_for() past its first-model check: every model in order, floors and unloaded tables.
-  [[gnu::noinline]] ModelId model_for_scan(const Worker& w, const Query& query) const;
+  // model_for() in full: every model in order, floors and unloaded tables.
+  ModelId model_for_scan(const Worker& w, const Query& query) const;
+  // Brings first_models_[worker] up to date with its models (after any change to them).
+  void update_first_model(WorkerId worker);
   std::int8_t reason_index(std::string_view reason);
   void end_dropped(QueryId id, std::string_view reason);
   WorkerId add_worker_now(HardwareId hardware, std::vector<ModelId> models,
@@ -273,7 +273,8 @@ class ClusterState final : public sched::ClusterView,
   const Nanos* clock_;  // hooks_.clock()
   std::uint64_t seed_;
   std::vector<Worker> workers_;
-  WorkerId worker_count_ = 0;  // workers_.size(), kept: every action checks its worker id against it
+  std::vector<FirstModel> first_models_;  // by worker, handed to the view's base (model_for's fast path)
+  WorkerId worker_count_ = 0;             // workers_.size(), kept: every action checks its worker id against it
   IdleIndex idle_;
   std::deque<QueryId> central_;
   std::int64_t running_ = 0, transitions_ = 0;

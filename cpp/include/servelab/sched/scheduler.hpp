@@ -111,25 +111,49 @@ class ClusterView {
   virtual std::int64_t max_batch(WorkerId worker, ModelId model) const = 0;
   // The first model loaded on the worker whose accuracy meets the query's floor (a model without
   // a known accuracy meets only a 0 floor) and whose profile covers the query's size; -1 if none.
-  // The default asks models() and max_batch(); the cluster state answers in this one call (most
-  // policies ask it once per query, through pick_model).
-  virtual ModelId model_for(WorkerId worker, const Query& query) const;
+  // Most policies ask it once per query (through pick_model): a query without a floor that the
+  // worker's first model covers is answered from the table the view handed over
+  // (publish_first_models), without a virtual call; anything else asks model_for_of().
+  ModelId model_for(WorkerId worker, const Query& query) const {
+    if (static_cast<std::uint32_t>(worker) < first_model_count_ && !(query.accuracy_floor > 0)) {
+      const FirstModel& first = first_models_[worker];
+      if (query.size <= first.max_items) return first.model;
+    }
+    return model_for_of(worker, query);
+  }
+
+  // What a view overrides for the two calls above (policies call those): lowest_idle() of one
+  // hardware type (of any too without a published set), and model_for() in full. The defaults
+  // scan idle_workers(), and ask models() and max_batch().
+  virtual WorkerId lowest_idle_of(HardwareId hardware, WorkerId from) const;
+  virtual ModelId model_for_of(WorkerId worker, const Query& query) const;
+
+  // A worker's first model and the largest batch the profile covers for it on the worker's
+  // hardware (-1 for both: no model, or the profile covers none).
+  struct FirstModel {
+    ModelId model = -1;
+    std::int32_t max_items = -1;
+  };
 
  protected:
   // `central`: the view's central queue, for as long as the view lives.
   explicit ClusterView(const std::deque<QueryId>& central) : central_queue_(&central) {}
   ClusterView(const ClusterView&) = delete;
   ClusterView& operator=(const ClusterView&) = delete;
-  // A view that keeps its idle workers in a bitset hands it over (again whenever it moves); null:
-  // lowest_idle() asks lowest_idle_of() for any hardware too.
+  // What a view keeps for the fast paths of lowest_idle() and model_for(), handed over (again
+  // whenever it moves or grows): its idle workers as a bitset, and each worker's first model by
+  // worker id. Null (the default): those calls ask lowest_idle_of() and model_for_of().
   void publish_idle_set(const core::HierarchicalBitset* idle) { idle_set_ = idle; }
-  // lowest_idle() of one hardware type (kAnyHardware without a published set). The default scans
-  // idle_workers().
-  virtual WorkerId lowest_idle_of(HardwareId hardware, WorkerId from) const;
+  void publish_first_models(const FirstModel* by_worker, std::size_t workers) {
+    first_models_ = by_worker;
+    first_model_count_ = static_cast<std::uint32_t>(workers);
+  }
 
  private:
   const std::deque<QueryId>* central_queue_;
   const core::HierarchicalBitset* idle_set_ = nullptr;
+  const FirstModel* first_models_ = nullptr;
+  std::uint32_t first_model_count_ = 0;
 };
 
 class Actions {
