@@ -3,7 +3,6 @@
 namespace servelab::core {
 
 void HierarchicalBitset::resize(std::size_t n) {
-  size_ = n;
   std::size_t words = (n + 63) / 64;
   for (std::size_t level = 0;; ++level) {
     if (level == levels_.size()) {

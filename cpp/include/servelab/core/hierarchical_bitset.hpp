@@ -50,7 +50,6 @@ class HierarchicalBitset {
   void insert_above(std::size_t i);
   void erase_above(std::size_t i);
   std::vector<std::vector<std::uint64_t>> levels_;
-  std::size_t size_ = 0;
 };
 
 }  // namespace servelab::core
