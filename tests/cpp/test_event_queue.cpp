@@ -1,6 +1,7 @@
 // The simulator's event queue (an in-order lane beside a 4-ary heap, with deferred pops) pops
 // exactly what std::priority_queue pops, whatever mix of in-order and out-of-order events, equal
-// times and kinds, and pop-then-push steps it sees.
+// times and kinds, and pop-then-push steps it sees; after each pop, its hint names the next
+// event's worker when that event is a batch's end.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -59,6 +60,9 @@ int run_against_priority_queue(double in_order, Nanos spread, std::uint64_t seed
       now = reference.top().time;
       queue.pop();
       reference.pop();
+      // The hint names the next event's worker when that event is a batch's end.
+      const bool next_is_batch_end = !reference.empty() && reference.top().kind == WorldEventKind::BatchDone;
+      EXPECT_EQ(queue.batch_done_after_pop(), next_is_batch_end ? reference.top().payload : -1) << "step " << step;
       if (coin(rng) < 0.7) push();  // the engine's pop-then-push step
     } else {
       push();

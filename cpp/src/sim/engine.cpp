@@ -92,7 +92,13 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       // otherwise wait on it). Otherwise it is read at the next step, after the hooks' pushes:
       // the heap's pop then costs one sift with the push that follows it, not two.
       top_known_ = events_.lane_top(top_);
-      if (top_known_ && top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));
+      if (top_known_) {
+        if (top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));
+      } else if (const auto next_worker = events_.batch_done_after_pop(); next_worker >= 0) {
+        // The heap's next event, found among the popped root's children: a batch's end read
+        // right after this event would otherwise wait on its worker's slot.
+        prefetch_batch_end(static_cast<WorkerId>(next_worker));
+      }
       now_ = e.time;
       const Nanos started =
           e.kind == EventKind::BatchDone ? state_->batch_dispatched(static_cast<WorkerId>(e.payload)) : 0;

@@ -3,6 +3,7 @@
 // the workload stream, come after all three); within a kind, the order they were scheduled.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -57,6 +58,25 @@ class WorldEventQueue {
     out.seq = static_cast<std::int64_t>(lo & ((std::uint64_t{1} << 56) - 1));
     out.payload = e.payload;
     return true;
+  }
+  // Right after pop(): the payload of the event that will be earliest once the pop settles, when
+  // it is a batch's end (and no earlier event is pushed first), else -1: a hint, for fetching
+  // that worker's data while the popped event is handled. The settled root is the least of the
+  // popped root's children (the leaf moved up is no less than one of them) or the lane's head.
+  std::int64_t batch_done_after_pop() const {
+    const Entry* next = nullptr;
+    if (pending_pop_) {
+      const std::size_t last = std::min<std::size_t>(heap_.size() - 1, 4);
+      for (std::size_t c = 1; c <= last; ++c) {
+        if (!next || heap_[c].key < next->key) next = &heap_[c];
+      }
+    } else if (!heap_.empty()) {
+      next = &heap_.front();
+    }
+    if (lane_count_ > 0 && (!next || lane_[lane_head_].key < next->key)) next = &lane_[lane_head_];
+    const bool batch_done =
+        next && static_cast<std::uint64_t>(next->key) >> 56 == static_cast<std::uint64_t>(WorldEventKind::BatchDone);
+    return batch_done ? next->payload : -1;
   }
   void pop() {
     settle();
