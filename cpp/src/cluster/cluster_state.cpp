@@ -412,7 +412,7 @@ void ClusterState::end_rows(const Worker& w, WorkerId worker, Nanos start, Nanos
 }
 
 BatchDone ClusterState::fail_batch(WorkerId worker, Nanos start, Nanos finish, std::string_view reason) {
-  const std::vector<QueryId> queries = workers_[worker].batch.queries;  // finish_batch moves on
+  const auto queries = workers_[worker].batch.queries;  // finish_batch moves on
   const BatchDone done = finish_batch(worker, start, finish);
   --workers_[worker].batches;  // `batches` counts the batches the records show: completed ones
   for (const QueryId id : queries) {

@@ -165,7 +165,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     check_running("dispatch");
     start_threads();
     slot(worker);
-    running_[worker] = batch.queries;
+    running_[worker].assign(batch.queries.begin(), batch.queries.end());
     if (!out_of_service_[worker].empty()) {
       // As a remote worker whose connection is lost: every later batch fails at once, one reason.
       failures_[worker] = out_of_service_[worker];
@@ -176,7 +176,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       return;
     }
     WorkerThread& thread = *threads_[worker];
-    Job job{batch.model, batch.items, batch.queries, {}, {}};
+    Job job{batch.model, batch.items, {batch.queries.begin(), batch.queries.end()}, {}, {}};
     job.sizes.reserve(batch.queries.size());
     for (const auto id : batch.queries) job.sizes.push_back(state_->query(id).size);
     for (const auto& key : thread.knobs()) {

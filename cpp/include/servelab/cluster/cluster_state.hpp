@@ -3,6 +3,7 @@
 // passes and how a batch runs); everything a policy can observe or do lives here, once.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -30,7 +31,9 @@ using sched::WorkerStatus;
 // A batch handed to a world to run.
 struct RunningBatch {
   ModelId model = -1;
-  std::vector<QueryId> queries;
+  // One query is held in the worker's slot itself: most batches are one query, and a separate
+  // allocation per worker would be one more cache miss at every dispatch with many workers.
+  boost::container::small_vector<QueryId, 1> queries;
   std::int64_t items = 0;
   Nanos dispatched = 0;
   Nanos predicted = 0;  // the decision statistic's latency for `items`
