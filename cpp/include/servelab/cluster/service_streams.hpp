@@ -38,6 +38,11 @@ class ServiceStreams {
     if (i >= ahead_.size()) add_streams(i);
     Ahead& a = ahead_[i];
     if (a.next == kAhead) refill(i);
+    // The last uniform of the line: its refill comes at the worker's next batch, long enough
+    // from now that the reserve line would be read from memory; fetched now, it waits nearer.
+    if (a.next == kAhead - 1 && a.reserve_next < kReserveLines) {
+      __builtin_prefetch(&reserve_[i * kReserveLines + a.reserve_next]);
+    }
     return a.u[a.next++];
   }
   // Worker w's next uniforms, fetched into the cache ahead of its next batch (a hint only).
