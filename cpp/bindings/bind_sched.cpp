@@ -160,6 +160,11 @@ void def_view_queues(ViewClass& view) {
           },
           py::arg("worker"), "Ids waiting in the worker's own queue, oldest first (a copy).")
       .def(
+          "worker_queue_length",
+          [](const ClusterView& v, const IntArg& worker) { return v.worker_queue_length(to_worker(worker)); },
+          py::arg("worker"),
+          "How many ids wait in the worker's own queue (len(worker_queue(worker)), without the copy).")
+      .def(
           "query", [](const ClusterView& v, const IntArg& id) { return v.query(to_int<QueryId>(id, "id")); },
           py::arg("id"));
 }

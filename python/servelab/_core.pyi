@@ -885,6 +885,10 @@ class ClusterView:
         """
         Ids waiting in the worker's own queue, oldest first (a copy).
         """
+    def worker_queue_length(self, worker: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        How many ids wait in the worker's own queue (len(worker_queue(worker)), without the copy).
+        """
     @property
     def now(self) -> float:
         ...

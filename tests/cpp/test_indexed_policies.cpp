@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 
 #include "servelab/cluster/idle_index.hpp"
@@ -310,6 +311,86 @@ TEST(IdleIndex, TheViewsLowestIdleFollowsTheIndexAsWorkersAreAdded) {
                                  static_cast<std::int8_t>(cluster::QueryStatus::Completed));
   EXPECT_GT(served, 100);
   EXPECT_LT(served, 400);
+}
+
+// The view's worker_queue_length() (the lengths the cluster state hands its base class) against
+// worker_queue().size(), for every worker after every hook of a run whose queries join worker
+// queues, move to the central queue, are dropped from queues and served from them, while a worker
+// is added and one with a queue is removed.
+class CheckQueueLengths : public sched::Scheduler {
+ public:
+  std::string describe() const override { return "check_queue_lengths"; }
+  void on_arrival(const Query& q, const ClusterView& view, sched::Actions& actions) override {
+    check(view);
+    ++arrivals_;
+    if (arrivals_ == 60) {
+      const ModelId m = 0;
+      actions.add_worker("fast", {&m, 1}, millis_to_nanos(5));
+    }
+    if (arrivals_ == 150) actions.remove_worker(1);
+    const auto w = static_cast<WorkerId>(pick_() % static_cast<std::uint64_t>(view.num_workers()));
+    if (view.status(w) != sched::WorkerStatus::Stopped && (w != 1 || arrivals_ < 150)) {  // 1: removed
+      actions.enqueue_to_worker(w, q.id);
+      check(view);
+    }
+    // Now and then a queued query moves to the central queue or is dropped.
+    const auto v = static_cast<WorkerId>(pick_() % static_cast<std::uint64_t>(view.num_workers()));
+    if (!view.worker_queue(v).empty() && pick_() % 4 == 0) {
+      const QueryId moved = view.worker_queue(v).back();
+      if (pick_() % 2 == 0) {
+        actions.enqueue(moved);
+      } else {
+        actions.drop(moved, "dropped by the test");
+      }
+      check(view);
+    }
+    serve_idle(view, actions);
+  }
+  void on_batch_done(const sched::BatchDone&, const ClusterView& view, sched::Actions& actions) override {
+    check(view);
+    serve_idle(view, actions);
+  }
+  void on_worker_ready(WorkerId, const ClusterView& view, sched::Actions& actions) override {
+    check(view);
+    serve_idle(view, actions);
+  }
+  std::int64_t checks = 0, nonzero = 0;
+
+ private:
+  void serve_idle(const ClusterView& view, sched::Actions& actions) {
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      if (view.is_idle(w) && view.worker_queue_length(w) > 0) {
+        const QueryId id = view.worker_queue(w).front();
+        actions.dispatch(w, 0, {&id, 1});
+        check(view);
+      }
+    }
+  }
+  void check(const ClusterView& view) {
+    for (WorkerId w = 0; w < view.num_workers(); ++w) {
+      const auto length = static_cast<std::int64_t>(view.worker_queue(w).size());
+      ASSERT_EQ(view.worker_queue_length(w), length) << "worker " << w;
+      ++checks;
+      nonzero += length > 0;
+    }
+  }
+  std::int64_t arrivals_ = 0;
+  std::mt19937_64 pick_{3};
+};
+
+TEST(QueueLengths, TheViewsWorkerQueueLengthFollowsEveryQueueChange) {
+  auto spec = testing::replay_spec({}, {{"fast", 3, {}, {}}});
+  workload::Application app{"a", 1.0, millis_to_nanos(1000), nullptr, 0.0};
+  spec.workload =
+      std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(400.0), std::vector{app}, 400);
+  CheckQueueLengths policy;
+  const auto result = sim::simulate(spec, policy);
+  EXPECT_EQ(result.workers.hardware.size(), 4u);
+  EXPECT_GT(policy.checks, 400 * 3);
+  EXPECT_GT(policy.nonzero, 400);  // queues do build up
+  const auto dropped = std::count(result.queries.status.begin(), result.queries.status.end(),
+                                  static_cast<std::int8_t>(cluster::QueryStatus::Dropped));
+  EXPECT_GT(dropped, 10);
 }
 
 // --- fcfs tie rules ---

@@ -102,9 +102,12 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   idle_.add_worker(id, hardware);
   first_models_.emplace_back();
   update_first_model(id);
-  // What the view's base class reads may have moved: the index's groups, the first models.
+  queue_lengths_.push_back(0);
+  // What the view's base class reads may have moved: the index's groups, the first models, the
+  // queue lengths.
   publish_idle_set(idle_.all_bits());
   publish_first_models(first_models_.data(), first_models_.size());
+  publish_queue_lengths(queue_lengths_.data(), queue_lengths_.size());
   set_status(id, WorkerStatus::Idle);
   return id;
 }
@@ -180,6 +183,7 @@ void ClusterState::unlink(QueryId id) {
     erase_one(central_, id);
   } else if (w >= 0) {
     erase_one(workers_[w].queue, id);
+    update_queue_length(w);
   }
 }
 
@@ -281,6 +285,7 @@ bool ClusterState::dispatch_one(WorkerId worker, ModelId model, QueryId id) {
     erase_one(central_, id);
   } else if (place >= 0) {
     erase_one(workers_[place].queue, id);
+    update_queue_length(place);
   }
   records_.worker[row] = kRunning;
   records_.dispatch[row] = now;
@@ -456,6 +461,7 @@ void ClusterState::enqueue_to_worker(WorkerId worker, QueryId id) {
   unlink(id);
   set_where(id, worker);
   w.queue.push_back(id);
+  update_queue_length(worker);
 }
 
 std::int8_t ClusterState::reason_index(std::string_view reason) {
@@ -526,6 +532,7 @@ void ClusterState::remove_worker(WorkerId worker) {
     central_.push_back(id);
   }
   w.queue.clear();
+  update_queue_length(worker);
   if (w.status == WorkerStatus::Idle) {
     w.stopped = time();
     set_status(worker, WorkerStatus::Stopped);
@@ -612,6 +619,7 @@ RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string w
     result.workers.batches.push_back(w.batches);
   }
   for (auto& w : workers_) w.queue.clear();
+  std::fill(queue_lengths_.begin(), queue_lengths_.end(), 0);
   if (stream_) {
     result.records = record_mode_;
     result.streamed = std::move(stream_);

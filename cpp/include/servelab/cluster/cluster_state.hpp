@@ -265,6 +265,10 @@ class ClusterState final : public sched::ClusterView,
   ModelId model_for_scan(const Worker& w, const Query& query) const;
   // Brings first_models_[worker] up to date with its models (after any change to them).
   void update_first_model(WorkerId worker);
+  // Brings queue_lengths_[worker] up to date with its queue (after any change to it).
+  void update_queue_length(WorkerId worker) {
+    queue_lengths_[worker] = static_cast<std::int64_t>(workers_[worker].queue.size());
+  }
   std::int8_t reason_index(std::string_view reason);
   void end_dropped(QueryId id, std::string_view reason);
   WorkerId add_worker_now(HardwareId hardware, std::vector<ModelId> models,
@@ -276,8 +280,9 @@ class ClusterState final : public sched::ClusterView,
   const Nanos* clock_;  // hooks_.clock()
   std::uint64_t seed_;
   std::vector<Worker> workers_;
-  std::vector<FirstModel> first_models_;  // by worker, handed to the view's base (model_for's fast path)
-  WorkerId worker_count_ = 0;             // workers_.size(), kept: every action checks its worker id against it
+  std::vector<FirstModel> first_models_;     // by worker, handed to the view's base (model_for's fast path)
+  std::vector<std::int64_t> queue_lengths_;  // by worker, handed to the view's base (worker_queue_length)
+  WorkerId worker_count_ = 0;                // workers_.size(), kept: every action checks its worker id against it
   IdleIndex idle_;
   std::deque<QueryId> central_;
   std::int64_t running_ = 0, transitions_ = 0;

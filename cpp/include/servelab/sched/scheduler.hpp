@@ -103,6 +103,13 @@ class ClusterView {
   // policies look at it on every arrival and every batch end, and this way without a call.
   const std::deque<QueryId>& central_queue() const { return *central_queue_; }
   virtual const std::deque<QueryId>& worker_queue(WorkerId worker) const = 0;
+  // worker_queue(worker).size(), from the lengths the view handed over (publish_queue_lengths)
+  // without reading the queue: per-worker-queue policies ask it at every batch end, and with
+  // thousands of workers the queue itself is one more cache miss there.
+  std::int64_t worker_queue_length(WorkerId worker) const {
+    if (static_cast<std::uint32_t>(worker) < queue_length_count_) return queue_lengths_[worker];
+    return static_cast<std::int64_t>(worker_queue(worker).size());
+  }
   virtual Query query(QueryId id) const = 0;  // any query that has arrived
 
   // The profile's decision latency of `items` on the worker's hardware (ValueError beyond the
@@ -140,13 +147,18 @@ class ClusterView {
   explicit ClusterView(const std::deque<QueryId>& central) : central_queue_(&central) {}
   ClusterView(const ClusterView&) = delete;
   ClusterView& operator=(const ClusterView&) = delete;
-  // What a view keeps for the fast paths of lowest_idle() and model_for(), handed over (again
-  // whenever it moves or grows): its idle workers as a bitset, and each worker's first model by
-  // worker id. Null (the default): those calls ask lowest_idle_of() and model_for_of().
+  // What a view keeps for the fast paths of lowest_idle(), model_for() and
+  // worker_queue_length(), handed over (again whenever it moves or grows): its idle workers as a
+  // bitset, each worker's first model and its queue's length by worker id. Null (the default):
+  // those calls ask lowest_idle_of(), model_for_of() and worker_queue().
   void publish_idle_set(const core::HierarchicalBitset* idle) { idle_set_ = idle; }
   void publish_first_models(const FirstModel* by_worker, std::size_t workers) {
     first_models_ = by_worker;
     first_model_count_ = static_cast<std::uint32_t>(workers);
+  }
+  void publish_queue_lengths(const std::int64_t* by_worker, std::size_t workers) {
+    queue_lengths_ = by_worker;
+    queue_length_count_ = static_cast<std::uint32_t>(workers);
   }
 
  private:
@@ -154,6 +166,8 @@ class ClusterView {
   const core::HierarchicalBitset* idle_set_ = nullptr;
   const FirstModel* first_models_ = nullptr;
   std::uint32_t first_model_count_ = 0;
+  const std::int64_t* queue_lengths_ = nullptr;
+  std::uint32_t queue_length_count_ = 0;
 };
 
 class Actions {

@@ -56,7 +56,7 @@ class JoinShortestQueue final : public PerWorkerQueue {
     if (!is_live(view, w)) {
       heap.erase(w);
     } else {
-      heap.set(w, static_cast<std::int64_t>(view.worker_queue(w).size()) + (view.is_idle(w) ? 0 : 1));
+      heap.set(w, view.worker_queue_length(w) + (view.is_idle(w) ? 0 : 1));
     }
   }
 

@@ -16,7 +16,7 @@ class PerWorkerQueue : public Scheduler {
       actions.drop(query.id, "no worker can serve it");
       return;
     }
-    if (view.is_idle(w) && view.worker_queue(w).empty()) {
+    if (view.is_idle(w) && view.worker_queue_length(w) == 0) {
       start(w, query.id, view, actions);
     } else {
       actions.enqueue_to_worker(w, query.id);
@@ -49,7 +49,7 @@ class PerWorkerQueue : public Scheduler {
 
  private:
   void serve_next(WorkerId w, const ClusterView& view, Actions& actions) {
-    if (view.is_idle(w) && !view.worker_queue(w).empty()) start(w, view.worker_queue(w).front(), view, actions);
+    if (view.is_idle(w) && view.worker_queue_length(w) > 0) start(w, view.worker_queue(w).front(), view, actions);
     touched(w, view);
   }
   void start(WorkerId w, QueryId id, const ClusterView& view, Actions& actions) {
