@@ -94,10 +94,12 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       top_known_ = events_.lane_top(top_);
       if (top_known_) {
         if (top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));
-      } else if (const auto next_worker = events_.batch_done_after_pop(); next_worker >= 0) {
+      } else if (events_.size() >= kHintFromEvents) {
         // The heap's next event, found among the popped root's children: a batch's end read
         // right after this event would otherwise wait on its worker's slot.
-        prefetch_batch_end(static_cast<WorkerId>(next_worker));
+        if (const auto next_worker = events_.batch_done_after_pop(); next_worker >= 0) {
+          prefetch_batch_end(static_cast<WorkerId>(next_worker));
+        }
       }
       now_ = e.time;
       const Nanos started =
@@ -151,6 +153,11 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   }
 
   static constexpr std::size_t kArrivalBlock = 256;
+  // With fewer events pending than this (about as many busy workers), the workers' slots stay in
+  // the second-level cache (their two hot lines fill half of a 1 MB one at 4,096), and finding
+  // the heap's next event costs more than fetching its worker early saves: measured, 3% slower at
+  // 100 and 1,000 workers, 10% faster at 10,000.
+  static constexpr std::size_t kHintFromEvents = 4096;
 
   static std::size_t initial_workers(const cluster::RunSpec& spec) {
     std::size_t n = 0;
