@@ -53,10 +53,10 @@ TEST(Rng, EngineGivesStdMt19937_64sNumbers) {
 }
 
 TEST(Rng, StateGeneratedTogetherIsStdSeedSeqs) {
-  // The interleaved seed_seq::generate against std::seed_seq, for 1 to 9 lists at once (whole
-  // groups of four and the rest) and random seed words.
+  // The interleaved seed_seq::generate against std::seed_seq, for 1 to 21 lists at once (whole
+  // groups of eight, then of four, and the rest) and random seed words.
   std::mt19937_64 words(99);
-  for (std::size_t count = 1; count <= 9; ++count) {
+  for (std::size_t count = 1; count <= 21; ++count) {
     std::vector<detail::SeedWords> seeds(count);
     for (auto& seed : seeds)
       for (auto& w : seed) w = static_cast<std::uint32_t>(words());

@@ -1,5 +1,6 @@
 #include "servelab/cluster/service_times.hpp"
 
+#include <string>
 #include <utility>
 
 #include "servelab/core/errors.hpp"
@@ -41,12 +42,13 @@ Nanos ServiceTimes::sampled_at_slow(std::int32_t hardware, std::int32_t model, s
 
 Rng service_parent_stream(std::uint64_t seed) { return Rng(seed, "service"); }
 
-Rng service_stream(const Rng& parent, std::int32_t worker) { return parent.derive(str("worker", worker)); }
+Rng service_stream(const Rng& parent, std::int32_t worker) { return parent.derive("worker" + std::to_string(worker)); }
 
 std::vector<Rng> service_streams(const Rng& parent, std::int32_t first, std::int32_t count) {
+  // The names without str()'s string stream: at 10,000 workers it took a tenth of the seeding.
   std::vector<std::string> names;
   names.reserve(static_cast<std::size_t>(count));
-  for (std::int32_t w = first; w < first + count; ++w) names.push_back(str("worker", w));
+  for (std::int32_t w = first; w < first + count; ++w) names.push_back("worker" + std::to_string(w));
   return parent.derive_all(names);
 }
 

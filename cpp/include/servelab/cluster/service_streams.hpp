@@ -53,7 +53,7 @@ class ServiceStreams {
  private:
   static constexpr std::uint32_t kAhead = 7;  // 7 doubles and the positions fill a cache line
   static constexpr std::uint32_t kReserveLines = 8;
-  static constexpr std::size_t kSeededTogether = 8;
+  static constexpr std::size_t kSeededTogether = 16;
   struct alignas(64) Ahead {
     double u[kAhead];
     std::uint32_t next = kAhead;                 // kAhead: empty
