@@ -72,7 +72,7 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
     sample_key_ = Rng(spec.seed, "records/sample").identity();
   }
   // Room for the initial workers at once: growing the vector would copy every slot (a deque's
-  // move may throw, so vectors copy them), a quarter of the setup of 10,000 workers.
+  // move may throw, so vectors copy them): half of the setup of 10,000 workers.
   std::size_t initial_workers = 0;
   for (const auto& group : spec.workers) initial_workers += static_cast<std::size_t>(group.count);
   workers_.reserve(initial_workers);
