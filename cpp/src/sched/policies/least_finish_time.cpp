@@ -58,7 +58,7 @@ class LeastFinishTime final : public PerWorkerQueue {
     return pick_model(view, classes_.representative(classes_.of(w)), query);
   }
   void started(WorkerId w, const Query& query, const ClusterView& view) override {
-    if (view.worker_queue(w).empty() || view.worker_queue(w).front() != query.id) return;  // never queued
+    if (view.worker_queue_length(w) == 0 || view.worker_queue(w).front() != query.id) return;  // never queued
     backlog_[w] -= latency(w, query, view);
   }
   void touched(WorkerId w, const ClusterView& view) override {
