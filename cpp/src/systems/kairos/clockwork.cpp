@@ -70,7 +70,7 @@ class Clockwork final : public sched::Scheduler {
       actions.drop(query.id, "would miss its QoS on every worker");
       return;
     }
-    if (view.is_idle(best) && view.worker_queue(best).empty()) {
+    if (view.is_idle(best) && view.worker_queue_length(best) == 0) {
       start(best, query, view, actions);
     } else {
       actions.enqueue_to_worker(best, query.id);
@@ -128,7 +128,7 @@ class Clockwork final : public sched::Scheduler {
   }
   void serve_next(WorkerId w, const ClusterView& view, sched::Actions& actions) {
     sync(view);
-    if (view.is_idle(w) && !view.worker_queue(w).empty()) {
+    if (view.is_idle(w) && view.worker_queue_length(w) > 0) {
       const sched::Query query = view.query(view.worker_queue(w).front());
       backlog_[w] -= latency(w, query, view);
       start(w, query, view, actions);
