@@ -2,7 +2,8 @@
 // words), for several seed lists at once. The standard fixes the algorithm ([rand.util.seedseq]);
 // this is it operation for operation, without its modulo operations, and tests compare it with
 // std::seed_seq. Why: each list's recurrence is one chain of dependent multiplies (about 5 us),
-// so seeding 10,000 workers' streams took 64 ms one at a time; interleaved, the chains overlap.
+// so seeding 10,000 workers' streams took 64 ms one at a time; interleaved, the chains overlap
+// (four lists in scalar registers, or eight to an AVX2 vector where the CPU has it).
 #pragma once
 
 #include <array>
