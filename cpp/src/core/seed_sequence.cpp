@@ -112,7 +112,8 @@ __attribute__((target("avx2"))) void generate_vectors(const SeedWords* seeds, St
 }
 
 bool has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
+  // cpu_init first: streams may be seeded by a static initializer, before libgcc's own has run.
+  static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
   return has;
 }
 #endif
