@@ -265,7 +265,6 @@ void ClusterState::start(Worker& w, WorkerId worker, ModelId model, std::int64_t
   batch.model = model;
   batch.items = items;
   batch.dispatched = now;
-  batch.predicted = predicted;
   w.batch_first = batch.queries.front();
   w.busy_until = now + predicted;
   w.status = WorkerStatus::Busy;  // set_status's work, inline

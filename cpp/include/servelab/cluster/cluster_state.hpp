@@ -36,7 +36,6 @@ struct RunningBatch {
   boost::container::small_vector<QueryId, 1> queries;
   std::int64_t items = 0;
   Nanos dispatched = 0;
-  Nanos predicted = 0;  // the decision statistic's latency for `items`
 };
 
 // How a world makes things happen; ClusterState calls these from inside actions.
