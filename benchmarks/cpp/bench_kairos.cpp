@@ -87,7 +87,7 @@ class FrozenCluster final : public sched::ClusterView, public sched::Actions {
   bool has_model(sched::WorkerId, sched::ModelId m) const override { return m == 0; }
   std::int64_t config(sched::WorkerId, std::string_view, std::int64_t fallback) const override { return fallback; }
   Nanos last_latency(sched::WorkerId) const override { return -1; }
-  const std::deque<sched::QueryId>& worker_queue(sched::WorkerId) const override { return empty_; }
+  const sched::QueryQueue& worker_queue(sched::WorkerId) const override { return empty_; }
   sched::Query query(sched::QueryId id) const override { return queries_[id]; }
   Nanos predicted_latency(sched::WorkerId w, sched::ModelId, std::int64_t items) const override {
     return tables_[hw_[w]][items];
@@ -117,7 +117,8 @@ class FrozenCluster final : public sched::ClusterView, public sched::Actions {
   std::vector<Nanos> busy_until_;
   std::vector<sched::WorkerId> idle_;
   std::vector<sched::ModelId> models_{0};
-  std::deque<sched::QueryId> central_, empty_;
+  std::deque<sched::QueryId> central_;
+  sched::QueryQueue empty_;
   std::vector<sched::Query> queries_;
   std::vector<std::vector<Nanos>> tables_;
 };

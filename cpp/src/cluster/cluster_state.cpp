@@ -26,6 +26,7 @@ void erase_one(std::deque<QueryId>& queue, QueryId id) {
   const auto it = std::find(queue.begin(), queue.end(), id);
   if (it != queue.end()) queue.erase(it);
 }
+void erase_one(sched::QueryQueue& queue, QueryId id) { queue.erase(id); }
 
 }  // namespace
 

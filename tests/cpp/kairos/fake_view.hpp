@@ -62,7 +62,7 @@ class FakeView final : public sched::ClusterView, public sched::Actions {
   bool has_model(sched::WorkerId w, sched::ModelId m) const override { return m == 0 && w < num_workers(); }
   std::int64_t config(sched::WorkerId, std::string_view, std::int64_t fallback) const override { return fallback; }
   Nanos last_latency(sched::WorkerId) const override { return -1; }
-  const std::deque<sched::QueryId>& worker_queue(sched::WorkerId w) const override { return worker_queues_.at(w); }
+  const sched::QueryQueue& worker_queue(sched::WorkerId w) const override { return worker_queues_.at(w); }
   sched::Query query(sched::QueryId id) const override { return queries_.at(id); }
   Nanos predicted_latency(sched::WorkerId w, sched::ModelId m, std::int64_t items) const override {
     return seconds_to_nanos(profile_->latency(hw_.at(w), m, items, profile::Statistic::Mean));
@@ -115,7 +115,7 @@ class FakeView final : public sched::ClusterView, public sched::Actions {
   std::vector<std::vector<sched::ModelId>> models_;
   std::vector<sched::WorkerStatus> status_;
   std::vector<Nanos> busy_until_;
-  std::vector<std::deque<sched::QueryId>> worker_queues_;
+  std::vector<sched::QueryQueue> worker_queues_;
   std::deque<sched::QueryId> central_;
   std::vector<sched::Query> queries_;
   mutable std::vector<sched::WorkerId> idle_;

@@ -127,7 +127,7 @@ class ClusterState final : public sched::ClusterView,
   bool has_model(WorkerId worker, ModelId model) const override;
   std::int64_t config(WorkerId worker, std::string_view key, std::int64_t fallback) const override;
   Nanos last_latency(WorkerId worker) const override { return at(worker).last_latency; }
-  const std::deque<QueryId>& worker_queue(WorkerId worker) const override { return at(worker).queue; }
+  const sched::QueryQueue& worker_queue(WorkerId worker) const override { return at(worker).queue; }
   Query query(QueryId id) const override;
   Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const override;
   std::int64_t max_batch(WorkerId worker, ModelId model) const override;
@@ -171,20 +171,22 @@ class ClusterState final : public sched::ClusterView,
   static constexpr std::int64_t kStreamBlock = 1 << 16;
 
   // The models a worker holds, by id (>= 0): bits in the worker's slot for ids below 64 (no
-  // pointer to follow on every dispatch), a vector of words for the rest.
+  // pointer to follow on every dispatch), words behind a pointer for the rest (16 bytes in all,
+  // so the bits end the slot's second line and the queue has the third to itself).
   class ModelSet {
    public:
     bool contains(ModelId m) const {
       if (m < 64) return (low_ >> m) & 1;
       const auto word = static_cast<std::size_t>(m - 64) / 64;
-      return word < high_.size() && (high_[word] >> ((m - 64) % 64)) & 1;
+      return high_ && word < high_->size() && ((*high_)[word] >> ((m - 64) % 64)) & 1;
     }
     void set(ModelId m, bool on) {
       std::uint64_t* word = &low_;
       if (m >= 64) {
         const auto i = static_cast<std::size_t>(m - 64) / 64;
-        if (i >= high_.size()) high_.resize(i + 1, 0);
-        word = &high_[i];
+        if (!high_) high_ = std::make_unique<std::vector<std::uint64_t>>();
+        if (i >= high_->size()) high_->resize(i + 1, 0);
+        word = &(*high_)[i];
       }
       const std::uint64_t bit = std::uint64_t{1} << (m % 64);
       *word = on ? (*word | bit) : (*word & ~bit);
@@ -192,13 +194,13 @@ class ClusterState final : public sched::ClusterView,
 
    private:
     std::uint64_t low_ = 0;
-    std::vector<std::uint64_t> high_;
+    std::unique_ptr<std::vector<std::uint64_t>> high_;  // null until a model id >= 64
   };
 
   // What every model choice, batch start and batch end touches comes first, in the first two
   // cache lines of a line-aligned slot (the engine prefetches them at a batch's end): with many
   // workers each of them misses in the cache, and with 100 the slots' hot lines alone take two
-  // fifths of a 32 kB first-level cache.
+  // fifths of a 32 kB first-level cache. The worker's queue, ids and all, is the third line.
   struct alignas(64) Worker {
     HardwareId hardware = 0;
     WorkerStatus status = WorkerStatus::Idle;
@@ -208,9 +210,9 @@ class ClusterState final : public sched::ClusterView,
     std::int64_t batches = 0;
     QueryId batch_first = -1;  // batch.queries[0], here so a one-query batch ends without its vector
     RunningBatch batch;
-    ModelSet has_model;           // its bits for ids below 64 end the second line (dispatch checks them)
+    ModelSet has_model;  // its bits for ids below 64 end the second line (dispatch checks them)
+    sched::QueryQueue queue;
     std::vector<ModelId> models;  // in load order (first_models_ follows every change)
-    std::deque<QueryId> queue;
     std::map<std::string, std::int64_t, std::less<>> config;
     Nanos added = 0, stopped = -1;
   };

@@ -27,6 +27,7 @@
 #include "servelab/core/hierarchical_bitset.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
+#include "servelab/sched/query_queue.hpp"
 #include "servelab/workload/query.hpp"
 
 namespace servelab::sched {
@@ -102,7 +103,7 @@ class ClusterView {
   // Queues, oldest first. The central queue is read through a pointer the view gives once: most
   // policies look at it on every arrival and every batch end, and this way without a call.
   const std::deque<QueryId>& central_queue() const { return *central_queue_; }
-  virtual const std::deque<QueryId>& worker_queue(WorkerId worker) const = 0;
+  virtual const QueryQueue& worker_queue(WorkerId worker) const = 0;
   // worker_queue(worker).size(), from the lengths the view handed over (publish_queue_lengths)
   // without reading the queue: per-worker-queue policies ask it at every batch end, and with
   // thousands of workers the queue itself is one more cache miss there.
