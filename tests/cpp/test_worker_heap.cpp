@@ -1,5 +1,5 @@
-// The indexed worker heap behind jsq, least_finish_time and Clockwork: under random inserts,
-// re-keys and removals its top is always the smallest (key, worker id) of an ordered set.
+// The indexed worker heaps behind jsq, least_finish_time and Clockwork: under random inserts,
+// re-keys and removals their top is always the smallest (key, worker id) of an ordered set.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/sched/worker_heap.hpp"
+#include "servelab/sched/zero_first_heap.hpp"
 
 namespace servelab {
 namespace {
@@ -67,6 +68,25 @@ TEST(WorkerHeap, SmallKeysOrderByKeyThenLowestIdAndRejectKeysOutOfRange) {
   EXPECT_THROW(heap.set(0, -1), ValueError);
   EXPECT_THROW(heap.set(0, sched::SmallKeyPacking::kMaxKey + 1), ValueError);
   EXPECT_TRUE(heap.empty());
+}
+
+// Idle workers' backlogs: mostly zero (a bitset), sometimes not (a heap behind it), and workers
+// moving between the two with every change.
+TEST(WorkerHeap, ZeroFirstKeysOrderByKeyThenLowestIdWhetherZeroOrNot) {
+  for (const std::int32_t workers : {3, 100, 5000}) {
+    sched::ZeroFirstWorkerHeap heap;
+    check_against_set(heap, workers, [](Rng& rng) {
+      return rng.engine()() % 4 ? 0 : static_cast<std::int64_t>(rng.engine()() % 5) + 1;
+    });
+  }
+  sched::ZeroFirstWorkerHeap heap;
+  EXPECT_THROW(heap.set(0, -1), ValueError);
+  EXPECT_TRUE(heap.empty());
+  heap.set(70, 0);  // beyond the bitset's first word, before any lower worker
+  heap.set(3, 2);
+  EXPECT_EQ(heap.top(), std::make_pair(std::int64_t{0}, sched::WorkerId{70}));
+  heap.set(70, 5);
+  EXPECT_EQ(heap.top(), std::make_pair(std::int64_t{2}, sched::WorkerId{3}));
 }
 
 }  // namespace

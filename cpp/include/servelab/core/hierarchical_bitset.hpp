@@ -13,6 +13,11 @@ namespace servelab::core {
 class HierarchicalBitset {
  public:
   void resize(std::size_t n);  // new positions are absent
+  // Positions 0..capacity()-1 may be inserted (resize() makes room).
+  std::size_t capacity() const { return levels_.empty() ? 0 : levels_[0].size() * 64; }
+  bool contains(std::size_t i) const {
+    return !levels_.empty() && (i >> 6) < levels_[0].size() && ((levels_[0][i >> 6] >> (i & 63)) & 1);
+  }
   // Inline at the first level: the levels above change only when a word empties or fills up.
   void insert(std::size_t i) {
     std::uint64_t& word = levels_[0][i >> 6];

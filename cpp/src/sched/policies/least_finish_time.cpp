@@ -5,8 +5,9 @@
 //
 // Indexed: workers with the same hardware and models form a class (same model choice, same
 // latency); each class keeps its busy workers in a heap keyed by busy_until + backlog and its
-// idle ones in a heap keyed by backlog (their finish moves with now). A query looks at the tops
-// of each class that can serve it: O(classes + log W), the same choice as a scan (ties: lowest id).
+// idle ones keyed by backlog (their finish moves with now; an idle worker has nothing queued but
+// for a moment, so that index is a bitset of those with no backlog before a heap of the rest). A query looks at the
+// tops of each class that can serve it: O(classes + log W), the same choice as a scan (ties: lowest id).
 #include <limits>
 #include <memory>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/sched/worker_classes.hpp"
 #include "servelab/sched/worker_heap.hpp"
+#include "servelab/sched/zero_first_heap.hpp"
 
 namespace servelab::sched {
 namespace {
@@ -96,7 +98,8 @@ class LeastFinishTime final : public PerWorkerQueue {
 
   std::vector<Nanos> backlog_;
   WorkerClasses classes_;
-  std::vector<WorkerHeap> idle_, busy_;  // by class
+  std::vector<ZeroFirstWorkerHeap> idle_;  // by class: idle workers by backlog (nearly always none)
+  std::vector<WorkerHeap> busy_;           // by class: the others by busy_until + backlog
   WorkerId known_ = 0;
 };
 

@@ -25,6 +25,7 @@
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/sched/worker_classes.hpp"
 #include "servelab/sched/worker_heap.hpp"
+#include "servelab/sched/zero_first_heap.hpp"
 #include "servelab/systems/kairos/baselines.hpp"
 #include "servelab/systems/kairos/cluster_roles.hpp"
 
@@ -113,7 +114,8 @@ class Clockwork final : public sched::Scheduler {
     if (known_ == view.num_workers()) return;
     const WorkerId first = classes_.update(view);
     backlog_.resize(view.num_workers(), 0);
-    for (auto* heaps : {&free_, &busy_}) heaps->resize(static_cast<std::size_t>(classes_.size()));
+    free_.resize(static_cast<std::size_t>(classes_.size()));
+    busy_.resize(static_cast<std::size_t>(classes_.size()));
     known_ = view.num_workers();
     for (WorkerId w = first; w < known_; ++w) touched(w, view);
   }
@@ -145,8 +147,10 @@ class Clockwork final : public sched::Scheduler {
   std::string description_;
   std::vector<Nanos> backlog_;  // predicted work waiting in each worker's queue
   sched::WorkerClasses classes_;
-  // By class: workers free by now (key backlog), still busy (busy_until + backlog).
-  std::vector<sched::WorkerHeap> free_, busy_;
+  // By class: workers free by now (key backlog: nearly always none, since a free worker starts
+  // what is queued for it at once), still busy (busy_until + backlog).
+  std::vector<sched::ZeroFirstWorkerHeap> free_;
+  std::vector<sched::WorkerHeap> busy_;
   WorkerId known_ = 0;
 };
 
