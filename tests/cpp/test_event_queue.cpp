@@ -1,10 +1,12 @@
-// The simulator's event queue (an in-order lane beside a 4-ary heap, with deferred pops) pops
-// exactly what std::priority_queue pops, whatever mix of in-order and out-of-order events, equal
-// times and kinds, and pop-then-push steps it sees; after each pop, its hint names the next
-// event's worker when that event is a batch's end.
+// The simulator's event queue (an in-order lane beside a 4-ary heap with deferred pops, and
+// buckets of later events behind the heap once it holds hundreds) pops exactly what
+// std::priority_queue pops, whatever mix of in-order and out-of-order events, equal times and
+// kinds, distant and extreme times, and pop-then-push steps it sees; after each pop, its hint
+// names the next event's worker when that event is a batch's end.
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <queue>
 #include <random>
 #include <vector>
@@ -141,6 +143,71 @@ TEST(WorldEventQueue, TryPushLaneTakesOnlyAnEventAfterTheLanesLast) {
     queue.pop();
   }
   EXPECT_EQ(last, at);
+}
+
+// A simulation's steady state with many workers: `pending` events, each pop followed by a push a
+// service time later (`low` to `high` after now, at a coarse grain so that times tie), now and
+// then a timer far ahead or at the end of time, and phases that shrink the queue below the
+// buckets' threshold and grow it back. Checks every pop and hint against a priority queue.
+void run_hold_model(std::size_t pending, Nanos low, Nanos high, Nanos grain, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  WorldEventQueue queue;
+  Reference reference;
+  std::int64_t seq = 0;
+  Nanos now = -5'000'000;  // negative times too
+  auto push_at = [&](Nanos at) {
+    const auto kind = static_cast<WorldEventKind>(rng() % 3);
+    const WorldEvent e{at, kind, seq++, static_cast<std::int64_t>(rng() % 100000)};
+    queue.push(e);
+    reference.push(e);
+  };
+  auto push = [&] {
+    const std::uint64_t r = rng() % 1000;
+    if (r == 0) return push_at(std::numeric_limits<Nanos>::max());  // never (a timer at the end of time)
+    if (r < 4) return push_at(now + 3'600'000'000'000);             // an hour ahead
+    const Nanos service = low + static_cast<Nanos>(rng() % static_cast<std::uint64_t>(high - low + 1));
+    push_at(now + service / grain * grain);
+  };
+  auto pop = [&](int step) {
+    ASSERT_FALSE(queue.empty()) << "step " << step;
+    expect_same(queue.top(), reference.top());
+    now = reference.top().time;
+    queue.pop();
+    reference.pop();
+    const bool next_is_batch_end = !reference.empty() && reference.top().kind == WorldEventKind::BatchDone;
+    ASSERT_EQ(queue.batch_done_after_pop(), next_is_batch_end ? reference.top().payload : -1) << "step " << step;
+  };
+  for (std::size_t i = 0; i < pending; ++i) push();
+  int step = 0;
+  for (const int phase : {0, 1, 2, 0}) {  // hold, drain to a few, grow back, hold
+    for (int i = 0; i < 30000; ++i, ++step) {
+      const bool drain = phase == 1 && reference.size() > 20;
+      const bool grow = phase == 2 && reference.size() < pending;
+      if (!drain) {
+        pop(step);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      if (!drain || i % 2 == 0) push();
+      if (grow) push();
+      ASSERT_EQ(queue.size(), reference.size()) << "step " << step;
+      // Past the far timers (now would jump an hour): leave them pending.
+      if (reference.top().time > now + 1'000'000'000) break;
+    }
+  }
+  while (!reference.empty()) {
+    pop(step++);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(WorldEventQueue, ManyPendingEventsWithSpreadTimesComeOutInOrder) {
+  // 10 ms +- 20%, the benchmark's spread, with times tied at 1 us; a narrow spread with many
+  // ties; one as wide as the queue is long; and a queue that stays below the buckets' threshold.
+  run_hold_model(8000, 8'000'000, 12'000'000, 1000, 1);
+  run_hold_model(5000, 100, 140, 10, 2);
+  run_hold_model(3000, 1, 100'000'000, 1, 3);
+  run_hold_model(100, 8'000'000, 12'000'000, 1, 4);
 }
 
 }  // namespace
