@@ -1,9 +1,5 @@
 #include "servelab/cluster/world_event.hpp"
 
-#include <algorithm>
-#include <bit>
-#include <limits>
-
 namespace servelab::cluster {
 
 void WorldEventQueue::take_next_bucket() const {
@@ -20,7 +16,7 @@ void WorldEventQueue::take_next_bucket() const {
   near_.swap(buckets_[next_bucket_]);  // the heap was empty: the bucket keeps its old storage
   bucketed_ -= near_.size();
   ++next_bucket_;
-  near_end_ = Key{buckets_start_} + (Key{next_bucket_} << bucket_shift_);
+  near_end_ = grid_.end_of(next_bucket_);
   make_heap();
 }
 
@@ -42,35 +38,18 @@ void WorldEventQueue::make_heap() const {
 }
 
 void WorldEventQueue::make_buckets() const {
-  // The far list's earliest time and mean distance from it.
-  std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
-  for (const Entry& e : far_) {
-    lo = std::min(lo, time_of(e.key));
-    hi = std::max(hi, time_of(e.key));
-  }
-  double sum = 0;
-  for (const Entry& e : far_) sum += static_cast<double>(time_of(e.key) - lo);
-  // The buckets span up to twice the mean distance: all of an even spread, without letting a few
-  // distant events (a timer an hour ahead) widen every bucket; those stay in the far list.
-  std::uint64_t span = hi - lo;
-  const double cap = 2.0 * sum / static_cast<double>(far_.size());
-  if (cap < static_cast<double>(span)) span = static_cast<std::uint64_t>(cap);
-  // Widths a power of two (an index is a shift), about kPerBucket events each: with
-  // q = span / target < 2^shift, span < target * 2^shift, so at most `target` buckets.
-  const std::size_t target = std::max<std::size_t>(1, far_.size() / kPerBucket);
-  bucket_shift_ = std::min(static_cast<int>(std::bit_width(span / target)), 63);
-  bucket_count_ = static_cast<std::size_t>(span >> bucket_shift_) + 1;
-  if (buckets_.size() < bucket_count_) buckets_.resize(bucket_count_);
-  buckets_start_ = lo;
+  grid_ = core::TimeBuckets::fit(
+      far_.begin(), far_.end(), [](const Entry& e) { return time_of(e.key); }, kPerBucket);
+  if (buckets_.size() < grid_.count) buckets_.resize(grid_.count);
   next_bucket_ = 0;
-  near_end_ = Key{lo};
-  far_start_ = Key{lo} + (Key{bucket_count_} << bucket_shift_);
+  near_end_ = grid_.end_of(0);
+  far_start_ = grid_.end_of(grid_.count);
   // Into the buckets, in the far list's order; the rest stays, in its order.
   std::size_t kept = 0;
   for (const Entry& e : far_) {
     const std::uint64_t t = time_of(e.key);
     if (Key{t} < far_start_) {
-      buckets_[(t - lo) >> bucket_shift_].push_back(e);
+      buckets_[grid_.index(t)].push_back(e);
       ++bucketed_;
     } else {
       far_[kept++] = e;

@@ -9,6 +9,7 @@
 
 #include "servelab/cluster/cluster_state.hpp"
 #include "servelab/core/time.hpp"
+#include "servelab/core/time_buckets.hpp"
 #include "servelab/sched/scheduler.hpp"
 
 namespace servelab::cluster {
@@ -158,7 +159,7 @@ class WorldEventQueue {
       }
     } else {
       if (Key{t} < far_start_) {
-        buckets_[(t - buckets_start_) >> bucket_shift_].push_back({key, payload});
+        buckets_[grid_.index(t)].push_back({key, payload});
         ++bucketed_;
       } else {
         far_.push_back({key, payload});
@@ -246,14 +247,13 @@ class WorldEventQueue {
   mutable std::vector<Entry> near_;
   mutable bool pending_pop_ = false;
   mutable Key near_end_ = kUnbounded;  // (one past the last time: it may be 2^64)
-  // Bucket b (from next_bucket_ on) holds the events from buckets_start_ + b * 2^bucket_shift_
-  // until the next bucket's start, unsorted; near_end_ is the start of next_bucket_, far_start_
-  // the end of the last one. The far list holds every event from far_start_ on, unsorted.
+  // Bucket b (from next_bucket_ on) holds the events of the grid's bucket b, unsorted; near_end_
+  // is where next_bucket_ begins, far_start_ where the last one ends. The far list holds every
+  // event from far_start_ on, unsorted.
   mutable std::vector<std::vector<Entry>> buckets_;
-  mutable std::size_t next_bucket_ = 0, bucket_count_ = 0, bucketed_ = 0;
-  mutable std::uint64_t buckets_start_ = 0;
+  mutable core::TimeBuckets grid_;
+  mutable std::size_t next_bucket_ = 0, bucketed_ = 0;
   mutable Key far_start_ = kUnbounded;
-  mutable int bucket_shift_ = 0;
   mutable std::vector<Entry> far_;
   std::vector<Entry> lane_;  // a ring, its size a power of two; sorted from lane_head_ on
   std::size_t lane_head_ = 0, lane_count_ = 0;
