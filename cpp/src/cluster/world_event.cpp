@@ -3,28 +3,30 @@
 namespace servelab::cluster {
 
 void WorldEventQueue::take_next_bucket() const {
-  if (bucketed_ == 0) {
-    if (far_.size() < kHeapBelow) {  // few left: the heap takes them all, and what comes
-      near_.swap(far_);
-      near_end_ = far_start_ = kUnbounded;
+  Later& later = *later_;
+  if (later.bucketed == 0) {
+    if (later.far.size() < kHeapBelow) {  // few left: the heap takes them all, and what comes
+      near_.swap(later.far);
+      later.near_end = later.far_start = kUnbounded;
       make_heap();
       return;
     }
     make_buckets();
   }
-  while (buckets_[next_bucket_].empty()) ++next_bucket_;
-  near_.swap(buckets_[next_bucket_]);  // the heap was empty: the bucket keeps its old storage
-  bucketed_ -= near_.size();
-  ++next_bucket_;
-  near_end_ = grid_.end_of(next_bucket_);
+  while (later.buckets[later.next_bucket].empty()) ++later.next_bucket;
+  near_.swap(later.buckets[later.next_bucket]);  // the heap was empty: the bucket keeps its old storage
+  later.bucketed -= near_.size();
+  ++later.next_bucket;
+  later.near_end = later.grid.end_of(later.next_bucket);
   make_heap();
 }
 
 void WorldEventQueue::start_buckets() {
   // Every heap event to the far list (the heap is settled: this follows a push into it), and
   // buckets made of them.
-  far_.swap(near_);
-  near_end_ = far_start_ = 0;
+  if (!later_) later_ = std::make_unique<Later>();
+  later_->far.swap(near_);
+  later_->near_end = later_->far_start = 0;
   take_next_bucket();
 }
 
@@ -38,24 +40,25 @@ void WorldEventQueue::make_heap() const {
 }
 
 void WorldEventQueue::make_buckets() const {
-  grid_ = core::TimeBuckets::fit(
-      far_.begin(), far_.end(), [](const Entry& e) { return time_of(e.key); }, kPerBucket);
-  if (buckets_.size() < grid_.count) buckets_.resize(grid_.count);
-  next_bucket_ = 0;
-  near_end_ = grid_.end_of(0);
-  far_start_ = grid_.end_of(grid_.count);
+  Later& later = *later_;
+  later.grid = core::TimeBuckets::fit(
+      later.far.begin(), later.far.end(), [](const Entry& e) { return time_of(e.key); }, kPerBucket);
+  if (later.buckets.size() < later.grid.count) later.buckets.resize(later.grid.count);
+  later.next_bucket = 0;
+  later.near_end = later.grid.end_of(0);
+  later.far_start = later.grid.end_of(later.grid.count);
   // Into the buckets, in the far list's order; the rest stays, in its order.
   std::size_t kept = 0;
-  for (const Entry& e : far_) {
+  for (const Entry& e : later.far) {
     const std::uint64_t t = time_of(e.key);
-    if (Key{t} < far_start_) {
-      buckets_[grid_.index(t)].push_back(e);
-      ++bucketed_;
+    if (Key{t} < later.far_start) {
+      later.buckets[later.grid.index(t)].push_back(e);
+      ++later.bucketed;
     } else {
-      far_[kept++] = e;
+      later.far[kept++] = e;
     }
   }
-  far_.resize(kept);
+  later.far.resize(kept);
 }
 
 }  // namespace servelab::cluster

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
@@ -52,7 +53,9 @@ struct WorldEvent {
 class WorldEventQueue {
  public:
   bool empty() const { return size() == 0; }
-  std::size_t size() const { return near_.size() - (pending_pop_ ? 1 : 0) + bucketed_ + far_.size() + lane_count_; }
+  std::size_t size() const {
+    return near_.size() - (pending_pop_ ? 1 : 0) + lane_count_ + (later_ ? later_->bucketed + later_->far.size() : 0);
+  }
   WorldEvent top() const {
     settle();
     return decode(front());
@@ -61,7 +64,8 @@ class WorldEventQueue {
   // written field by field to `out`; false when other events are pending or nothing is.
   // Right after a pop it tells the next event without the work of top().
   bool lane_top(WorldEvent& out) const {
-    if (!near_.empty() || bucketed_ > 0 || !far_.empty() || lane_count_ == 0) return false;
+    // (An empty heap means no bucketed or far events either: see settle.)
+    if (!near_.empty() || lane_count_ == 0) return false;
     const Entry& e = lane_[lane_head_];
     const auto hi = static_cast<std::uint64_t>(e.key >> 64), lo = static_cast<std::uint64_t>(e.key);
     out.time = static_cast<Nanos>(hi ^ kSignBit);
@@ -76,7 +80,8 @@ class WorldEventQueue {
   // popped root's children (the leaf moved up is no less than one of them) or the lane's head;
   // when the popped root was the heap's last event, the heap takes the next bucket now.
   std::int64_t batch_done_after_pop() const {
-    if (pending_pop_ && near_.size() == 1) settle();
+    if (pending_pop_ && near_.size() == 1) [[unlikely]]
+      settle_out_of_line();
     const Entry* next = nullptr;
     if (pending_pop_) {
       const std::size_t last = std::min<std::size_t>(near_.size() - 1, 4);
@@ -147,22 +152,23 @@ class WorldEventQueue {
     const std::uint64_t t = time_of(key);
     if (lane_count_ == 0 || lane_back().key < key) {
       lane_push(key, payload);
-    } else if (Key{t} < near_end_) {
+    } else if (!later_ || Key{t} < later_->near_end) {
       if (pending_pop_) {
         pending_pop_ = false;
         sift_down(0, key, payload);
       } else {
         near_.emplace_back();
         sift_up(near_.size() - 1, key, payload);
-        if (near_end_ == kUnbounded && near_.size() >= kBucketsFrom) [[unlikely]]
+        if (near_.size() >= kBucketsFrom && (!later_ || later_->near_end == kUnbounded)) [[unlikely]]
           start_buckets();
       }
     } else {
-      if (Key{t} < far_start_) {
-        buckets_[grid_.index(t)].push_back({key, payload});
-        ++bucketed_;
+      Later& later = *later_;
+      if (Key{t} < later.far_start) {
+        later.buckets[later.grid.index(t)].push_back({key, payload});
+        ++later.bucketed;
       } else {
-        far_.push_back({key, payload});
+        later.far.push_back({key, payload});
       }
       if (near_.empty()) take_next_bucket();  // (a pending pop leaves its root in the heap)
     }
@@ -201,10 +207,12 @@ class WorldEventQueue {
     near_.pop_back();
     if (!near_.empty()) {
       sift_down(0, last.key, last.payload);
-    } else if (bucketed_ > 0 || !far_.empty()) {
+    } else if (later_ && (later_->bucketed > 0 || !later_->far.empty())) {
       take_next_bucket();
     }
   }
+  // settle() where it is rare: not another copy of its sift inline.
+  [[gnu::noinline]] void settle_out_of_line() const { settle(); }
   void take_next_bucket() const;
   void make_buckets() const;
   void start_buckets();
@@ -242,21 +250,27 @@ class WorldEventQueue {
     near_[i].payload = payload;
   }
 
-  // The heap: every non-lane event earlier than near_end_ (a time as time_of gives it); all of
-  // them while near_end_ is kUnbounded.
-  mutable std::vector<Entry> near_;
-  mutable bool pending_pop_ = false;
-  mutable Key near_end_ = kUnbounded;  // (one past the last time: it may be 2^64)
-  // Bucket b (from next_bucket_ on) holds the events of the grid's bucket b, unsorted; near_end_
-  // is where next_bucket_ begins, far_start_ where the last one ends. The far list holds every
-  // event from far_start_ on, unsorted.
-  mutable std::vector<std::vector<Entry>> buckets_;
-  mutable core::TimeBuckets grid_;
-  mutable std::size_t next_bucket_ = 0, bucketed_ = 0;
-  mutable Key far_start_ = kUnbounded;
-  mutable std::vector<Entry> far_;
+  // The lane and the heap first: every event reads them, the buckets only past 512 events.
   std::vector<Entry> lane_;  // a ring, its size a power of two; sorted from lane_head_ on
   std::size_t lane_head_ = 0, lane_count_ = 0;
+  // The heap: every non-lane event earlier than later_->near_end (a time as time_of gives it);
+  // all of them while there is no later_ or its near_end is kUnbounded.
+  mutable std::vector<Entry> near_;
+  mutable bool pending_pop_ = false;
+  // The events beyond the heap's range, once it has held kBucketsFrom (made then: a queue of a
+  // few events stays small, its hot fields in one cache line).
+  struct Later {
+    Key near_end = kUnbounded;  // one past the heap's last time (it may be 2^64)
+    // Bucket b (from next_bucket on) holds the events of the grid's bucket b, unsorted;
+    // near_end is where next_bucket begins, far_start where the last one ends. The far list
+    // holds every event from far_start on, unsorted.
+    std::vector<std::vector<Entry>> buckets;
+    core::TimeBuckets grid;
+    std::size_t next_bucket = 0, bucketed = 0;
+    Key far_start = kUnbounded;
+    std::vector<Entry> far;
+  };
+  mutable std::unique_ptr<Later> later_;
 };
 
 // Applies a due event to the state and calls the scheduler's hook, identically in both worlds.
