@@ -6,8 +6,9 @@
 // Indexed: workers with the same hardware and models form a class (same model choice, same
 // latency); each class keeps its busy workers in a heap keyed by busy_until + backlog and its
 // idle ones keyed by backlog (their finish moves with now; an idle worker has nothing queued but
-// for a moment, so that index is a bitset of those with no backlog before a heap of the rest). A query looks at the
-// tops of each class that can serve it: O(classes + log W), the same choice as a scan (ties: lowest id).
+// for a moment, so that index is a bitset of those with no backlog before a heap of the rest).
+// A query looks at the tops of each class that can serve it: O(classes + log W), the same choice
+// as a scan (ties: lowest id).
 #include <limits>
 #include <memory>
 #include <vector>

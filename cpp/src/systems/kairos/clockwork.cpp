@@ -10,12 +10,12 @@
 //
 // The best worker meeting QoS, when there is one, is the one finishing first overall, so one
 // argmin decides. It is indexed: workers with the same hardware and models form a class (same
-// model, same latency); each class keeps its workers free by now in a heap keyed by backlog, and
-// those still busy in a heap keyed by busy_until + backlog. A busy worker whose batch is due moves
-// to the first heap when it reaches the top of the second: one lower in that heap can never win
-// (it would finish at now + backlog >= its key >= the top's, ties going to the top's lower id). A
-// query looks at the tops of each class: O(classes + log W), the same choice as a scan of every
-// worker.
+// model, same latency); each class keeps its workers free by now keyed by backlog (a bitset of
+// those with none before a heap of the rest), and those still busy in a heap keyed by
+// busy_until + backlog. A busy worker whose batch is due moves to the free ones when it reaches
+// the top of the busy heap: one lower in that heap can never win (it would finish at now +
+// backlog >= its key >= the top's, ties going to the top's lower id). A query looks at the tops
+// of each class: O(classes + log W), the same choice as a scan of every worker.
 #include <algorithm>
 #include <memory>
 #include <string>
