@@ -25,6 +25,19 @@ void expect_same(const WorldEvent& a, const WorldEvent& b) {
   EXPECT_EQ(a.payload, b.payload);
 }
 
+// Pops both queues after checking that their tops agree, and checks the hint that follows the
+// pop: the next event's worker when that event is a batch's end, else -1. `now` becomes the
+// popped event's time.
+void pop_both(WorldEventQueue& queue, Reference& reference, Nanos& now, int step) {
+  ASSERT_FALSE(queue.empty()) << "step " << step;
+  expect_same(queue.top(), reference.top());
+  now = reference.top().time;
+  queue.pop();
+  reference.pop();
+  const bool next_is_batch_end = !reference.empty() && reference.top().kind == WorldEventKind::BatchDone;
+  ASSERT_EQ(queue.batch_done_after_pop(), next_is_batch_end ? reference.top().payload : -1) << "step " << step;
+}
+
 // `in_order` of the pushes come after everything pushed so far (the lane's case); the rest land
 // anywhere within `spread` of now, often at equal times.
 // Returns how many times lane_top() answered (it must then name the reference's top).
@@ -58,13 +71,8 @@ int run_against_priority_queue(double in_order, Nanos spread, std::uint64_t seed
     }
     const double r = coin(rng);
     if (!reference.empty() && r < 0.5) {
-      expect_same(queue.top(), reference.top());
-      now = reference.top().time;
-      queue.pop();
-      reference.pop();
-      // The hint names the next event's worker when that event is a batch's end.
-      const bool next_is_batch_end = !reference.empty() && reference.top().kind == WorldEventKind::BatchDone;
-      EXPECT_EQ(queue.batch_done_after_pop(), next_is_batch_end ? reference.top().payload : -1) << "step " << step;
+      pop_both(queue, reference, now, step);
+      if (::testing::Test::HasFatalFailure()) return lane_answers;
       if (coin(rng) < 0.7) push();  // the engine's pop-then-push step
     } else {
       push();
@@ -168,15 +176,6 @@ void run_hold_model(std::size_t pending, Nanos low, Nanos high, Nanos grain, std
     const Nanos service = low + static_cast<Nanos>(rng() % static_cast<std::uint64_t>(high - low + 1));
     push_at(now + service / grain * grain);
   };
-  auto pop = [&](int step) {
-    ASSERT_FALSE(queue.empty()) << "step " << step;
-    expect_same(queue.top(), reference.top());
-    now = reference.top().time;
-    queue.pop();
-    reference.pop();
-    const bool next_is_batch_end = !reference.empty() && reference.top().kind == WorldEventKind::BatchDone;
-    ASSERT_EQ(queue.batch_done_after_pop(), next_is_batch_end ? reference.top().payload : -1) << "step " << step;
-  };
   for (std::size_t i = 0; i < pending; ++i) push();
   int step = 0;
   for (const int phase : {0, 1, 2, 0}) {  // hold, drain to a few, grow back, hold
@@ -184,7 +183,7 @@ void run_hold_model(std::size_t pending, Nanos low, Nanos high, Nanos grain, std
       const bool drain = phase == 1 && reference.size() > 20;
       const bool grow = phase == 2 && reference.size() < pending;
       if (!drain) {
-        pop(step);
+        pop_both(queue, reference, now, step);
         if (::testing::Test::HasFatalFailure()) return;
       }
       if (!drain || i % 2 == 0) push();
@@ -195,7 +194,7 @@ void run_hold_model(std::size_t pending, Nanos low, Nanos high, Nanos grain, std
     }
   }
   while (!reference.empty()) {
-    pop(step++);
+    pop_both(queue, reference, now, step++);
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_TRUE(queue.empty());

@@ -26,7 +26,6 @@ void erase_one(std::deque<QueryId>& queue, QueryId id) {
   const auto it = std::find(queue.begin(), queue.end(), id);
   if (it != queue.end()) queue.erase(it);
 }
-void erase_one(sched::QueryQueue& queue, QueryId id) { queue.erase(id); }
 
 }  // namespace
 
@@ -190,7 +189,7 @@ void ClusterState::unlink(QueryId id) {
   if (w == kCentral) {
     erase_one(central_, id);
   } else if (w >= 0) {
-    erase_one(workers_[w].queue, id);
+    workers_[w].queue.erase(id);
     update_queue_length(w);
   }
 }
@@ -291,7 +290,7 @@ bool ClusterState::dispatch_one(WorkerId worker, ModelId model, QueryId id) {
   if (place == kCentral) {
     erase_one(central_, id);
   } else if (place >= 0) {
-    erase_one(workers_[place].queue, id);
+    workers_[place].queue.erase(id);
     update_queue_length(place);
   }
   records_.worker[row] = kRunning;

@@ -8,9 +8,9 @@
 // worker's slot the whole queue, its ids included, is one 64-byte line.
 //
 // Taking from the front moves a start index; the space it leaves is reused when the ids reach the
-// end of the storage and at least half of it is free (otherwise the storage doubles), so every
-// operation is amortised O(1) but erasing from the middle, and the storage stays within four
-// times the ids held.
+// end of the storage and at least half of it is free (otherwise the storage grows, by boost's
+// default 60%), so every operation is amortised O(1) but erasing from the middle, and the storage
+// stays within four times the most ids the queue has held.
 #pragma once
 
 #include <algorithm>
