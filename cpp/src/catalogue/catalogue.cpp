@@ -32,4 +32,13 @@ const cluster::ConfigModelRegistry& config_models() {
   return registry;
 }
 
+const cluster::LoopModelRegistry& loop_models() {
+  static const cluster::LoopModelRegistry registry = [] {  // thread-safe initialisation
+    cluster::LoopModelRegistry r("loop model");
+    cluster::register_loop_models(r);
+    return std::move(r).freeze();
+  }();
+  return registry;
+}
+
 }  // namespace servelab::catalogue

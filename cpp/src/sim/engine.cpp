@@ -1,11 +1,13 @@
 #include "servelab/sim/engine.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <queue>
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
 #include "servelab/cluster/config_model.hpp"
+#include "servelab/cluster/loop_model.hpp"
 #include "servelab/cluster/service_streams.hpp"
 #include "servelab/cluster/service_times.hpp"
 #include "servelab/cluster/world_event.hpp"
@@ -51,7 +53,15 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       }
       return &block[pos++];
     };
+    // When the scheduler sees the next arrival: its time, or later under a loop model's arrival
+    // delay (never before an earlier arrival: the loop takes them up in order).
+    Nanos next_at = 0;
+    auto seen_at = [&](const sched::Query* q) {
+      if (q && loop_) next_at = std::max(next_at, q->arrival + loop_->arrival(loop_rng_));
+      return q ? (loop_ ? next_at : q->arrival) : 0;
+    };
     sched::Query* next = fetch();
+    next_at = seen_at(next);
     Nanos last_arrival = 0;
     scheduler.on_start(*state_, *state_);
     const char* cut_reason = "unserved at end of run";
@@ -60,17 +70,18 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       if (!top_known_) refresh_top();
       if (!next && (!have_event_ || state_->quiescent())) break;
       // Events go before an arrival at the same time (completions free workers first).
-      if (next && (!have_event_ || next->arrival < top_.time)) {
+      if (next && (!have_event_ || next_at < top_.time)) {
         // The next completion's worker slot, fetched while this arrival is handled: with many
         // batches between a worker's start and its end, it has left the first-level cache.
         if (have_event_ && top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));
-        now_ = next->arrival;
-        last_arrival = now_;
+        now_ = next_at;
+        last_arrival = next->arrival;
         const auto id = state_->arrive(*next);
         next->id = id;
         scheduler.on_arrival(*next, *state_, *state_);
         state_->place_if_unplaced(id);
         next = fetch();
+        next_at = seen_at(next);
         continue;
       }
       // top_ is read field by field: a whole copy would read it in 16-byte halves right after
@@ -102,6 +113,12 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         }
       }
       now_ = e.time;
+      if (loop_ && e.kind == EventKind::BatchDone) {  // the batch's own start and end, seen `notice` later
+        const auto worker = static_cast<WorkerId>(e.payload);
+        const auto w = static_cast<std::size_t>(worker);
+        scheduler.on_batch_done(state_->finish_batch(worker, loop_start_[w], loop_finish_[w]), *state_, *state_);
+        continue;
+      }
       const Nanos started =
           e.kind == EventKind::BatchDone ? state_->batch_dispatched(static_cast<WorkerId>(e.payload)) : 0;
       cluster::deliver(e, started, *state_, scheduler);
@@ -116,7 +133,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   // back: inline without a call, so without registers to save around one. (An event joining a
   // non-empty lane is never the earliest, so the known earliest event stays as it is.)
   void start_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) override {
-    if (fixed_service_ && !spec_.config_model) {
+    if (fixed_service_ && !spec_.config_model && !loop_) {
       const Nanos t = service_times_.fixed_time_in_table(hardware, batch.model, batch.items);
       if (t >= 0 && events_.try_push_lane(Event{now_ + t, EventKind::BatchDone, seq_, worker})) {
         ++seq_;
@@ -132,7 +149,23 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
  private:
   [[gnu::noinline]] void start_batch_slow(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
+    if (loop_) return start_batch_in_loop(worker, hardware, batch);
     push(now_ + service_time(worker, hardware, batch), EventKind::BatchDone, worker);
+  }
+  // Under a loop model: the batch starts `wake` after now and its end is seen `notice` after it
+  // ends (loop_model.hpp). Drawn in this order, wake then notice, after the service time.
+  void start_batch_in_loop(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
+    const Nanos service = service_time(worker, hardware, batch);
+    const Nanos wake = loop_->wake(loop_rng_);
+    const Nanos notice = loop_->notice(loop_rng_);
+    const auto w = static_cast<std::size_t>(worker);
+    if (loop_start_.size() <= w) {
+      loop_start_.resize(w + 1, 0);
+      loop_finish_.resize(w + 1, 0);
+    }
+    loop_start_[w] = now_ + wake;
+    loop_finish_[w] = loop_start_[w] + service;
+    push(loop_finish_[w] + notice, EventKind::BatchDone, worker);
   }
   Nanos service_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
     const Nanos drawn = fixed_service_ ? service_times_.fixed_time(hardware, batch.model, batch.items)
@@ -198,6 +231,11 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   cluster::ServiceTimes service_times_;
   const bool fixed_service_ = spec_.service_statistic.has_value();
   cluster::ServiceStreams service_streams_{spec_.seed, fixed_service_ ? 0 : initial_workers(spec_)};
+  // The serving loop's delays (null: none) and their stream; by worker, the running batch's own
+  // start and end under a loop model.
+  const cluster::LoopModel* const loop_ = spec_.loop_model.get();
+  Rng loop_rng_{spec_.seed, "loop"};
+  std::vector<Nanos> loop_start_, loop_finish_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "servelab/cluster/config_model.hpp"
+#include "servelab/cluster/loop_model.hpp"
 #include "servelab/core/registry.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
 #include "servelab/solvers/search/search.hpp"
@@ -24,5 +25,7 @@ inline const Registry<solvers::search::Searcher>& search_methods() { return solv
 // Config models (cluster/config_model.hpp): how set_config knobs scale simulated service times;
 // RRL's parallelism performance model.
 const cluster::ConfigModelRegistry& config_models();
+// Loop models (cluster/loop_model.hpp): the serving loop's own delays, for the simulator.
+const cluster::LoopModelRegistry& loop_models();
 
 }  // namespace servelab::catalogue

@@ -19,6 +19,7 @@
 namespace servelab::cluster {
 
 class ConfigModel;  // config_model.hpp
+class LoopModel;    // loop_model.hpp
 
 // The most workers one group may have (RunSpec::validate).
 inline constexpr std::int32_t kMaxWorkersPerGroup = 1'000'000;
@@ -50,6 +51,9 @@ struct RunSpec {
   // Simulator only: scales each drawn service time by the worker's set_config knobs (null: the
   // profile's times, untouched). See config_model.hpp.
   std::shared_ptr<const ConfigModel> config_model;
+  // Simulator only: the serving loop's delays (null: an instantaneous loop, records untouched).
+  // See loop_model.hpp.
+  std::shared_ptr<const LoopModel> loop_model;
 
   // Checks everything a run needs, naming the field and value: a profile, a workload, at least
   // one worker, known hardware and models with latencies and prices, counts >= 1.
