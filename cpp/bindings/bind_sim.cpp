@@ -10,6 +10,7 @@
 #include "run_binding.hpp"
 #include "servelab/catalogue/catalogue.hpp"
 #include "servelab/cluster/config_model.hpp"
+#include "servelab/cluster/loop_model.hpp"
 #include "servelab/sim/engine.hpp"
 
 namespace py = pybind11;
@@ -22,16 +23,26 @@ void init_sim(py::module_& m) {
       .def("describe", &cluster::ConfigModel::describe)
       .def("__repr__", &cluster::ConfigModel::describe);
   bind_registry<cluster::ConfigModel>(m, "config_model", "config_models", &catalogue::config_models);
+  py::class_<cluster::LoopModel, std::shared_ptr<cluster::LoopModel>>(
+      m, "LoopModel", "The serving loop's own delays, for the simulator (make_loop_model; servelab.calibrate).")
+      .def("describe", &cluster::LoopModel::describe)
+      .def("__repr__", &cluster::LoopModel::describe);
+  bind_registry<cluster::LoopModel>(m, "loop_model", "loop_models", &catalogue::loop_models);
   m.def(
       "simulate_run",
       [](const profile::Profile& profile, std::vector<cluster::WorkerGroup> workers, const workload::Workload& workload,
          sched::Scheduler& scheduler, const py::object& seed, const std::string& decision_statistic,
-         const std::string& service, double drain_s, const std::string& records, const py::object& config_model) {
+         const std::string& service, double drain_s, const std::string& records, const py::object& config_model,
+         const py::object& loop_model) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
         spec.records = cluster::parse_record_mode(records);
         if (!config_model.is_none()) {
           spec.config_model = product_or_spec(config_model, "config_model", catalogue::config_models(), "a ConfigModel",
                                               "'rrl_cpu(cores=2)'");
+        }
+        if (!loop_model.is_none()) {
+          spec.loop_model = product_or_spec(loop_model, "loop_model", catalogue::loop_models(), "a LoopModel",
+                                            "'fixed_loop(wake_us=40, notice_us=20)'");
         }
         auto result = run_long([&] { return sim::simulate(spec, scheduler); });
         return result_to_python(std::move(result));
@@ -39,9 +50,12 @@ void init_sim(py::module_& m) {
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),
       py::arg("seed") = 0, py::arg("decision_statistic") = "mean", py::arg("service") = "sample",
       py::arg("drain_s") = 3600.0, py::arg("records") = "all", py::arg("config_model") = py::none(),
+      py::arg("loop_model") = py::none(),
       "Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate),\n"
       "and 'streamed' (online summaries) when records is 'none' or 'sample(p)'. config_model: None (profiled\n"
       "service times) or a config model (spec or make_config_model) scaling them by the workers' knobs.\n"
+      "loop_model: None (an instantaneous loop) or a loop model (spec or make_loop_model): the serving loop's\n"
+      "delays (wake, notice, arrival) added to the simulated world.\n"
       "Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it.");
 }
 

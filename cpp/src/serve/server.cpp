@@ -110,6 +110,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
         const auto id = state_->arrive(*next);
         next->id = id;
         exec_.resize(static_cast<std::size_t>(id) + 1, -1);
+        taken_.resize(exec_.size(), -1);
+        noticed_.resize(exec_.size(), -1);
+        taken_[static_cast<std::size_t>(id)] = clock;
         if (remote_batches_) transport_.resize(exec_.size(), -1);
         scheduler.on_arrival(*next, *state_, *state_);
         state_->place_if_unplaced(id);
@@ -147,6 +150,12 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       if (result.queries.status[id] != static_cast<std::int8_t>(cluster::QueryStatus::Completed)) exec_[id] = -1;
     }
     result.world_columns.emplace_back("exec_ns", std::move(exec_));
+    // The loop's own stages (calibrate): when the controller took up each arrival, and when it
+    // took up the end of each query's batch (-1: never).
+    taken_.resize(result.queries.size_of(), -1);
+    noticed_.resize(result.queries.size_of(), -1);
+    result.world_columns.emplace_back("taken_ns", std::move(taken_));
+    result.world_columns.emplace_back("noticed_ns", std::move(noticed_));
     // Only runs with batches served in other processes gain the column (in-process records are
     // unchanged).
     if (remote_batches_) {
@@ -306,7 +315,10 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   void handle(const Pending& e, sched::Scheduler& scheduler) {
     if (e.kind != Kind::BatchDone) return cluster::deliver(e, 0, *state_, scheduler);
     const auto worker = static_cast<WorkerId>(e.payload);
-    for (const auto id : running_[worker]) exec_[id] = exec_by_worker_[worker];
+    for (const auto id : running_[worker]) {
+      exec_[id] = exec_by_worker_[worker];
+      noticed_[id] = now_;
+    }
     if (remote_batches_) {
       for (const auto id : running_[worker]) transport_[static_cast<std::size_t>(id)] = transport_by_worker_[worker];
     }
@@ -380,6 +392,8 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::set<std::string> failure_reasons_;
   std::vector<Nanos> exec_;  // by query: its batch's exec time, -1 unless completed
+  std::vector<Nanos> taken_;    // by query: when the controller took up its arrival
+  std::vector<Nanos> noticed_;  // by query: when the controller took up its batch's end (-1: never)
   // By query: its batch's transport time (ExecReport::transport), kept once a batch reported one.
   std::vector<Nanos> transport_;
   bool remote_batches_ = false;

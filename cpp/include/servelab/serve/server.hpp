@@ -21,9 +21,12 @@
 // dropped with "executor failed: <executor>: <message>" as the reason, the scheduler sees the worker
 // free again (on_batch_done) and the run goes on. Ctrl-C (check_interrupt(), polled at least every
 // 20 ms) or an exception from a hook stops every worker thread, joins it and rethrows: no thread
-// outlives serve() (unless a batch timeout gave up on it, below). The result has one extra
-// per-query column, "exec_ns": the executor's own time for the query's batch (ExecReport), -1
-// unless the query completed.
+// outlives serve() (unless a batch timeout gave up on it, below). The result has three extra
+// per-query columns: "exec_ns", the executor's own time for the query's batch (ExecReport), -1
+// unless the query completed; "taken_ns", when the controller took up the query's arrival; and
+// "noticed_ns", when it took up the end of the query's batch (-1: never). With the records'
+// dispatch, start and finish they split a query's time into the loop's stages (servelab.calibrate
+// fits the simulator's loop model from them, cluster/loop_model.hpp).
 //
 // Batch timeout (ServeOptions::batch_timeout > 0): the controller is the watchdog. A batch that has
 // not returned batch_timeout after its dispatch fails like a batch whose executor threw, at that

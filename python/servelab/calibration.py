@@ -1,0 +1,161 @@
+"""Where a served query's time goes, and the simulated world that reproduces a served run.
+
+The serving loop stamps every query at each stage (``taken_ns``: the controller took up its
+arrival; ``dispatch_ns``: the scheduler dispatched its batch; ``start_ns`` / ``finish_ns``: the
+worker ran it; ``noticed_ns``: the controller took up the batch's end)::
+
+    served = servelab.serve(scenario, executor="recsys(model='rm2', backend='onednn')")
+    servelab.loop_breakdown(served)          # per stage: mean, p50, p99 (ms), share of latency
+    cal = servelab.calibrate(served)         # the profile and loop model that reproduce it
+    servelab.simulate(scenario, profile=cal.profile, loop_model=cal.loop_model)
+
+``calibrate`` observes (the stages), replays (the service times at the run's load become the
+profile, :func:`servelab.profile_from_run`) and fits the loop's three delays as quantile tables
+(the ``measured_loop`` loop model, see ``servelab.list_loop_models()``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core
+from .profiling import profile_from_run
+
+__all__ = ["Calibration", "calibrate", "loop_breakdown", "loop_stages"]
+
+#: The stages of a served query, in order: (name, from column, to column, what it is).
+STAGES = (
+    ("arrival", "arrival_ns", "taken_ns", "arrival -> the controller takes it up"),
+    ("queue", "taken_ns", "dispatch_ns", "taken up -> its batch is dispatched (queueing, decision)"),
+    ("wake", "dispatch_ns", "start_ns", "dispatched -> the worker thread starts the batch"),
+    ("service", "start_ns", "finish_ns", "the batch runs on the worker (executor, input staging)"),
+    ("notice", "finish_ns", "noticed_ns", "the batch ends -> the controller takes up its end"),
+)
+
+
+def _served(result: Any, what: str) -> None:
+    meta = getattr(result, "meta", None)
+    if not isinstance(meta, dict) or meta.get("world") != "serve":
+        world = meta.get("world") if isinstance(meta, dict) else None
+        raise ValueError(
+            f"{what}: result={result!r} is not a serving run (meta['world'] is {world!r}): "
+            "only the serving loop stamps the loop's stages"
+        )
+    missing = [c for c in ("taken_ns", "noticed_ns") if c not in result.columns]
+    if missing:
+        raise ValueError(
+            f"{what}: the run has no {missing} columns (a result saved before the serving loop "
+            "stamped its stages): serve it again"
+        )
+
+
+def loop_stages(result: Any):  # -> pandas.DataFrame
+    """One row per completed query of a served run: each stage's time (ms, see ``STAGES``) and
+    its latency; the stages add up to the latency."""
+    import numpy as np
+    import pandas as pd
+
+    from .results import COMPLETED
+
+    _served(result, "loop_stages")
+    c = result.columns
+    done = c["status"] == COMPLETED
+    out = {"id": c["id"][done]}
+    for name, a, b, _ in STAGES:
+        out[f"{name}_ms"] = (c[b][done] - c[a][done]).astype(np.float64) / 1e6
+    # The record's latency ends at the batch's finish; noticing comes after it.
+    out["latency_ms"] = (c["finish_ns"][done] - c["arrival_ns"][done]).astype(np.float64) / 1e6
+    return pd.DataFrame(out)
+
+
+def loop_breakdown(result: Any):  # -> pandas.DataFrame
+    """Per stage of a served run's completed queries: mean, p50, p99 (ms) and the mean's share of
+    the mean latency (``notice`` comes after a query's finish: its share is of the worker's
+    time, not of the latency)."""
+    import pandas as pd
+
+    stages = loop_stages(result)
+    latency = float(stages["latency_ms"].mean()) if len(stages) else float("nan")
+    rows = []
+    for name, _, _, doc in STAGES:
+        col = stages[f"{name}_ms"]
+        rows.append(
+            {
+                "stage": name,
+                "what": doc,
+                "mean_ms": float(col.mean()),
+                "p50_ms": float(col.quantile(0.5)),
+                "p99_ms": float(col.quantile(0.99)),
+                "share": float(col.mean()) / latency if latency else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows).set_index("stage")
+
+
+@dataclass
+class Calibration:
+    """What :func:`calibrate` fitted: ``profile`` (the run's service times),
+    ``loop_model`` (the loop's delays, a ``measured_loop``) and the ``breakdown`` it saw."""
+
+    profile: Any
+    loop_model: Any
+    breakdown: Any
+    batches: int
+
+    def simulate(self, scenario: Any = None, **overrides: Any):
+        """``servelab.simulate`` of ``scenario`` on this calibration's profile and loop model."""
+        from .run import simulate
+
+        return simulate(scenario, profile=self.profile, loop_model=self.loop_model, **overrides)
+
+
+def _quantiles_us(values_ns: Any, count: int) -> list[float]:
+    import numpy as np
+
+    if len(values_ns) == 0:
+        return [0.0]
+    probs = np.linspace(0.0, 1.0, count)
+    q = np.quantile(np.maximum(values_ns, 0).astype(np.float64), probs) / 1e3
+    return [round(float(v), 3) for v in np.maximum.accumulate(q)]
+
+
+def calibrate(
+    served: Any, *, base: Any = None, quantiles: int = 33, min_samples: int = 5
+) -> Calibration:
+    """The profile and loop model that make the simulator reproduce ``served`` (a
+    ``servelab.serve`` result): its service times at its load (``profile_from_run`` with
+    ``base`` and ``min_samples``) and its loop's delays as ``quantiles`` quantiles each
+    (``measured_loop``): wake (dispatch -> start, one per batch), notice (finish -> taken up,
+    one per batch) and arrival (arrival -> taken up, one per query)."""
+    import numpy as np
+
+    from .results import COMPLETED
+
+    _served(served, "calibrate")
+    if isinstance(quantiles, bool) or not isinstance(quantiles, int) or not 2 <= quantiles <= 1001:
+        raise ValueError(f"quantiles={quantiles!r} must be an integer in 2..1001")
+    profile = profile_from_run(served, base=base, min_samples=min_samples)
+    c = served.columns
+    done = c["status"] == COMPLETED
+    # One sample per batch: the queries of a batch share its worker and start.
+    _, first = np.unique(np.stack([c["worker"][done], c["start_ns"][done]]), axis=1, return_index=True)
+    wake = (c["start_ns"][done] - c["dispatch_ns"][done])[first]
+    notice = (c["noticed_ns"][done] - c["finish_ns"][done])[first]
+    taken = c["taken_ns"] >= 0
+    arrival = c["taken_ns"][taken] - c["arrival_ns"][taken]
+
+    def fmt(values: list[float]) -> str:
+        return "[" + ", ".join(repr(v) for v in values) + "]"
+
+    spec = (
+        f"measured_loop(wake_us={fmt(_quantiles_us(wake, quantiles))}, "
+        f"notice_us={fmt(_quantiles_us(notice, quantiles))}, "
+        f"arrival_us={fmt(_quantiles_us(arrival, quantiles))})"
+    )
+    return Calibration(
+        profile=profile,
+        loop_model=_core.make_loop_model(spec),
+        breakdown=loop_breakdown(served),
+        batches=len(first),
+    )
