@@ -27,7 +27,12 @@ __all__ = ["Calibration", "calibrate", "loop_breakdown", "loop_stages"]
 #: The stages of a served query, in order: (name, from column, to column, what it is).
 STAGES = (
     ("arrival", "arrival_ns", "taken_ns", "arrival -> the controller takes it up"),
-    ("queue", "taken_ns", "dispatch_ns", "taken up -> its batch is dispatched (queueing, decision)"),
+    (
+        "queue",
+        "taken_ns",
+        "dispatch_ns",
+        "taken up -> its batch is dispatched (queueing, decision)",
+    ),
     ("wake", "dispatch_ns", "start_ns", "dispatched -> the worker thread starts the batch"),
     ("service", "start_ns", "finish_ns", "the batch runs on the worker (executor, input staging)"),
     ("notice", "finish_ns", "noticed_ns", "the batch ends -> the controller takes up its end"),
@@ -139,7 +144,9 @@ def calibrate(
     c = served.columns
     done = c["status"] == COMPLETED
     # One sample per batch: the queries of a batch share its worker and start.
-    _, first = np.unique(np.stack([c["worker"][done], c["start_ns"][done]]), axis=1, return_index=True)
+    _, first = np.unique(
+        np.stack([c["worker"][done], c["start_ns"][done]]), axis=1, return_index=True
+    )
     wake = (c["start_ns"][done] - c["dispatch_ns"][done])[first]
     notice = (c["noticed_ns"][done] - c["finish_ns"][done])[first]
     taken = c["taken_ns"] >= 0
