@@ -522,6 +522,9 @@ def sweep(
         if processes == 1:
             runner = backends.InProcess(lambda point: _row(fn, point, shared), points)
         else:
+            from ._main_guard import check as check_main_guard
+
+            check_main_guard(processes)
             _check_picklable(fn)
             for key, value in shared.items():
                 try:
