@@ -40,6 +40,7 @@ from .profiles import Profile as Profile
 from .profiling import profile as profile
 from .profiling import profile_from_run as profile_from_run
 from .results import Result as Result
+from .results import load_result as load_result
 from .run import serve as serve
 from .run import simulate as simulate
 from .scenario import Scenario as Scenario

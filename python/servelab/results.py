@@ -33,8 +33,12 @@ records (``"sample(p)"``) or raises ValueError (``"none"``).
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -79,6 +83,9 @@ WORKER_COLUMNS: dict[str, str] = {
 META_KEYS = ("world", "scheduler", "seed", "duration_ns", "apps", "models", "hardware")
 WORLDS = ("sim", "serve")
 LATENCY_PERCENTILES = (50, 90, 95, 99)
+# timeseries() refuses a window that cuts the run into more rows than this (a typo such as
+# window_s=1e-9 would otherwise ask for tens of GB).
+MAX_TIMESERIES_WINDOWS = 1_000_000
 
 # The summary metrics compare() subtracts (dotted paths into summary()).
 COMPARED_METRICS = (
@@ -530,7 +537,9 @@ class Result:
         ``accuracy_mean``. ``throughput_qps`` and ``goodput_qps`` count completions by the window
         of their FINISH, per second, which is what a throughput plot over time shows.
         """
-        if not (isinstance(window_s, (int, float, np.number)) and math.isfinite(window_s)):
+        if isinstance(window_s, bool) or not (
+            isinstance(window_s, (int, float, np.number)) and math.isfinite(window_s)
+        ):
             raise ValueError(f"window_s={window_s!r} must be a finite number of seconds")
         window_ns = round(window_s * NS_PER_S)
         if window_ns <= 0:
@@ -543,6 +552,12 @@ class Result:
         if self._n:
             end_ns = max(end_ns, int(arrival.max()) + 1, int(finish.max()) + 1)
         n_bins = max(1, -(-end_ns // window_ns))
+        if n_bins > MAX_TIMESERIES_WINDOWS:
+            raise ValueError(
+                f"window_s={window_s!r} cuts the run's {end_ns / NS_PER_S:g} s into {n_bins} "
+                f"windows, more than {MAX_TIMESERIES_WINDOWS}: choose window_s >= "
+                f"{end_ns / NS_PER_S / MAX_TIMESERIES_WINDOWS:.3g}"
+            )
         bins = (arrival // window_ns).astype(np.int64)
         done = c["status"] == COMPLETED
         met = done & (finish <= c["deadline_ns"])
@@ -653,6 +668,41 @@ class Result:
                 "items": np.add.reduceat(sizes, idx) if len(idx) else sizes[:0],
             }
         )
+
+    # ---- files ------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the run to one file that :func:`load_result` reads back: every column (the
+        per-query records, world columns such as ``exec_ns`` included, and the workers table)
+        with its dtype, ``meta`` (the scenario that produced the run included) and, for a
+        streamed run, its online summaries. The file is a compressed numpy ``.npz`` archive
+        (the suffix is added when missing) whose ``meta.json`` entry holds the meta as JSON;
+        returns the path written::
+
+            r.save("runs/jsq.npz")
+            r2 = servelab.load_result("runs/jsq.npz")   # same columns, meta and summary()
+
+        Meta values must be data: dicts, lists, tuples, strings, numbers, numeric numpy arrays
+        (they come back as they were); anything else is a TypeError naming the key.
+        """
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        arrays: dict[str, np.ndarray] = {
+            _FILE_FORMAT_KEY: np.asarray(_FILE_FORMAT),
+            "meta.json": _json_bytes(self.meta, "meta"),
+        }
+        for name, arr in self._columns.items():
+            arrays[f"columns/{name}"] = np.asarray(arr)
+        for name, arr in self.workers.items():
+            arrays[f"workers/{name}"] = np.asarray(arr)
+        if self.streamed is not None:
+            streamed = {k: v for k, v in self.streamed.items() if k != "approximate"}
+            arrays["streamed.json"] = _json_bytes(streamed, "streamed")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            np.savez_compressed(f, **arrays)
+        return path
 
     # ---- consistency ------------------------------------------------------------------------
 
@@ -782,3 +832,110 @@ class Result:
                 f"worker {w['worker'][i]}: busy_ns={w['busy_ns'][i]} exceeds "
                 f"active_ns={w['active_ns'][i]}"
             )
+
+
+# ---- files ------------------------------------------------------------------------------------
+
+#: What Result.save writes, checked by load_result (a later layout gets a new number).
+_FILE_FORMAT = "servelab.Result/1"
+_FILE_FORMAT_KEY = "format"
+
+
+# JSON has no tuples, arrays or non-string keys: those are written as tagged objects, so that
+# meta and the streamed summaries come back exactly as they were.
+_TAGS = ("__tuple__", "__ndarray__", "__items__")
+
+
+def _to_json(value: Any, path: str) -> Any:
+    """``value`` as JSON data, tagging what JSON cannot hold; TypeError names what it cannot
+    write at all."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"{path} is a numpy array of dtype {value.dtype}: Result.save "
+                            "writes numeric arrays only")  # fmt: skip
+        return {"__ndarray__": value.ravel().tolist(), "dtype": value.dtype.str,
+                "shape": list(value.shape)}  # fmt: skip
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        items = [_to_json(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return {"__tuple__": items} if isinstance(value, tuple) else items
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) and k not in _TAGS for k in value):
+            return {k: _to_json(v, f"{path}[{k!r}]") for k, v in value.items()}
+        return {"__items__": [[_to_json(k, f"{path} key {k!r}"), _to_json(v, f"{path}[{k!r}]")]
+                              for k, v in value.items()]}  # fmt: skip
+    raise TypeError(
+        f"{path} holds a value of type {type(value).__name__} ({value!r:.80}): Result.save "
+        "writes meta as data (dicts, lists, tuples, strings, numbers, numpy arrays)"
+    )
+
+
+def _from_json(value: Any) -> Any:
+    """What :func:`_to_json` wrote, back in its own types."""
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__tuple__" in value:
+        return tuple(_from_json(v) for v in value["__tuple__"])
+    if "__ndarray__" in value:
+        flat = np.array(value["__ndarray__"], dtype=np.dtype(value["dtype"]))
+        return flat.reshape(value["shape"])
+    if "__items__" in value:
+        return {_hashable(_from_json(k)): _from_json(v) for k, v in value["__items__"]}
+    return {k: _from_json(v) for k, v in value.items()}
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
+
+
+def _json_bytes(value: Mapping[str, Any], what: str) -> np.ndarray:
+    """``value`` as UTF-8 JSON in a uint8 array (an npz entry that needs no pickle)."""
+    try:
+        text = json.dumps(_to_json(dict(value), what))
+    except RecursionError:
+        raise TypeError(f"{what} refers to itself: Result.save cannot write it") from None
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+
+
+def load_result(path: str | os.PathLike[str]) -> Result:
+    """The Result that :meth:`Result.save` wrote to ``path``: the same columns (dtypes
+    included), workers, meta and streamed summaries, so ``summary()``, ``to_pandas()``,
+    ``compare()`` and the plots give what they gave before saving, and
+    ``servelab.simulate(r.meta["scenario"])`` replays the run. Raises FileNotFoundError, or
+    ValueError naming the file when it is not such a file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (Result.save writes a .npz file)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            entries = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise ValueError(f"{path} is not a file written by Result.save: {error}") from None
+    found = entries.get(_FILE_FORMAT_KEY)
+    if found is None or "meta.json" not in entries:
+        raise ValueError(f"{path} is a numpy archive but not one written by Result.save")
+    if str(found) != _FILE_FORMAT:
+        raise ValueError(
+            f"{path} was written in format {str(found)!r}; this servelab reads {_FILE_FORMAT!r}"
+        )
+
+    def from_json(name: str) -> Any:
+        try:
+            return _from_json(json.loads(entries[name].tobytes().decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: its {name} entry is not valid JSON ({error})") from None
+
+    columns = {k[len("columns/") :]: v for k, v in entries.items() if k.startswith("columns/")}
+    workers = {k[len("workers/") :]: v for k, v in entries.items() if k.startswith("workers/")}
+    streamed = from_json("streamed.json") if "streamed.json" in entries else None
+    try:
+        return Result(columns, workers, from_json("meta.json"), streamed=streamed)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
