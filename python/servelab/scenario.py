@@ -11,6 +11,9 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
       # serve only: pin the group's workers, cores: [0, 1] or pin: compact|spread (servelab.pinning)
     workload:
       arrivals: poisson(rate=200)          # any registered arrival process (a spec or a dict)
+      # or a trace file, its path relative to this file's folder (meta keeps the path):
+      # arrivals: {name: replay, path: arrivals.csv, unit: ms}     # one timestamp per line
+      # arrivals: {name: piecewise_rate, path: twitter.txt}        # 't rate' lines
       count: 20000                         # and/or horizon_s
       apps:
         - {name: rm2, slo_ms: 350, sizes: kairos_mix, share: 1.0, accuracy_floor: 0}
@@ -30,6 +33,7 @@ Errors name the key path and value, e.g. ``workers[1].count=0 must be >= 1``.
 
 from __future__ import annotations
 
+import ast
 import copy
 import reprlib
 from collections.abc import Mapping
@@ -162,8 +166,114 @@ def _check_arrivals_rule(wl: Mapping[str, Any], apps: list[Any]) -> None:
             )
 
 
+# Arrival processes that may read their points from a trace file (``path``, relative to the
+# scenario file's folder) instead of listing them inline: name -> the other keys each accepts.
+# Only the path goes into the scenario (and so into a Result's meta), not the points.
+_TRACE_KEYS = {
+    "replay": {"unit", "period_s"},  # arrival timestamps, one per line (read_timestamps_csv)
+    "piecewise_rate": {"time_scale", "repeat"},  # 't rate' lines (read_rate_trace)
+}
+_TIME_UNITS = ("s", "ms", "us", "ns")
+
+
+def _spec_value(node: ast.expr) -> Any:
+    """A keyword value of a spec string: a Python literal, or true/false as the spec grammar
+    writes them."""
+    if isinstance(node, ast.Name) and node.id in ("true", "false"):
+        return node.id == "true"
+    return ast.literal_eval(node)
+
+
+def _trace_spec(value: Any) -> dict[str, Any] | None:
+    """The dict form of an arrival process that names a trace file
+    (``{name: replay, path: ...}`` or ``"replay(path='...')"``), else None."""
+    if isinstance(value, Mapping):
+        if value.get("name") in _TRACE_KEYS and "path" in value:
+            return dict(value)
+        return None
+    if not isinstance(value, str) or "path" not in value:
+        return None
+    try:
+        call = ast.parse(value.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)) or call.args:
+        return None
+    if call.func.id not in _TRACE_KEYS:
+        return None
+    out: dict[str, Any] = {"name": call.func.id}
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return None
+        try:
+            out[keyword.arg] = _spec_value(keyword.value)
+        except ValueError:
+            return None
+    return out if "path" in out else None
+
+
+def _check_trace(key: str, spec: dict[str, Any], folder: Path | None) -> dict[str, Any]:
+    """A trace-file arrival process checked, its path made absolute (a relative one is relative
+    to ``folder``, the scenario file's, else to the working directory) so that the scenario
+    replays from anywhere."""
+    name = spec["name"]
+    allowed = {"name", "path"} | _TRACE_KEYS[name]
+    unknown = sorted(set(spec) - allowed, key=repr)
+    if unknown:
+        inline = " (a trace file replaces the inline list)" if unknown[0] in (
+            "timestamps_s", "rates", "interval_s") else ""  # fmt: skip
+        raise KeyError(
+            f"{key}: unknown key {unknown[0]!r} for {name} with a path{inline} "
+            f"(known: {', '.join(sorted(allowed))})"
+        )
+    where = spec["path"]
+    if not isinstance(where, str | Path) or not str(where):
+        raise _fail(f"{key}.path", where, "must be the path of a trace file")
+    path = Path(where).expanduser()
+    if not path.is_absolute():
+        path = (folder if folder is not None else Path.cwd()) / path
+    if not path.is_file():
+        relative = "the scenario file's folder" if folder is not None else "the working directory"
+        raise _fail(
+            f"{key}.path",
+            where,
+            f"is not a file ({path}; a relative path is relative to {relative})",
+        )
+    if "unit" in spec and spec["unit"] not in _TIME_UNITS:
+        raise _fail(f"{key}.unit", spec["unit"], f"must be one of {', '.join(_TIME_UNITS)}")
+    for number, lowest in (("period_s", "non-negative"), ("time_scale", "positive")):
+        if number in spec:
+            v = spec[number]
+            if not _is_number(v) or not (v >= 0 if lowest == "non-negative" else v > 0):
+                raise _fail(f"{key}.{number}", v, f"must be a {lowest} number")
+    if "repeat" in spec and not isinstance(spec["repeat"], bool):
+        raise _fail(f"{key}.repeat", spec["repeat"], "must be true or false")
+    return {**spec, "path": str(path.resolve())}
+
+
+def _read_trace(key: str, spec: dict[str, Any]) -> _core.ArrivalProcess:
+    """The arrival process of a checked trace-file spec; the readers' errors name the file and
+    line, prefixed here with the key path."""
+    try:
+        if spec["name"] == "replay":
+            times = _core.read_timestamps_csv(spec["path"], unit=spec.get("unit", "s"))
+            period = float(spec.get("period_s", 0.0))
+            return _core.Replay(times, period if period > 0 else None)
+        return _core.read_rate_trace(
+            spec["path"],
+            time_scale=float(spec.get("time_scale", 1.0)),
+            repeat=bool(spec.get("repeat", False)),
+        )
+    except (KeyError, ValueError) as e:
+        msg = e.args[0] if e.args else str(e)
+        raise type(e)(f"{key}: {msg}") from None
+
+
 def _build_arrivals(path: str, value: Any) -> _core.ArrivalProcess:
     """An arrival process from a scenario value; errors name the key path and the value."""
+    trace = _trace_spec(value)
+    if trace is not None:
+        return _read_trace(path, trace)
     spec = _spec(path, value)
     try:
         return _core.make_arrival_process(spec)
@@ -194,7 +304,7 @@ def builtin_scenarios() -> list[str]:
 def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     """A Scenario from a dict, a YAML/JSON file path, or the name of a built-in scenario."""
     if isinstance(source, Mapping):
-        return Scenario.from_dict(source)
+        return Scenario.from_dict(source)  # a trace file's relative path: from the working dir
     text_source = str(source)
     if text_source in builtin_scenarios():
         resource = resources.files(__package__) / "scenarios" / f"{text_source}.yaml"
@@ -210,7 +320,7 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     text = textio.read_text(path, what="scenario YAML/JSON file")
     # JSON for .json files (its errors then speak JSON); YAML, a superset, for anything else.
     load = textio.load_json if path.suffix == ".json" else textio.load_yaml
-    return Scenario.from_dict(load(text, where=str(path)), where=str(path))
+    return Scenario.from_dict(load(text, where=str(path)), where=str(path), folder=path.parent)
 
 
 @dataclass
@@ -230,7 +340,13 @@ class Scenario:
     description: str = ""
 
     @classmethod
-    def from_dict(cls, data: Any, where: str | None = None) -> Scenario:
+    def from_dict(
+        cls, data: Any, where: str | None = None, folder: str | Path | None = None
+    ) -> Scenario:
+        """A Scenario from its plain form; ``where`` prefixes error messages (the file), and a
+        trace file's relative ``path`` is relative to ``folder`` (default: the working
+        directory)."""
+        base = None if folder is None else Path(folder)
         try:
             d = _check_keys("scenario", data, _TOP_KEYS)
             _check_texts(d)
@@ -294,6 +410,7 @@ class Scenario:
                         f"{_LONGEST_TIME_MS:g} ms (about 292 years)",
                     )
             _check_arrivals_rule(wl, apps)
+            wl = _with_trace_paths(wl, base)
             seed = d.get("seed", 0)
             if not _is_int(seed) or seed < 0:
                 raise _fail("seed", seed, "must be a non-negative integer")
@@ -397,6 +514,25 @@ class Scenario:
         if isinstance(s, type) and issubclass(s, _core.Scheduler):
             return s()
         return make_scheduler(_spec("scheduler", s))
+
+
+def _with_trace_paths(wl: Mapping[str, Any], folder: Path | None) -> Mapping[str, Any]:
+    """The workload with each trace-file arrival process checked and its path made absolute
+    (a new dict when one is found; the caller's is left alone)."""
+    found = False
+    out = dict(wl)
+    trace = _trace_spec(wl.get("arrivals"))
+    if trace is not None:
+        out["arrivals"], found = _check_trace("workload.arrivals", trace, folder), True
+    apps = []
+    for i, app in enumerate(wl["apps"]):
+        trace = _trace_spec(app.get("arrivals"))
+        if trace is not None:
+            app = {**app, "arrivals": _check_trace(f"workload.apps[{i}].arrivals", trace, folder)}
+            found = True
+        apps.append(app)
+    out["apps"] = apps
+    return out if found else wl
 
 
 def _describe(obj: Any) -> str:
