@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import _progress
 from ... import workload as _workload
 from ...experiments import SweepError, sweep
 from .sim_tuning import tune_simulated
@@ -70,10 +71,11 @@ def _tune_point(
 def _sweep_runs(
     space: ConfigSpace, arrivals: Any, points: list[dict[str, Any]], learner: Any,
     tune_kwargs: dict[str, Any], processes: int, backend: str, ray_address: str | None,
-    world: str,
+    world: str, progress: bool | None = None, desc: str | None = None,
 ) -> list[TuningRun]:  # fmt: skip
     if world not in WORLDS:
         raise ValueError(f"world={world!r} must be one of {', '.join(WORLDS)}")
+    show = _progress.wanted(progress)
     shared = {
         "space": portable_space(space), "arrivals": portable_arrivals(arrivals),
         "learner": _learner(learner).to_dict(), "tune_kwargs": dict(tune_kwargs), "world": world,
@@ -81,7 +83,7 @@ def _sweep_runs(
     try:
         frame = sweep(
             _tune_point, points, processes=processes, backend=backend, ray_address=ray_address,
-            shared=shared, retries=0, progress=False,
+            shared=shared, retries=0, progress=show, desc=desc,
         )  # fmt: skip
     except SweepError as error:  # a bad setting: raise what the run raised, as a loop would
         raise error.__cause__ from None
@@ -101,20 +103,23 @@ def compare_methods(
     backend: str = "local",
     ray_address: str | None = None,
     world: str = "episodes",
+    progress: bool | None = None,
     **tune_kwargs: Any,
 ) -> dict[str, list[TuningRun]]:
     """method -> one run per seed, every method on the same arrivals (same seed, same episodes).
     The runs are points of ``servelab.sweep``: ``processes`` (default 1: this process),
     ``backend`` ("local" or "ray") and ``ray_address`` as there; the same runs on every backend.
     ``world="simulate"`` serves every episode in ``servelab.simulate`` (:func:`tune_simulated`:
-    every method and objective on the CPU space, noise-free) instead of the episode model."""
+    every method and objective on the CPU space, noise-free) instead of the episode model.
+    ``progress`` (default None: when standard error is a terminal or in a notebook) shows a bar
+    of the runs done; ``False`` hides it, ``True`` forces it."""
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds is empty: give at least one seed")
     methods = list(methods)
     points = [{"method": m, "seed": s, "radius": None} for m in methods for s in seeds]
     runs = _sweep_runs(space, arrivals, points, learner, tune_kwargs, processes, backend,
-                       ray_address, world)  # fmt: skip
+                       ray_address, world, progress, "tuning runs")  # fmt: skip
     return {m: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, m in enumerate(methods)}
 
 
@@ -140,13 +145,14 @@ def region_sweep(
     backend: str = "local",
     ray_address: str | None = None,
     world: str = "episodes",
+    progress: bool | None = None,
     **tune_kwargs: Any,
 ) -> Any:
     """Fig. 11: convergence steps and the distance from the optimum against the region radius.
     Radius 0 is point-based Q-learning (RRL's degenerate case). A run that never converges counts
     as its full length (``censored``). Returns a DataFrame, one row per (radius, seed). The runs
-    are points of ``servelab.sweep`` (``processes``, ``backend``, ``ray_address``, ``world``: see
-    :func:`compare_methods`)."""
+    are points of ``servelab.sweep`` (``processes``, ``backend``, ``ray_address``, ``world``,
+    ``progress``: see :func:`compare_methods`)."""
     import pandas as pd  # on use: keeps `import servelab.rrl` light
 
     seeds = list(seeds)
@@ -160,7 +166,7 @@ def region_sweep(
         r = None if radius == 0 else float(radius)
         points += [{"method": method, "seed": seed, "radius": r} for seed in seeds]
     runs = _sweep_runs(space, arrivals, points, learner, tune_kwargs, processes, backend,
-                       ray_address, world)  # fmt: skip
+                       ray_address, world, progress, "tuning runs")  # fmt: skip
     rows = []
     for point, run in zip(points, runs, strict=True):
         s = run.summary()
