@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .calibration import calibrate
 from .executors import make_executor
 from .profiling import profile as measure_profile
 from .profiling import profile_from_run
@@ -128,6 +129,7 @@ def sim_vs_real(
     progress: bool = False,
     profile_from: str = "batches",
     pilot_queries: int | None = None,
+    calibration: Any = None,
 ) -> WorldComparison:
     """Profiles ``executor`` (unless ``profile`` is given), then simulates and serves the same
     scenario and returns both (:class:`WorldComparison`).
@@ -146,14 +148,19 @@ def sim_vs_real(
       ``queries``, seed + 1) and simulates on the service times it measured
       (:func:`servelab.profile_from_run`, the back-to-back profile filling the batch sizes the
       pilot did not see): the service times at the target load. The offered rate stays the one
-      computed from the back-to-back profile.
+      computed from the back-to-back profile. ``"calibrate"`` serves the same pilot and simulates
+      on what :func:`servelab.calibrate` fits from it: those service times and the loop's own
+      delays (a batch's wake-up, the controller noticing its end, taking up an arrival).
+    - ``calibration``: a :class:`servelab.Calibration` taken earlier (another load, another
+      run) to simulate on instead of a pilot: the held-out prediction. ``profile`` (or a fresh
+      back-to-back profile) still sets the offered rate.
     """
     workers = _positive_int("workers", workers)
     queries = _positive_int("queries", queries)
     size = _positive_int("size", size)
     utilisation = _fraction("utilisation", utilisation)
-    if profile_from not in ("batches", "serve"):
-        raise ValueError(f"profile_from={profile_from!r} must be 'batches' or 'serve'")
+    if profile_from not in ("batches", "serve", "calibrate"):
+        raise ValueError(f"profile_from={profile_from!r} must be 'batches', 'serve' or 'calibrate'")
     pilot_count = _positive_int(
         "pilot_queries", queries if pilot_queries is None else pilot_queries
     )
@@ -191,15 +198,31 @@ def sim_vs_real(
         "seed": seed,
     }
     meta: dict[str, Any] = {"profile_from": profile_from}
-    if profile_from == "serve":
+    loop_model = None
+    if calibration is not None:
+        if not (hasattr(calibration, "profile") and hasattr(calibration, "loop_model")):
+            raise ValueError(
+                f"calibration={calibration!r} is not a servelab.Calibration (servelab.calibrate)"
+            )
+        meta["base_profile"] = profile
+        profile, loop_model = calibration.profile, calibration.loop_model
+        scenario["profile"] = profile
+        meta["calibration"] = calibration
+        meta["profile_from"] = "calibration"
+    elif profile_from in ("serve", "calibrate"):
         pilot_scenario = {**scenario, "seed": seed + 1}
         pilot_scenario["workload"] = {**scenario["workload"], "count": pilot_count}
         pilot = serve(pilot_scenario, executor=built)
         meta["base_profile"] = profile  # back to back: another utilisation's runs start from it
-        profile = profile_from_run(pilot, base=profile)
+        if profile_from == "serve":
+            profile = profile_from_run(pilot, base=profile)
+        else:
+            calibration = calibrate(pilot, base=profile)
+            profile, loop_model = calibration.profile, calibration.loop_model
+            meta["calibration"] = calibration
         scenario["profile"] = profile
         meta["pilot_batches"] = int(pilot.workers["batches"].sum())
-    simulated = simulate(scenario)
+    simulated = simulate(scenario, loop_model=loop_model)
     measured = serve(scenario, executor=built)
     return WorldComparison(
         executor=built.describe(),
