@@ -83,9 +83,16 @@ def _cmd_smoke(args: argparse.Namespace) -> int:
                 f"max |diff| vs {r['against']} = {r['max_abs_error']:.2e}"
             )
             if "speedup_vs_reference" in r:
-                line += f", {r['speedup_vs_reference']:.1f}x faster than the reference"
+                line += ", " + _speed_vs_reference(r["speedup_vs_reference"])
             print(line)
     return 1 if failed else 0
+
+
+def _speed_vs_reference(speedup: float) -> str:
+    """'2.0x as fast as the reference' or, below 1, '1.25x slower than the reference'."""
+    if speedup >= 1 or speedup <= 0:
+        return f"{speedup:.1f}x as fast as the reference"
+    return f"{1 / speedup:.2f}x slower than the reference ({speedup:.2f}x as fast)"
 
 
 def _writable_folder(path: Path) -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
 from .results import COMPLETED, NS_PER_MS, NS_PER_S, Result
 
@@ -88,7 +89,7 @@ def latency_cdf(
             )
     if log_x:
         ax.set_xscale("log")
-    ax.set_xlabel("latency (ms)")
+    ax.set_xlabel("latency (ms, log scale)" if log_x else "latency (ms)")
     ax.set_ylabel("fraction of queries")
     ax.set_ylim(0, 1.02)
     ax.set_title("Latency CDF")
@@ -123,8 +124,22 @@ def throughput_and_violations_over_time(
     ax.set_ylabel("queries per second")
     right.set_ylabel("SLO violation rate")
     right.set_ylim(0, 1.02)
-    lines = ax.get_lines()[::2] + right.get_lines()
-    ax.legend(lines, [line.get_label() for line in lines], loc="upper left", fontsize="small")
+    # The legend goes outside, right of the right axis, where it cannot cover the data: one
+    # entry per run (its colour), then what each line style means.
+    handles = [Line2D([], [], color=line.get_color(), label=label) for line, label in
+               zip(ax.get_lines()[::2], labelled(results), strict=True)]  # fmt: skip
+    handles += [
+        Line2D([], [], color="gray", label="throughput (left axis)"),
+        Line2D([], [], color="gray", linestyle=":", linewidth=1, label="arrival rate (left axis)"),
+        Line2D([], [], color="gray", linestyle="--", linewidth=1, label="SLO violations (right)"),
+    ]
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.13, 1.0),
+        borderaxespad=0.0,
+        fontsize="small",
+    )
     ax.set_title(f"Throughput and SLO violations ({window_s:g} s windows)")
     ax.grid(alpha=0.3)
     ax.right_ax = right
@@ -273,12 +288,13 @@ def save_all(
 ) -> list[Path]:
     """Writes every plot as PNG into ``folder`` (created if needed): latency_cdf.png,
     throughput_and_violations.png, cost_vs_goodput.png and utilisation_<label>.png per run.
-    Closes the figures it makes and returns the paths written."""
+    The latency CDF has a log x axis, so that one run's long tail does not squeeze the others
+    into the left edge. Closes the figures it makes and returns the paths written."""
     runs = labelled(results)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     plots: list[tuple[str, Any]] = [
-        ("latency_cdf", lambda ax: latency_cdf(runs, ax, warmup_s=warmup_s)),
+        ("latency_cdf", lambda ax: latency_cdf(runs, ax, warmup_s=warmup_s, log_x=True)),
         (
             "throughput_and_violations",
             lambda ax: throughput_and_violations_over_time(runs, ax, window_s=window_s),
@@ -290,7 +306,9 @@ def save_all(
         plots.append((f"utilisation_{safe}", lambda ax, r=r: utilisation_timeline(r, ax)))
     written = []
     for name, draw in plots:
-        fig, ax = plt.subplots(figsize=(8, 4.5))
+        # wider where the legend sits outside, right of the data
+        wide = name == "throughput_and_violations"
+        fig, ax = plt.subplots(figsize=(11, 4.5) if wide else (8, 4.5))
         try:
             draw(ax)
             fig.tight_layout()
