@@ -51,6 +51,19 @@ void ScalingProblem::validate() const {
   if (!(std::isfinite(slack_qps) && slack_qps >= 0)) throw ValueError(str("slack_qps=", slack_qps, " must be >= 0"));
   if (!(std::isfinite(slo_ms) && slo_ms > 0)) throw ValueError(str("slo_ms=", slo_ms, " must be positive"));
   if (!(std::isfinite(lambda) && lambda >= 0)) throw ValueError(str("lambda=", lambda, " must be >= 0"));
+  std::size_t fastest = n;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (latency_ms[v] <= slo_ms && (fastest == n || saturation_qps[v] > saturation_qps[fastest])) fastest = v;
+  }
+  if (fastest == n) return;  // no variant meets the SLO: nothing can be loaded
+  const double needed = (load_qps + slack_qps) / saturation_qps[fastest];
+  if (needed > kMaxPlannedInstances) {
+    throw ValueError(
+        str("load_qps=", load_qps, " (+ slack_qps=", slack_qps, ") needs ", needed,
+            " instances of the highest-throughput variant within slo_ms=", slo_ms, " ('", names[fastest], "', ",
+            saturation_qps[fastest], " qps); plans have at most ", kMaxPlannedInstances,
+            " instances: load_qps + slack_qps must be <= ", kMaxPlannedInstances * saturation_qps[fastest]));
+  }
 }
 
 double scaling_objective(const ScalingProblem& p, const std::vector<std::int64_t>& delta) {

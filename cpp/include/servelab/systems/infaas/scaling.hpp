@@ -16,6 +16,11 @@
 
 namespace servelab::infaas {
 
+// The most instances a plan may need of the highest-throughput variant within the SLO (more than
+// any cluster holds): validate() refuses a load beyond, since CBC loses integrality (and aborts
+// on an assertion) as instance counts near 2^53, e.g. Table 2 at load_qps=1e20.
+inline constexpr double kMaxPlannedInstances = 1e9;
+
 struct ScalingProblem {
   std::vector<std::string> names;          // by variant (for messages)
   std::vector<std::int32_t> architecture;  // by variant: the greedy upgrades within one
@@ -33,7 +38,7 @@ struct ScalingProblem {
   double lambda = 0.0;                           // lambda, 1/s
 
   std::size_t size() const { return names.size(); }
-  void validate() const;  // ValueError naming the field, index and value
+  void validate() const;  // ValueError naming the field, index and value (and the load's limit)
 };
 
 struct ScalingPlan {
