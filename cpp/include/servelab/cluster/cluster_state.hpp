@@ -112,6 +112,7 @@ class ClusterState final : public sched::ClusterView,
   const profile::Profile& profile() const override { return *profile_; }
   profile::Statistic decision_statistic() const override { return decision_; }
   std::uint64_t seed() const override { return seed_; }
+  std::int32_t num_apps() const override { return static_cast<std::int32_t>(app_names_.size()); }
   WorkerId num_workers() const override { return worker_count_; }
   HardwareId hardware(WorkerId worker) const override { return at(worker).hardware; }
   WorkerStatus status(WorkerId worker) const override { return at(worker).status; }

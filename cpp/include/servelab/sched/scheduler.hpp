@@ -66,6 +66,10 @@ class ClusterView {
   // The run's seed: a policy that randomises draws from Rng(seed(), "scheduler/<name>").
   virtual std::uint64_t seed() const = 0;
 
+  // The workload's applications (a query's app is in 0..num_apps()-1); -1 where the view does
+  // not know them. Lets a policy refuse parameters naming an application the run does not have.
+  virtual std::int32_t num_apps() const { return -1; }
+
   // Workers: ids 0..num_workers()-1, stable for the whole run (stopped ones included).
   virtual WorkerId num_workers() const = 0;
   virtual HardwareId hardware(WorkerId worker) const = 0;

@@ -128,6 +128,13 @@ class InfaasScheduler final : public VariantQueues {
       });
     }
     if (variants.empty()) throw ValueError("infaas: no model has a latency profile on the cluster's hardware");
+    // An index past the workload's applications would leave every query online, silently.
+    for (const auto a : off_.apps) {
+      if (view.num_apps() >= 0 && a >= view.num_apps()) {
+        throw ValueError(str("infaas: offline_apps has application index ", a, " but the workload has ",
+                             view.num_apps(), " application(s): 0..", view.num_apps() - 1));
+      }
+    }
     app_task_ = tasks_by_app(variants);
     store_ = std::make_unique<MetadataStore>(std::move(variants));
     model_.clear();
