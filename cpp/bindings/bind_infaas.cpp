@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,13 +89,13 @@ const ScalingSolverPluginTable scaling_solver_table{
 
 // autoscaler='ilp' loads servelab._lp (which registers it as it loads), from whichever thread
 // builds the policy; why it does not load becomes the policy's RuntimeError.
+// Another unknown name loads it too where it can, so that the error lists every solver there is.
 std::string load_scaling_solver(const std::string& name) {
-  if (name != "ilp") return {};
   py::gil_scoped_acquire gil;
   try {
     py::module_::import("servelab.backends").attr("require")("lp");
   } catch (py::error_already_set& e) {
-    return str("the LP backend (servelab._lp): ", e.what());
+    return name == "ilp" ? str("the LP backend (servelab._lp): ", e.what()) : std::string();
   }
   return {};
 }
@@ -130,7 +131,21 @@ void init_infaas(py::module_& m) {
       .def("variant_index", &MetadataStore::variant_id, py::arg("name"))
       .def(
           "by_task", [](const MetadataStore& s, const std::string& t) { return s.by_task(t); }, py::arg("task"))
-      .def("add_worker", &MetadataStore::add_worker, py::arg("hardware"))
+      .def(
+          "add_worker",
+          [](MetadataStore& s, const std::string& hardware) {
+            // From Python a worker no variant runs on is a typo ('tpu'); the policy's own store
+            // (C++) keeps every cluster worker, so the check is here, not in add_worker.
+            std::set<std::string> known;
+            for (const auto& v : s.variants()) known.insert(v.hardware);
+            if (!known.contains(hardware)) {
+              std::string list;
+              for (const auto& h : known) list += (list.empty() ? "'" : ", '") + h + "'";
+              throw ValueError(str("hardware='", hardware, "' runs no variant of this store (hardware: ", list, ")"));
+            }
+            return s.add_worker(hardware);
+          },
+          py::arg("hardware"))
       .def("remove_worker", &MetadataStore::remove_worker, py::arg("worker"))
       .def("alive", &MetadataStore::alive, py::arg("worker"))
       .def("worker_hardware", &MetadataStore::worker_hardware, py::arg("worker"))

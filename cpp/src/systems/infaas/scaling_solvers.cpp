@@ -86,9 +86,10 @@ ScalingSolver scaling_solver(const std::string& name, const std::string& field) 
   const auto it = t.solvers.find(name);
   if (it != t.solvers.end()) return it->second.solver;
   std::string known;
-  for (const auto& [n, _] : t.solvers) known += (known.empty() ? "" : ", ") + n;
-  throw ValueError(str(field, "='", name, "' is not a scaling solver (registered: ", known,
-                       "; 'ilp' registers when servelab._lp loads)"));
+  for (const auto& [n, _] : t.solvers) known += (known.empty() ? "'" : ", '") + n + "'";
+  // The loader has tried the LP backend: without it here, say where 'ilp' would come from.
+  const char* missing = t.solvers.contains("ilp") ? "" : "; 'ilp' needs servelab's LP backend (servelab._lp)";
+  throw ValueError(str(field, "='", name, "' is not a scaling solver (registered: ", known, missing, ")"));
 }
 
 }  // namespace servelab::infaas

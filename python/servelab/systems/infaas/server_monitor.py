@@ -12,6 +12,7 @@ changes, lost workers, re-dispatched queries, offline pauses) as columns.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -106,6 +107,10 @@ def _check_autoscaler(name: Any) -> None:
     if name == "ilp":
         backends.require("lp")
     known = _core.infaas.scaling_solvers()
+    if name not in known:
+        with contextlib.suppress(backends.BackendUnavailable):
+            backends.require("lp")  # registers 'ilp' where it can: the message lists them all
+        known = _core.infaas.scaling_solvers()
     if name not in known:
         raise ValueError(
             f"autoscaler={name!r} is not a scaling solver (registered: {sorted(known)})"
