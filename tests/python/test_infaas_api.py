@@ -182,7 +182,7 @@ def test_online_query_runs_getvariants_choice_and_matches_torch(registry, mlp):
         assert server.workers[again.record["worker"]]["loaded"][again.record["variant"]] in (
             "active", "overloaded"
         )  # fmt: skip
-        by_model = server.online_query(x[0], model="mlp")  # one row as a 1-D array
+        by_model = server.online_query(x[:1], model="mlp")  # one row ([1, 16]; 1-D is refused)
         np.testing.assert_allclose(by_model.outputs, _torch_out(mlp[1], x[:1]), rtol=1e-5)
 
 

@@ -174,6 +174,8 @@ def to_profile(variants: Iterable[dict[str, Any]], prices: str = "sec6.2") -> An
     if prices not in ("sec6.2", "ec2"):
         raise ValueError(f"prices={prices!r} must be 'sec6.2' or 'ec2'")
     checked = check_variants(variants)
+    if not checked:  # an empty profile would only fail later, far from here
+        raise ValueError("variants is empty: to_profile needs at least one variant")
     p = Profile()
     for hw in sorted({v["hardware"] for v in checked}):
         if prices == "ec2":

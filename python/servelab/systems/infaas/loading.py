@@ -10,6 +10,7 @@ executor / backend), the hardware, the batch-optimised size and the thread count
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -33,6 +34,12 @@ FRAMEWORKS = {
     "recsys-onednn": ("recsys", "cpu", "onednn"),
     "recsys-cuda": ("recsys", "gpu", "cuda"),
 }
+
+
+#: The most threads a variant may run with, by source kind: its executor's own cap (the
+#: torchscript executor's intra_op, a recsys model's intra_op_threads). More is a typo, and
+#: torch.set_num_threads would try to start them all (the process then crashes).
+MAX_THREADS = {"torchscript": 4096, "recsys": 1024}
 
 
 class VariantLoadError(RuntimeError):
@@ -174,11 +181,11 @@ def check_inputs(inputs: Any, source: dict[str, Any], field: str = "inputs") -> 
     shape = input_shape(source)
     if source["kind"] == "torchscript":
         x = np.asarray(inputs)
-        if x.ndim == 1 and x.size == shape[0]:
-            x = x.reshape(1, -1)
         if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] != shape[0]:
+            # A 1-D array is refused too: one row or one column is the caller's to say.
+            hint = f" (one row: reshape it to [1, {shape[0]}])" if x.shape == (shape[0],) else ""
             raise ValueError(
-                f"{field} has shape {list(x.shape)}; the model takes [rows >= 1, {shape[0]}]"
+                f"{field} has shape {list(x.shape)}; the model takes [rows >= 1, {shape[0]}]{hint}"
             )
         if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
             raise ValueError(f"{field} has dtype {x.dtype}; expected real numbers (float32)")
@@ -198,4 +205,40 @@ def check_inputs(inputs: Any, source: dict[str, Any], field: str = "inputs") -> 
             f"{field}[1] (sparse) has shape {list(sparse.shape)} dtype {sparse.dtype}; "
             f"expected integers [{dense.shape[0]}, {shape[1]}]"
         )
-    return dense, np.ascontiguousarray(sparse, dtype=np.int64)
+    sparse = np.ascontiguousarray(sparse, dtype=np.int64)
+    _check_indices(sparse, source, f"{field}[1] (sparse)")
+    return dense, sparse
+
+
+@functools.lru_cache(maxsize=64)
+def _index_limits(model: str, scale: float) -> tuple[np.ndarray, list[tuple[str, str, int]]]:
+    """By sparse input column: its table's rows, and (feature, table, rows) for messages."""
+    spec = recsys.spec(model, scale)
+    named = [
+        (f["name"], *spec.tables[f["table"]]) for f in spec.features for _ in range(f["lookups"])
+    ]
+    return np.array([rows for _, _, rows in named], dtype=np.int64), named
+
+
+def _check_indices(sparse: np.ndarray, source: dict[str, Any], field: str) -> None:
+    """ValueError naming the first index outside its table: checked before dispatch, so that a
+    bad query fails alone instead of on a worker (the executor checks the same)."""
+    rows, named = _index_limits(source["model"], source["scale"])
+    bad = np.argwhere((sparse < 0) | (sparse >= rows))
+    if len(bad):
+        b, c = (int(i) for i in bad[0])
+        feature, table, n = named[c]
+        raise ValueError(
+            f"{field}[{b}, {c}]={int(sparse[b, c])} is out of range for feature {feature!r} "
+            f"(table {table!r} has {n} rows: indices 0..{n - 1})"
+        )
+
+
+def known_input(source: dict[str, Any]) -> Any:
+    """One row of zeros, an input every variant serves (registration ran a TorchScript variant
+    on zeros; index 0 is in every recsys table): it tells a broken executor from a query whose
+    own inputs made the model raise."""
+    shape = input_shape(source)
+    if source["kind"] == "torchscript":
+        return np.zeros((1, shape[0]), dtype=np.float32)
+    return np.zeros((1, shape[0]), np.float32), np.zeros((1, shape[1]), np.int64)

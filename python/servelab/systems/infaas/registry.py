@@ -62,6 +62,17 @@ def _name(field: str, value: Any) -> str:
     return value
 
 
+def _model_name(value: Any) -> str:
+    """A model's name, which also names files (``<name>.frozen.pt``): a plain name, no path."""
+    value = _name("name", value)
+    if any(c in value for c in "/\\\0") or ".." in value or value.startswith("."):
+        raise ValueError(
+            f"name={value!r} must be a plain name, not a path: no '/', '\\', '..', NUL or "
+            "leading '.'; letters, digits, '_', '-' and inner '.' are fine (e.g. 'rank-v2.int8')"
+        )
+    return value
+
+
 def _prices(prices: Any) -> dict[str, float]:
     out = dict(DEFAULT_PRICES)
     if prices is None:
@@ -158,7 +169,7 @@ class ModelRegistry:
         ``<name>.frozen.pt``.
         Returns ``{"model", "variants": [names], "skipped": [{"variant", "reason"}]}``.
         """
-        name = _name("name", name)
+        name = _model_name(name)
         if name in self._models:
             raise ValueError(f"name={name!r} is already registered")
         app = _name("app", app if app is not None else task)
@@ -172,6 +183,12 @@ class ModelRegistry:
         prices = _prices(prices)
         source = _source(model, scale, seed)
         kinds = _frameworks(source, frameworks)
+        cap = loading.MAX_THREADS[source["kind"]]
+        if thread_list[-1] > cap:
+            raise ValueError(
+                f"threads={threads!r}: {thread_list[-1]} is above {cap}, the most threads a "
+                f"{source['kind']} executor takes"
+            )
         why_not_frozen = ""
         if source["kind"] == "torchscript":
             # Loading once checks the file and gives the width (ValueError naming the file).
@@ -404,6 +421,9 @@ class ModelRegistry:
             for key in ("batch_opt", "threads"):
                 if isinstance(v[key], bool) or not isinstance(v[key], int) or v[key] < 1:
                     raise ValueError(f"{where}: variants[{i}].{key}={v[key]!r} must be >= 1")
+            cap = loading.MAX_THREADS[loading.FRAMEWORKS[v["framework"]][0]]
+            if v["threads"] > cap:
+                raise ValueError(f"{where}: variants[{i}].threads={v['threads']} must be <= {cap}")
         prof = profiles.from_dict(data.get("profile"), where=f"{where}: profile")
         reg._models = copy.deepcopy(models)
         reg._meta = [{k: v[k] for k in _VARIANT_KEYS} for v in variants]

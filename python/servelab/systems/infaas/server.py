@@ -23,9 +23,11 @@ throughput (Overloaded), runs the simulated policy's Model-Autoscaler decision (
 ``application_problem`` + ``plan_scaling``, Sec. 4.2.2) on each application's measured load, and
 records every decision in :meth:`InfaasServer.decisions`.
 
-Lost workers: a worker whose executor raised on ``lost_after`` batches in a row, or whose thread
-died, is marked lost: it leaves the metadata store (getVariant no longer sees it) and its queued
-queries are re-dispatched to the other workers. A query that failed on a worker is re-dispatched
+Lost workers: a query whose own inputs make the executor raise (a ValueError, or an exception
+while the worker still serves a known-good input) fails alone with a ValueError; a worker whose
+executor raised otherwise on ``lost_after`` batches in a row, or whose thread died, is marked
+lost: it leaves the metadata store (getVariant no longer sees it) and its queued queries are
+re-dispatched to the other workers. A query that failed on a worker is re-dispatched
 too; one that cannot be served anywhere raises :class:`ServingError` naming each failure. With
 ``batch_timeout_ms``, a worker whose batch runs longer is lost the same way and its stuck thread
 abandoned (``server_watchdog.py``).
@@ -186,6 +188,27 @@ def _workers_arg(workers: Any) -> list[str]:
     return out
 
 
+def _output_dir(inputs: Path, output_dir: str | Path) -> Path:
+    """The offline outputs' folder, made; ValueError when it is not a folder, or when it and
+    the inputs' folder are one or hold each other (symlinks resolved): outputs named after the
+    inputs would overwrite them, or be read as inputs."""
+    out = Path(output_dir)
+    src, dst = inputs.resolve(), out.resolve()
+    if src == dst or src in dst.parents or dst in src.parents:
+        how = "is" if src == dst else "is inside" if src in dst.parents else "holds"
+        raise ValueError(
+            f"output_dir={str(output_dir)!r} {how} input_dir={str(inputs)!r} ({dst}): its "
+            "outputs would overwrite the inputs or be read as inputs; give a separate folder"
+        )
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output_dir={str(output_dir)!r} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"output_dir={str(output_dir)!r} cannot be made: {e}") from e
+    return out
+
+
 def _chunks(rows: int, batch_opt: int) -> list[int]:
     """Rows of each batch when ``rows`` run in batches of at most ``batch_opt``."""
     return [min(batch_opt, rows - first) for first in range(0, rows, batch_opt)]
@@ -260,6 +283,12 @@ class InfaasServer:
         self._registry = registry
         self._models = registry.models
         hardware = _workers_arg(workers if workers is not None else {"cpu": 1})
+        runs_on = {v["hardware"] for v in registry.variants()}
+        for hw in sorted(set(hardware) - runs_on):  # such a worker would never serve anything
+            raise ValueError(
+                f"workers: no registered variant runs on hardware {hw!r} (they run on "
+                f"{sorted(runs_on)}; registry.skipped says why a variant was not made)"
+            )
         self._variants = {
             v["name"]: v for v in registry.variants() if v["hardware"] in set(hardware)
         }
@@ -439,11 +468,17 @@ class InfaasServer:
     def _least_utilised(self, hardware: str, exclude: Sequence[int] = ()) -> int:
         live = [w for w in self._live(hardware) if w.id not in exclude]
         if not live:
-            lost = "; ".join(
-                f"worker {w.id}: {w.lost}" for w in self._workers if w.hardware == hardware
-            )
+            # The live ones were all excluded (the query failed there); only the lost have a why.
+            failed = [f"worker {w.id}" for w in self._live(hardware)]
+            lost = [
+                f"worker {w.id}: {w.lost}"
+                for w in self._workers
+                if w.lost and w.hardware == hardware
+            ]
             raise ServingError(
-                f"no live {hardware} worker can serve it" + (f" (lost: {lost})" if lost else "")
+                f"no {'other ' if failed else ''}live {hardware} worker can serve it"
+                + (f" (it failed on {', '.join(failed)})" if failed else "")
+                + (f" (lost: {'; '.join(lost)})" if lost else "")
             )
         return min(live, key=lambda w: (w.queued_s, w.id)).id
 
@@ -558,12 +593,20 @@ class InfaasServer:
         worker.batch = (task, t0)  # what the hung-executor watchdog reads
         try:
             out, batches = loaded.run(task.inputs)
-        except Exception as e:  # noqa: BLE001  (an executor failure: the query moves on)
+        except Exception as e:  # noqa: BLE001  (the query's inputs or the worker: see below)
+            # Executors reject bad inputs with ValueError; for anything else, the worker is at
+            # fault only if it fails a known-good input too (still timed by the watchdog).
+            input_fault = task.kind != "probe" and (
+                isinstance(e, ValueError) or self._serves_known_input(loaded, task.variant)
+            )
             with self._lock:
                 worker.batch = None
                 if not self._abandoned(worker, task, time.perf_counter() - t0):
                     worker.busy_window_s += time.perf_counter() - max(t0, worker.window_t0)
-                    self._batch_failed(worker, task, f"{type(e).__name__}: {e}")
+                    if input_fault:
+                        self._input_failed(worker, task, e)
+                    else:
+                        self._batch_failed(worker, task, f"{type(e).__name__}: {e}")
             return
         t1 = time.perf_counter()
         exec_s = t1 - t0
@@ -621,6 +664,30 @@ class InfaasServer:
         return (
             took_s > profiled_s * (1 + s.interference_tol) and excess_ms > s.interference_floor_ms
         )
+
+    def _serves_known_input(self, loaded: loading.LoadedVariant, variant: dict[str, Any]) -> bool:
+        """Whether the executor still serves ``loading.known_input`` (on the worker's thread)."""
+        try:
+            loaded.run(loading.known_input(self._models[variant["model"]]["source"]))
+        except Exception:  # noqa: BLE001  (any failure: the executor is broken)
+            return False
+        return True
+
+    def _input_failed(self, worker: _Worker, task: _Task, error: Exception) -> None:
+        """The model raised on the task's own inputs while its worker serves others (lock
+        held): that query alone fails, with a ValueError naming the variant and the cause; the
+        worker is not at fault, so its failures in a row end and nothing is re-dispatched."""
+        self._finished(worker, task)
+        worker.failures = 0
+        what = "query" if task.kind == "online" else "batch"
+        failure = ValueError(
+            f"{task.kind} {what} of {task.rows} rows not served: variant "
+            f"{task.variant['name']!r} on worker {worker.id} raised on its inputs "
+            f"({type(error).__name__}: {error}); the inputs are at fault, not the worker, which "
+            "goes on serving"
+        )
+        failure.__cause__ = error
+        task.future.set_exception(failure)
 
     def _batch_failed(self, worker: _Worker, task: _Task, why: str) -> None:
         """An executor raised on the task (lock held): the worker is lost after ``lost_after``
@@ -751,8 +818,9 @@ class InfaasServer:
         ``accuracy`` floor in [0, 1]; ``cost`` ceiling in $/s of the variant) or ``model`` (any
         of its variants). Unsatisfiable goals are served by the closest variant, with the
         reason in the record; an unknown app or model is a KeyError, a variant that fails to
-        load a ``VariantLoadError``, inputs of the wrong shape a ValueError, a query no live
-        worker could serve a ``ServingError`` naming each failure."""
+        load a ``VariantLoadError``, inputs of the wrong shape (or out of a recsys table, or that
+        make the model raise) a ValueError, a query no live worker could serve a
+        ``ServingError`` naming each failure."""
         if (app is None) == (model is None):
             raise ValueError("online_query: give exactly one of app= and model=")
         if app is not None:
@@ -825,8 +893,7 @@ class InfaasServer:
         files = sorted(p for p in folder.iterdir() if p.suffix in (".npy", ".npz"))
         if not files:
             raise ValueError(f"input_dir={str(input_dir)!r} has no .npy or .npz file")
-        out_dir = Path(output_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir = _output_dir(folder, output_dir)
         with self._lock:
             if self._closed:
                 raise RuntimeError("offline_query: the server is closed")
