@@ -26,3 +26,8 @@ def test_serve_torch_benchmark_smoke():
 def test_serve_overhead_benchmark_smoke():
     out = _smoke("bench_serve_overhead.py")
     assert "us/query" in out and "ratio python / servelab" in out
+
+
+def test_sim_vs_real_benchmark_smoke():
+    out = _smoke("bench_sim_vs_real.py")
+    assert "| executor | workers | load |" in out and "held out" in out
