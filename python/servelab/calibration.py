@@ -24,18 +24,15 @@ from .profiling import profile_from_run
 
 __all__ = ["Calibration", "calibrate", "loop_breakdown", "loop_stages"]
 
-#: The stages of a served query, in order: (name, from column, to column, what it is).
+#: The stages of a served query, in order: (name, what it is). The first five add up to its
+#: latency (arrival to its batch's finish); ``notice`` comes after.
 STAGES = (
-    ("arrival", "arrival_ns", "taken_ns", "arrival -> the controller takes it up"),
-    (
-        "queue",
-        "taken_ns",
-        "dispatch_ns",
-        "taken up -> its batch is dispatched (queueing, decision)",
-    ),
-    ("wake", "dispatch_ns", "start_ns", "dispatched -> the worker thread starts the batch"),
-    ("service", "start_ns", "finish_ns", "the batch runs on the worker (executor, input staging)"),
-    ("notice", "finish_ns", "noticed_ns", "the batch ends -> the controller takes up its end"),
+    ("arrival", "arrival -> the controller takes it up (arrival_ns -> taken_ns)"),
+    ("queue", "taken up -> its batch is dispatched: queueing, decision (-> dispatch_ns)"),
+    ("wake", "dispatched -> the worker thread starts the batch (-> start_ns)"),
+    ("staging", "the batch's time outside the executor's own measure: inputs, hand-over"),
+    ("exec", "the executor's own measure of the batch (exec_ns)"),
+    ("notice", "the batch ends -> the controller takes up its end (finish_ns -> noticed_ns)"),
 )
 
 
@@ -47,7 +44,7 @@ def _served(result: Any, what: str) -> None:
             f"{what}: result={result!r} is not a serving run (meta['world'] is {world!r}): "
             "only the serving loop stamps the loop's stages"
         )
-    missing = [c for c in ("taken_ns", "noticed_ns") if c not in result.columns]
+    missing = [c for c in ("taken_ns", "noticed_ns", "exec_ns") if c not in result.columns]
     if missing:
         raise ValueError(
             f"{what}: the run has no {missing} columns (a result saved before the serving loop "
@@ -56,8 +53,9 @@ def _served(result: Any, what: str) -> None:
 
 
 def loop_stages(result: Any):  # -> pandas.DataFrame
-    """One row per completed query of a served run: each stage's time (ms, see ``STAGES``) and
-    its latency; the stages add up to the latency."""
+    """One row per completed query of a served run: each stage's time (ms, see ``STAGES``), its
+    batch's service time (staging + exec) and its latency; the stages before ``notice`` add up
+    to the latency."""
     import numpy as np
     import pandas as pd
 
@@ -66,12 +64,26 @@ def loop_stages(result: Any):  # -> pandas.DataFrame
     _served(result, "loop_stages")
     c = result.columns
     done = c["status"] == COMPLETED
-    out = {"id": c["id"][done]}
-    for name, a, b, _ in STAGES:
-        out[f"{name}_ms"] = (c[b][done] - c[a][done]).astype(np.float64) / 1e6
-    # The record's latency ends at the batch's finish; noticing comes after it.
-    out["latency_ms"] = (c["finish_ns"][done] - c["arrival_ns"][done]).astype(np.float64) / 1e6
-    return pd.DataFrame(out)
+
+    def span(a: str, b: str):
+        return (c[b][done] - c[a][done]).astype(np.float64) / 1e6
+
+    service = span("start_ns", "finish_ns")
+    exec_ms = c["exec_ns"][done].astype(np.float64) / 1e6
+    return pd.DataFrame(
+        {
+            "id": c["id"][done],
+            "arrival_ms": span("arrival_ns", "taken_ns"),
+            "queue_ms": span("taken_ns", "dispatch_ns"),
+            "wake_ms": span("dispatch_ns", "start_ns"),
+            "staging_ms": service - exec_ms,
+            "exec_ms": exec_ms,
+            "notice_ms": span("finish_ns", "noticed_ns"),
+            "service_ms": service,
+            # The record's latency ends at the batch's finish; noticing comes after it.
+            "latency_ms": span("arrival_ns", "finish_ns"),
+        }
+    )
 
 
 def loop_breakdown(result: Any):  # -> pandas.DataFrame
@@ -83,7 +95,7 @@ def loop_breakdown(result: Any):  # -> pandas.DataFrame
     stages = loop_stages(result)
     latency = float(stages["latency_ms"].mean()) if len(stages) else float("nan")
     rows = []
-    for name, _, _, doc in STAGES:
+    for name, doc in STAGES:
         col = stages[f"{name}_ms"]
         rows.append(
             {
