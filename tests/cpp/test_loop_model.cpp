@@ -34,7 +34,7 @@ TEST(LoopModel, FixedDelaysShiftEachStageExactly) {
     EXPECT_DOUBLE_EQ(ms(r.queries.finish[i]), finish[i]) << i;
   }
   EXPECT_EQ(r.workers.busy[0], millis_to_nanos(33));  // the batches' own time, not the loop's
-  EXPECT_DOUBLE_EQ(ms(r.duration), 44.5);              // the last end, once noticed
+  EXPECT_DOUBLE_EQ(ms(r.duration), 44.5);             // the last end, once noticed
 }
 
 TEST(LoopModel, ZeroDelaysGiveTheRecordsOfNoLoopModel) {

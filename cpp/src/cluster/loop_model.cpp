@@ -95,18 +95,17 @@ void register_loop_models(LoopModelRegistry& registry) {
                                                              std::vector{p.get_float("notice_us")},
                                                              std::vector{p.get_float("arrival_us")});
                 }});
-  registry.add(
-      {"measured_loop",
-       "The serving loop's delays as measured (servelab.calibrate fits it from a served run): each a list of "
-       "quantiles in us at evenly spaced probabilities from 0 to 1, drawn by inverse CDF (linear between "
-       "neighbours).",
-       {float_list_param("wake_us", "quantiles of dispatch -> the batch starts on its worker (us)"),
-        float_list_param("notice_us", "quantiles of the batch ends -> the scheduler sees it (us)"),
-        float_list_param("arrival_us", "quantiles of a query's arrival -> the scheduler sees it (us)")},
-       [](const Params& p) -> std::shared_ptr<LoopModel> {
-         return std::make_shared<QuantileLoopModel>("measured_loop", p.get_floats("wake_us"),
-                                                    p.get_floats("notice_us"), p.get_floats("arrival_us"));
-       }});
+  registry.add({"measured_loop",
+                "The serving loop's delays as measured (servelab.calibrate fits it from a served run): each a list of "
+                "quantiles in us at evenly spaced probabilities from 0 to 1, drawn by inverse CDF (linear between "
+                "neighbours).",
+                {float_list_param("wake_us", "quantiles of dispatch -> the batch starts on its worker (us)"),
+                 float_list_param("notice_us", "quantiles of the batch ends -> the scheduler sees it (us)"),
+                 float_list_param("arrival_us", "quantiles of a query's arrival -> the scheduler sees it (us)")},
+                [](const Params& p) -> std::shared_ptr<LoopModel> {
+                  return std::make_shared<QuantileLoopModel>("measured_loop", p.get_floats("wake_us"),
+                                                             p.get_floats("notice_us"), p.get_floats("arrival_us"));
+                }});
 }
 
 }  // namespace servelab::cluster

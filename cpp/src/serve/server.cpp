@@ -391,7 +391,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   std::vector<std::uint64_t> batch_no_;                  // by worker: batches it was handed (for deadlines_)
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::set<std::string> failure_reasons_;
-  std::vector<Nanos> exec_;  // by query: its batch's exec time, -1 unless completed
+  std::vector<Nanos> exec_;     // by query: its batch's exec time, -1 unless completed
   std::vector<Nanos> taken_;    // by query: when the controller took up its arrival
   std::vector<Nanos> noticed_;  // by query: when the controller took up its batch's end (-1: never)
   // By query: its batch's transport time (ExecReport::transport), kept once a batch reported one.
