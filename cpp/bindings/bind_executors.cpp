@@ -93,6 +93,16 @@ void init_executors(py::module_& m) {
       .def(
           "knobs", [](const ExecutorSession& s) { return s.executor->knobs(); },
           "The ClusterView.config knobs it reads per batch (set_config).")
+      .def_property_readonly(
+          "bytes_per_item", [](const ExecutorSession& s) { return s.executor->bytes_per_item(); },
+          "Bytes a batch's run allocates per item (its inputs); 0: not known.")
+      .def(
+          "check_batch_memory",
+          [](const ExecutorSession& s, std::int64_t items, double caller_bytes, const std::string& given,
+             const std::string& field) { serve::check_batch_memory(*s.executor, items, caller_bytes, given, field); },
+          py::arg("items"), py::kw_only(), py::arg("caller_bytes"), py::arg("given"), py::arg("field"),
+          "MemoryError naming `given` and `field` unless a batch of `items` items (a query id each, the\n"
+          "executor's inputs and `caller_bytes` per item that the caller holds) fits the memory available.")
       .def(
           "time_batches",
           [](ExecutorSession& s, std::vector<std::int32_t> sizes, std::int64_t repeats, std::int64_t warmup,

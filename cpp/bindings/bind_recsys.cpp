@@ -161,7 +161,9 @@ void init_recsys(py::module_& m) {
   py::class_<RecsysModel, std::shared_ptr<RecsysModel>>(m, "Model", "A recommendation model on one backend.")
       .def(
           "run",
-          [](const RecsysModel& model, const FloatArray& dense, const IndexArray& sparse, int threads) {
+          [](const RecsysModel& model, const FloatArray& dense, const py::array& sparse_in, int threads) {
+            const IndexArray sparse = integer_array<std::int64_t>(
+                sparse_in, str("recsys model ", model.spec().name, ": sparse (embedding indices)"));
             const Batch batch = batch_view(model.spec(), dense, sparse);
             return to_numpy(run_long([&] { return model.run(batch, threads); }));
           },
@@ -169,7 +171,9 @@ void init_recsys(py::module_& m) {
           "Scores a batch: dense [batch, spec.dense] float32, sparse [batch, spec.lookups_per_sample] int64.")
       .def(
           "run_timed",
-          [](const RecsysModel& model, const FloatArray& dense, const IndexArray& sparse, int threads) {
+          [](const RecsysModel& model, const FloatArray& dense, const py::array& sparse_in, int threads) {
+            const IndexArray sparse = integer_array<std::int64_t>(
+                sparse_in, str("recsys model ", model.spec().name, ": sparse (embedding indices)"));
             const Batch batch = batch_view(model.spec(), dense, sparse);
             StageTimes times;
             exec::Matrix out = run_long([&] { return model.run(batch, threads, times); });
@@ -208,7 +212,8 @@ void init_recsys(py::module_& m) {
            py::arg("spec"), py::arg("seed"), py::arg("distribution") = "uniform")
       .def(
           "queries",
-          [](const InputGenerator& g, const IndexArray& ids) {
+          [](const InputGenerator& g, const py::array& ids_in) {
+            const IndexArray ids = integer_array<std::int64_t>(ids_in, "query_ids");
             require_1d(ids, "query_ids");
             std::span<const std::int64_t> span(ids.data(), static_cast<std::size_t>(ids.size()));
             return inputs_to_python(run_long([&] { return g.queries(span); }));
@@ -222,8 +227,9 @@ void init_recsys(py::module_& m) {
           py::arg("count"), "(dense, sparse) for the queries 0 .. count-1.")
       .def(
           "batch",
-          [](const InputGenerator& g, const IndexArray& ids,
-             const py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>& sizes) {
+          [](const InputGenerator& g, const py::array& ids_in, const py::array& sizes_in) {
+            const IndexArray ids = integer_array<std::int64_t>(ids_in, "query_ids");
+            const auto sizes = integer_array<std::int32_t>(sizes_in, "sizes");
             require_1d(ids, "query_ids");
             require_1d(sizes, "sizes");
             std::span<const std::int64_t> id_span(ids.data(), static_cast<std::size_t>(ids.size()));

@@ -424,6 +424,9 @@ void bind_workload_class(py::module_& m) {
           "The shared arrival process, or None when each application has its own.")
       .def_property_readonly("mean_rate", &Workload::mean_rate,
                              "Queries per second of all applications together, long-run mean (NaN: not known).")
+      .def_property_readonly("expected_queries", &Workload::expected_queries,
+                             "The expected number of queries of a run: count, or fewer when horizon_s or the end of a "
+                             "finite trace comes first on average (inf: not known).")
       .def_property_readonly(
           "apps", [](const Workload& w) { return w.apps(); }, "The applications (copies), in index order.")
       .def_property_readonly(

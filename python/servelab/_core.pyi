@@ -578,6 +578,11 @@ class Workload:
         The query limit, or None.
         """
     @property
+    def expected_queries(self) -> float:
+        """
+        The expected number of queries of a run: count, or fewer when horizon_s or the end of a finite trace comes first on average (inf: not known).
+        """
+    @property
     def horizon_s(self) -> float | None:
         """
         The time limit in seconds, or None.
@@ -948,6 +953,11 @@ class Executor:
     """
     One worker's executor, opened from an ExecutorBuilder.
     """
+    def check_batch_memory(self, items: typing.SupportsInt | typing.SupportsIndex, *, caller_bytes: typing.SupportsFloat | typing.SupportsIndex, given: str, field: str) -> None:
+        """
+        MemoryError naming `given` and `field` unless a batch of `items` items (a query id each, the
+        executor's inputs and `caller_bytes` per item that the caller holds) fits the memory available.
+        """
     def describe(self) -> str:
         ...
     def knobs(self) -> list[str]:
@@ -959,6 +969,11 @@ class Executor:
         Runs one batch (items per query in `sizes`) `warmup` times untimed, then `repeats` times; returns
         {'wall_ns', 'exec_ns'} arrays (exec: the executor's own measure, else wall). Each run uses fresh
         query ids. Releases the GIL; Ctrl-C stops it between batches.
+        """
+    @property
+    def bytes_per_item(self) -> float:
+        """
+        Bytes a batch's run allocates per item (its inputs); 0: not known.
         """
 class ExecutorBuilder:
     """

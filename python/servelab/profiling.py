@@ -20,6 +20,7 @@ from typing import Any
 
 from . import profiles
 from .executors import make_executor
+from .textio import output_file
 
 __all__ = ["profile", "profile_from_run"]
 
@@ -28,6 +29,9 @@ __all__ = ["profile", "profile_from_run"]
 MEASURES = ("wall", "exec")
 # The knob a thread sweep sets (ClusterView config / set_config).
 THREADS_KNOB = "intra_op_threads"
+# What this process holds per query of a timed batch besides the executor's own memory: the
+# Python list of sizes and its C++ copy.
+_SIZES_BYTES_PER_QUERY = 8 + 4
 
 
 def _positive_ints(name: str, values: Any) -> list[int]:
@@ -86,6 +90,10 @@ def profile(
         raise ValueError(f"measure={measure!r} must be one of {', '.join(MEASURES)}")
     if not isinstance(hardware, str) or not hardware:
         raise ValueError(f"hardware={hardware!r} must be a non-empty name")
+    if model is not None and (not isinstance(model, str) or not model):
+        raise ValueError(f"model={model!r} must be a non-empty name (None: the executor's name)")
+    # Before measuring: a path that cannot be written would lose the measurement.
+    out = None if path is None else output_file(path, field="path")
     if (
         isinstance(price_per_hour, bool)
         or not isinstance(price_per_hour, int | float)
@@ -96,6 +104,10 @@ def profile(
     name = builder.describe().split("(", 1)[0]
     model = model or name
     session = builder.open(seed=seed)
+    for i, b in enumerate(batches):  # before the first batch is made
+        session.check_batch_memory(
+            b, caller_bytes=_SIZES_BYTES_PER_QUERY, given=f"batches[{i}]={b}", field="batches"
+        )
     if threads is not None and THREADS_KNOB not in session.knobs():
         raise ValueError(
             f"threads={list(threads)!r}: executor {builder.describe()} has no "
@@ -140,8 +152,8 @@ def profile(
             "latency": entries,
         }
     )
-    if path is not None:
-        profiles.save(result, path)
+    if out is not None:
+        profiles.save(result, out)
     return result
 
 

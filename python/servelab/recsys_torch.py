@@ -76,6 +76,12 @@ class RecsysTorch(nn.Module):
         self.query_feature = int(spec.query_feature)
 
     def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
+        # Indices are integers: a float tensor is refused here, as servelab's own backends do,
+        # rather than failing deep in embedding_bag (or being truncated by a cast).
+        if sparse.dtype not in (torch.int64, torch.int32):
+            raise ValueError(
+                f"sparse (embedding indices) must hold integers, got dtype {sparse.dtype}"
+            )
         d = self.bottom(dense) if len(self.bottom) else dense
         pooled: list[torch.Tensor] = []
         query = None

@@ -12,6 +12,8 @@ there is one), never a RecursionError, a crash or a memory blow-up:
   stand for more than :data:`MAX_YAML_NODES` values are ValueErrors naming the line; so are syntax
   errors (``<where>:<line>:<column>: malformed JSON: ...``).
 - ``check_json_depth(text, where=...)``: the depth check alone, for JSON handed to another parser.
+- ``output_file(path, field=...)`` / ``output_folder(folder, field=...)``: where a result will be
+  written, checked (or created) first; a bad place is a ValueError naming the argument.
 
 The depth is measured without recursion (a running count of brackets outside strings; YAML's
 event stream), so even a 100,000-level document is rejected cheaply.
@@ -70,6 +72,41 @@ def read_bytes(path: PathLike, *, what: str = "file") -> bytes:
     except OSError as e:
         # One-argument exceptions: str(e) and e.args[0] are the message, not an errno.
         raise OSError(f"{path}: cannot read the {what} ({e.strerror or e})") from None
+
+
+def output_file(path: Any, *, field: str = "path") -> Path:
+    """``path`` for a file about to be written, checked before anything is computed for it (so
+    that a long measurement is not lost to a typo): ValueError naming ``field`` and the path
+    when it is not a path, is a directory, or its folder does not exist or cannot be written."""
+    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        raise ValueError(f"{field}={path!r} must be a file path")
+    out = Path(path)
+    folder = out.parent
+    if out.is_dir():
+        raise ValueError(f"{field}={os.fspath(path)!r} is a directory, not a file")
+    if not folder.is_dir():
+        why = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"{field}={os.fspath(path)!r}: its folder {str(folder)!r} {why}")
+    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ValueError(f"{field}={os.fspath(path)!r} cannot be written (permission denied)")
+    return out
+
+
+def output_folder(folder: Any, *, field: str = "folder") -> Path:
+    """``folder``, created with its parents when missing; ValueError naming ``field``, the folder
+    and the system's reason when it is not a path or cannot be created or written."""
+    if not isinstance(folder, str | os.PathLike) or not os.fspath(folder):
+        raise ValueError(f"{field}={folder!r} must be a folder path")
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(
+            f"{field}={os.fspath(folder)!r} cannot be created ({e.strerror or e})"
+        ) from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"{field}={os.fspath(folder)!r} cannot be written (permission denied)")
+    return out
 
 
 def decode_text(raw: bytes, *, where: str) -> str:

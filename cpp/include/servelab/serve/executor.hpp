@@ -84,6 +84,9 @@ class Executor {
   // The ClusterView::config knobs run() reads (e.g. "intra_op_threads", "max_batch_items"), which a
   // scheduler may change at run time with Actions::set_config; fixed per executor.
   virtual std::vector<std::string> knobs() const { return {}; }
+  // Bytes run() allocates per item of a batch (its inputs), so that a batch too large for memory
+  // can be refused before anything is made for it; 0: not known.
+  virtual double bytes_per_item() const { return 0; }
   // e.g. "emulated(service='sample')".
   virtual std::string describe() const = 0;
 };

@@ -20,13 +20,24 @@ std::vector<std::string> RecsysExecutor::knobs() const {
   return {};
 }
 
+double RecsysExecutor::bytes_per_item() const {
+  const Spec& s = model_->spec();
+  return 4.0 * static_cast<double>(s.dense) + 8.0 * static_cast<double>(s.lookups_per_sample());
+}
+
 void RecsysExecutor::run(const serve::ExecRequest& request) {
   if (request.stop.stop_requested()) return;
-  const Inputs in = inputs_.batch(request.queries, request.sizes);
   int threads = threads_;
-  if (const auto it = request.config.find("intra_op_threads"); it != request.config.end() && it->second > 0) {
-    threads = static_cast<int>(it->second);
+  if (const auto it = request.config.find("intra_op_threads"); it != request.config.end()) {
+    // 0 keeps the default; a negative count is a mistake, and checking before the int cast
+    // keeps a huge one from wrapping round into a plausible count.
+    if (it->second < 0 || it->second > RecsysModel::kMaxThreads) {
+      throw ValueError(str(spec_, ": intra_op_threads=", it->second, " must be in [0, ", RecsysModel::kMaxThreads,
+                           "] (0: the executor's default)"));
+    }
+    if (it->second > 0) threads = static_cast<int>(it->second);
   }
+  const Inputs in = inputs_.batch(request.queries, request.sizes);
   InterOpPool* inter_op = nullptr;
   if (const auto it = request.config.find("inter_op_threads"); it != request.config.end() && it->second > 1) {
     if (it->second > InterOpPool::kMaxThreads) {

@@ -127,6 +127,11 @@ class TorchScriptExecutor final : public serve::Executor {
                                   ? static_cast<std::int64_t>(request.queries.size())
                                   : std::accumulate(request.sizes.begin(), request.sizes.end(), std::int64_t{0});
     const std::int64_t width = shared_->width;
+    // The knobs first: a bad value fails the batch before its inputs are made.
+    apply_threads(request.config);
+    std::int64_t chunk = knob(request.config, kMaxItemsKnob, shared_->options.max_batch_items);
+    if (chunk < 0) throw ValueError(str(spec, ": ", kMaxItemsKnob, "=", chunk, " must be >= 0 (0: no limit)"));
+    if (chunk == 0) chunk = rows;
     core::check_fits_memory(static_cast<double>(rows), static_cast<double>(width) * sizeof(float),
                             str(spec, ": a batch of ", rows, " items"), "max_batch_items", "its input");
     reserve(rows);
@@ -135,9 +140,6 @@ class TorchScriptExecutor final : public serve::Executor {
     } else {
       fill_inputs(buffer_.data_ptr<float>(), request.queries, request.sizes, width, inputs_);
     }
-    apply_threads(request.config);
-    std::int64_t chunk = knob(request.config, kMaxItemsKnob, shared_->options.max_batch_items);
-    if (chunk <= 0) chunk = rows;
 
     const auto start = Clock::now();
     std::optional<c10::StreamGuard> on_stream;
@@ -150,6 +152,7 @@ class TorchScriptExecutor final : public serve::Executor {
   }
 
   std::vector<std::string> knobs() const override { return {kThreadsKnob, kMaxItemsKnob}; }
+  double bytes_per_item() const override { return static_cast<double>(shared_->width) * sizeof(float); }
   std::string describe() const override { return shared_->options.spec; }
 
  private:
@@ -176,10 +179,12 @@ class TorchScriptExecutor final : public serve::Executor {
   // The worker thread's intra-op threads: the knob when a scheduler set it, else the parameter.
   void apply_threads(const serve::ConfigKnobs& config) {
     const std::int64_t wanted = knob(config, kThreadsKnob, shared_->options.intra_op);
-    if (wanted <= 0 || wanted == threads_) return;
-    if (wanted > kMaxThreads) {
-      throw ValueError(str(shared_->options.spec, ": ", kThreadsKnob, "=", wanted, " is above ", kMaxThreads));
+    // 0 leaves torch's own count; a negative count is a mistake, not "the default".
+    if (wanted < 0 || wanted > kMaxThreads) {
+      throw ValueError(str(shared_->options.spec, ": ", kThreadsKnob, "=", wanted, " must be in [0, ", kMaxThreads,
+                           "] (0: torch's default)"));
     }
+    if (wanted == 0 || wanted == threads_) return;
     at::set_num_threads(static_cast<int>(wanted));
     threads_ = wanted;
   }
@@ -272,6 +277,7 @@ const std::string& TorchScriptBuilder::device() const { return shared_->options.
 
 Matrix TorchScriptBuilder::inputs(std::span<const std::int32_t> sizes, std::int64_t first_query,
                                   std::uint64_t seed) const {
+  if (first_query < 0) throw ValueError(str("first_query=", first_query, " must be >= 0"));
   std::vector<workload::QueryId> queries(sizes.size());
   std::iota(queries.begin(), queries.end(), static_cast<workload::QueryId>(first_query));
   for (std::size_t i = 0; i < sizes.size(); ++i) {

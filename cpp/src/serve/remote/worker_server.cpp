@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/basic_socket_acceptor.hpp>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <list>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "servelab/cluster/service_times.hpp"
@@ -298,6 +300,17 @@ struct WorkerServer::Impl {
           ExecReport report;
           const auto start = Clock::now();
           try {
+            // A controller sends only the knobs the executor named in its hello reply: any other
+            // would be ignored without a word, so the batch fails naming it.
+            const auto knobs = executor->knobs();
+            for (const auto& [name, value] : batch.config) {
+              if (std::find(knobs.begin(), knobs.end(), name) == knobs.end()) {
+                std::string known;
+                for (const auto& k : knobs) known += (known.empty() ? "" : ", ") + k;
+                throw ValueError(str(executor->describe(), ": ", name, "=", value, " is not one of its knobs (",
+                                     known.empty() ? "it has none" : known, ")"));
+              }
+            }
             executor->run(
                 ExecRequest{static_cast<sched::WorkerId>(hello.worker), static_cast<sched::HardwareId>(hello.hardware),
                             static_cast<sched::ModelId>(batch.model), batch.items, batch.queries, batch.config, *rng,

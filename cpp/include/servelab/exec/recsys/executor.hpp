@@ -23,6 +23,8 @@ class RecsysExecutor final : public serve::Executor {
   // otherwise. inter_op_threads (default 1) runs the bottom MLP and groups of embedding bags side
   // by side on that many threads, each with its intra-op threads; the scores do not change.
   std::vector<std::string> knobs() const override;
+  // The inputs of an item: its dense floats and sparse indices.
+  double bytes_per_item() const override;
   std::string describe() const override { return spec_; }
   // The scores of the last batch (for tests and inspection).
   const Matrix& last_output() const { return last_; }
