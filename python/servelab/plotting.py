@@ -9,7 +9,9 @@ returns the Axes; functions that compare runs take one Result, a list (labelled 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,22 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 
 from .results import COMPLETED, NS_PER_MS, NS_PER_S, Result
+from .textio import output_folder
 
 Results = Result | Sequence[Result] | Mapping[str, Result]
+
+
+def _seconds(name: str, value: Any, *, positive: bool) -> float:
+    """A finite number of seconds (> 0, or >= 0); ValueError naming ``name`` and the value."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, Real)
+        or not math.isfinite(value)
+        or (value <= 0 if positive else value < 0)
+    ):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name}={value!r} must be a finite number of seconds {bound}")
+    return float(value)
 
 
 def labelled(results: Results) -> dict[str, Result]:
@@ -66,6 +82,7 @@ def latency_cdf(
     (so a run that drops queries tops out below 1). The SLO line is at ``slo_ms``, or at each
     app SLO of the runs' meta when None (``show_slo=False``: no line). Big runs are drawn from
     ``max_points`` quantiles."""
+    warmup_s = _seconds("warmup_s", warmup_s, positive=False)
     ax = _axes(ax)
     runs = labelled(results)
     slos: set[float] = set()
@@ -291,8 +308,12 @@ def save_all(
     The latency CDF has a log x axis, so that one run's long tail does not squeeze the others
     into the left edge. Closes the figures it makes and returns the paths written."""
     runs = labelled(results)
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    # Every argument before the first file: a bad one must not leave half the plots written.
+    _seconds("window_s", window_s, positive=True)
+    _seconds("warmup_s", warmup_s, positive=False)
+    if isinstance(dpi, bool) or not isinstance(dpi, Real) or not (math.isfinite(dpi) and dpi > 0):
+        raise ValueError(f"dpi={dpi!r} must be a number of dots per inch > 0")
+    folder = output_folder(folder, field="folder")
     plots: list[tuple[str, Any]] = [
         ("latency_cdf", lambda ax: latency_cdf(runs, ax, warmup_s=warmup_s, log_x=True)),
         (

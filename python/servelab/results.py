@@ -541,6 +541,11 @@ class Result:
             isinstance(window_s, (int, float, np.number)) and math.isfinite(window_s)
         ):
             raise ValueError(f"window_s={window_s!r} must be a finite number of seconds")
+        if window_s * NS_PER_S >= 2**63:  # int64 nanoseconds, as every time of a run
+            raise ValueError(
+                f"window_s={window_s!r} is beyond the longest time int64 nanoseconds can hold "
+                f"({(2**63 - 1) / NS_PER_S:.3g} s)"
+            )
         window_ns = round(window_s * NS_PER_S)
         if window_ns <= 0:
             raise ValueError(f"window_s={window_s!r} must be > 0")
@@ -553,10 +558,12 @@ class Result:
             end_ns = max(end_ns, int(arrival.max()) + 1, int(finish.max()) + 1)
         n_bins = max(1, -(-end_ns // window_ns))
         if n_bins > MAX_TIMESERIES_WINDOWS:
+            least = end_ns / NS_PER_S / MAX_TIMESERIES_WINDOWS
+            step = 10.0 ** (math.floor(math.log10(least)) - 2)  # rounded up to 3 digits
             raise ValueError(
                 f"window_s={window_s!r} cuts the run's {end_ns / NS_PER_S:g} s into {n_bins} "
                 f"windows, more than {MAX_TIMESERIES_WINDOWS}: choose window_s >= "
-                f"{end_ns / NS_PER_S / MAX_TIMESERIES_WINDOWS:.3g}"
+                f"{math.ceil(least / step) * step:.3g}"
             )
         bins = (arrival // window_ns).astype(np.int64)
         done = c["status"] == COMPLETED

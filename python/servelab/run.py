@@ -107,6 +107,34 @@ def _serving_progress(
     )
 
 
+# serve() refuses a workload expected to last longer than this on the wall clock unless told
+# otherwise (max_expected_duration_s): a rate typed a billion times too low waits for ever.
+DEFAULT_MAX_EXPECTED_DURATION_S = 86_400.0
+
+
+def _check_expected_duration(workload: _core.Workload, limit: Any) -> None:
+    """ValueError naming the arrivals, their rate and the expected duration when the served
+    workload is expected to last longer than ``limit`` seconds (None: no limit)."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, Real) or not limit > 0:
+        raise ValueError(
+            f"max_expected_duration_s={limit!r} must be a number of seconds > 0 (None: no limit)"
+        )
+    queries, rate = workload.expected_queries, workload.mean_rate
+    if not (math.isfinite(queries) and math.isfinite(rate) and rate > 0):
+        return  # no estimate (an unknown rate): the run lasts what it lasts
+    expected_s = queries / rate
+    if expected_s > limit:
+        arrivals = workload.arrivals.describe() if workload.arrivals is not None else "arrivals"
+        raise ValueError(
+            f"{arrivals}: {queries:.0f} queries at {rate:g} queries/s would take about "
+            f"{expected_s:.3g} s to arrive on the wall clock, more than "
+            f"max_expected_duration_s={limit:g}: raise the rate, lower count or horizon_s, or "
+            "pass a larger max_expected_duration_s (None: no limit)"
+        )
+
+
 def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     executor = overrides.pop("executor", None)
     spin_us = overrides.pop("spin_us", None)
@@ -124,6 +152,11 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         raise ValueError("progress= is for servelab.serve; a simulation takes no wall-clock time")
     if executor is not None and world != "serve":
         raise ValueError("executor= is for servelab.serve; the simulator waits profiled latencies")
+    if world != "serve" and "max_expected_duration_s" in overrides:
+        raise ValueError(
+            "max_expected_duration_s= is for servelab.serve; a simulation takes no wall-clock time"
+        )
+    max_expected_s = overrides.pop("max_expected_duration_s", DEFAULT_MAX_EXPECTED_DURATION_S)
     if spin_us is not None and world != "serve":
         raise ValueError("spin_us= is for servelab.serve; the simulator has no wall clock")
     if batch_timeout_ms is not None:
@@ -140,6 +173,8 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         if world != "sim":
             raise ValueError(
                 f"records={sc.records!r}: the serving loop keeps every record; "
+    if world == "serve":  # before any executor loads a model
+        _check_expected_duration(sc.build_workload(), max_expected_s)
                 "streamed summaries are for servelab.simulate"
             )
         kwargs["records"] = sc.records
@@ -245,6 +280,7 @@ def serve(
     A batch whose executor raises ends its queries dropped, with the error as the reason
     (``r.summary()`` counts them); the run goes on with the other batches.
 
+    max_expected_duration_s: float | None = DEFAULT_MAX_EXPECTED_DURATION_S,
     ``spin_us`` (default 200): how long before each arrival or timer the controller spins instead
     of sleeping, for wake-ups within microseconds; under heavy load that costs a core, so with
     real executors on few cores ``spin_us=0`` leaves them the CPU (wake-ups then run some tens of
@@ -289,3 +325,8 @@ def serve(
     if progress is not None:
         overrides["progress"] = progress
     return _run("serve", scenario, overrides)
+    ``max_expected_duration_s`` (default one day): a workload expected to take longer than this
+    to arrive (its expected queries over its mean rate) is refused with a ValueError naming the
+    arrivals, the rate and the expected duration, before anything starts; None: no limit.
+
+    overrides["max_expected_duration_s"] = max_expected_duration_s

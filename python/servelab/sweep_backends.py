@@ -42,7 +42,7 @@ def check_backend(backend: Any, ray_address: Any, ray_init: Any) -> None:
             raise ValueError(f"ray_address={ray_address!r} needs backend='ray'")
         if ray_init is not None:
             raise ValueError(f"ray_init={ray_init!r} needs backend='ray'")
-    if ray_address is not None and not isinstance(ray_address, str):
+    if ray_address is not None and (not isinstance(ray_address, str) or not ray_address.strip()):
         raise ValueError(f"ray_address={ray_address!r} must be a string such as 'auto'")
     if ray_init is not None and not isinstance(ray_init, Mapping):
         raise ValueError(f"ray_init={ray_init!r} must be a dict of ray.init arguments")
@@ -219,10 +219,59 @@ def start_ray(address: str | None, init: Mapping[str, Any] | None) -> Any:
             "backend='ray' needs Ray: pip install 'servelab[ray]' (or 'ray>=2.9')"
         ) from error
     if not ray.is_initialized():
+        _check_ray_init(ray, init or {})
+        if address is not None:
+            _probe_ray_address(address)
         # A new local instance needs no dashboard; a cluster's own settings are left alone.
         options = {"include_dashboard": False} if address is None else {}
-        ray.init(address=address, **{**options, **(init or {})})
+        try:
+            ray.init(address=address, **{**options, **(init or {})})
+        except ConnectionError as error:
+            raise RuntimeError(f"ray_address={address!r}: {error}") from error
     return ray
+
+
+# How long the address of a Ray cluster gets to accept a connection. Ray itself retries an
+# address where nothing listens for a quarter of an hour without a word.
+RAY_CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_ray_init(ray: Any, init: Mapping[str, Any]) -> None:
+    """ray_init's keys: ray.init's named arguments, or its private ``_...`` ones."""
+    import inspect
+
+    known = [
+        name
+        for name, p in inspect.signature(ray.init).parameters.items()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    for key in init:
+        if key == "address":
+            raise ValueError("ray_init['address']: give the address as ray_address=")
+        if not isinstance(key, str) or not (key in known or key.startswith("_")):
+            raise ValueError(
+                f"ray_init[{key!r}] is not an argument of ray.init (known: {', '.join(known)})"
+            )
+
+
+def _probe_ray_address(address: str) -> None:
+    """RuntimeError naming ``ray_address`` unless its host:port accepts a TCP connection within
+    RAY_CONNECT_TIMEOUT_S ('auto' and other forms without a port are left to Ray)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")  # [::1]:6379
+    if not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        with socket.create_connection((host, int(port)), timeout=RAY_CONNECT_TIMEOUT_S):
+            pass
+    except (OSError, OverflowError) as error:  # OverflowError: a port above 65535
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise RuntimeError(
+            f"ray_address={address!r}: no Ray cluster answers at {host}:{port} "
+            f"within {RAY_CONNECT_TIMEOUT_S:g} s ({reason or type(error).__name__})"
+        ) from None
 
 
 class RayTasks:

@@ -389,7 +389,8 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="MODULE",
-        help="import MODULE first (repeatable): a module that registers Python executors",
+        help="import MODULE first (repeatable): a module that registers Python executors "
+        "(found in the current folder too, as with python -m)",
     )
     p.add_argument(
         "--cores",
@@ -401,6 +402,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
+    # The `servelab` script puts its own folder first on sys.path, not the current one: put the
+    # current folder there as `python -m` does, so that --import finds a module next to the user.
+    if args.imports and not {"", os.getcwd()} & set(sys.path):
+        sys.path.insert(0, os.getcwd())
     for module in args.imports:
         try:
             importlib.import_module(module)

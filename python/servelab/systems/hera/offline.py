@@ -83,8 +83,22 @@ class HeraOffline:
 
     # -- pairs -----------------------------------------------------------------------------------
     def pair(self, a: str, b: str) -> dict[str, Any]:
-        """Models a and b on one server as Hera's node unit starts it: workers, ways, QPS, loads
-        (fractions of each model's isolated max load) and EMU; a == b is the model alone."""
+        """Two different models a and b on one server as Hera's node unit starts it: workers,
+        ways, QPS, loads (fractions of each model's isolated max load) and EMU. ValueError when
+        a == b: a model by itself is ``alone(a)``."""
+        if a == b:
+            raise ValueError(
+                f"pair(a={a!r}, b={b!r}): a pair is two different models; "
+                f"alone({a!r}) is the model by itself"
+            )
+        return self._pair(a, b)
+
+    def alone(self, name: str) -> dict[str, Any]:
+        """The model by itself on one server, in ``pair``'s shape (``b`` is the model too, with
+        no workers): every worker that fits, every way, EMU 1."""
+        return self._pair(name, name)
+
+    def _pair(self, a: str, b: str) -> dict[str, Any]:
         i, j = self.index(a), self.index(b)
         key = (i, j)
         if key not in self._pairs:  # bounded: at most n * n entries
@@ -103,9 +117,9 @@ class HeraOffline:
     def emu_matrix(self) -> np.ndarray:
         """EMU of every pair (diagonal: 1, the model alone)."""
         n = len(self.names)
-        return np.array([[self.pair(a, b)["emu"] for b in self.names] for a in self.names]).reshape(
-            n, n
-        )
+        return np.array(
+            [[self._pair(a, b)["emu"] for b in self.names] for a in self.names]
+        ).reshape(n, n)
 
     def measured_colocation(self) -> np.ndarray:
         """Fig. 10(b) from the contention model: for each pair at Hera's allocation, the mean over

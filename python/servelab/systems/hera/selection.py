@@ -61,7 +61,11 @@ def _algorithm2_pairs(off: HeraOffline) -> set[tuple[int, int]]:
 def emu_distribution(off: HeraOffline, selection: str) -> np.ndarray:
     """EMU of each pair the policy may choose (Fig. 11's violin for that policy)."""
     return np.array(
-        [off.pair(a, b)["emu"] for a, b in selection_pairs(off, selection)], dtype=float
+        [
+            (off.alone(a) if a == b else off.pair(a, b))["emu"]
+            for a, b in selection_pairs(off, selection)
+        ],
+        dtype=float,
     )
 
 

@@ -51,6 +51,9 @@ MODEL_FIELDS = (
     "query_items",
 )
 _INT_FIELDS = {"cores", "llc_ways"}
+#: the fields a model given as a mapping must set: their defaults are placeholders, not a model
+#: (the others default to no cache sensitivity, no traffic, and Sec. IV's 220 items per query)
+REQUIRED_MODEL_FIELDS = ("sla_ms", "memory_gb", "compute_ms")
 
 
 def baseline_node() -> NodeSpec:
@@ -98,8 +101,9 @@ def table1_models() -> list[ModelProfile]:
 
 def model(source: str | ModelProfile | Mapping[str, Any], /, **fields: Any) -> ModelProfile:
     """A validated model profile: a Table I name, a ModelProfile or a mapping of fields (with
-    ``name``), ``fields`` overriding (``name=`` renames). Unknown names: KeyError; bad values:
-    ValueError naming the model, the field and the value."""
+    ``name`` and every field of ``REQUIRED_MODEL_FIELDS``, in the mapping or in ``fields``),
+    ``fields`` overriding (``name=`` renames). Unknown names: KeyError; bad values and missing
+    fields: ValueError naming the model, the field and the value."""
     if isinstance(source, ModelProfile):
         base = {f: getattr(source, f) for f in MODEL_FIELDS} | {"name": source.name}
     elif isinstance(source, str):
@@ -110,6 +114,13 @@ def model(source: str | ModelProfile | Mapping[str, Any], /, **fields: Any) -> M
         if "name" not in source:
             raise ValueError("a model profile mapping needs a 'name'")
         base = dict(source)
+        missing = [f for f in REQUIRED_MODEL_FIELDS if f not in base and f not in fields]
+        if missing:
+            raise ValueError(
+                f"model {fields.get('name', base['name'])!r}: missing {', '.join(missing)} "
+                f"(a model given as a mapping sets {', '.join(REQUIRED_MODEL_FIELDS)}; "
+                f"the others have defaults, see docs/hera.md)"
+            )
     else:
         raise TypeError(
             f"a model must be a Table I name, a ModelProfile or a mapping, not {source!r}"

@@ -6,6 +6,7 @@ they may run in worker processes or on Ray and give the same runs as in this pro
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,17 @@ def portable_arrivals(arrivals: Any) -> Any:
             raise ValueError(f"arrivals={spec!r} does not rebuild from its description")
         return spec
     raise ValueError(f"arrivals={arrivals!r} must be an ArrivalProcess or a spec string")
+
+
+def _listed(name: str, values: Any, what: str) -> list[Any]:
+    """``values`` as a non-empty list; ValueError naming ``name`` for a string, a scalar or an
+    empty sequence (an empty sweep would end in a KeyError of an empty DataFrame)."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValueError(f"{name}={values!r} must be a list of {what}")
+    out = list(values)
+    if not out:
+        raise ValueError(f"{name}={values!r} is empty: give at least one of the {what}")
+    return out
 
 
 def _rebuild_arrivals(arrivals: Any) -> Any:
@@ -113,10 +125,11 @@ def compare_methods(
     every method and objective on the CPU space, noise-free) instead of the episode model.
     ``progress`` (default None: when standard error is a terminal or in a notebook) shows a bar
     of the runs done; ``False`` hides it, ``True`` forces it."""
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds is empty: give at least one seed")
-    methods = list(methods)
+    seeds = _listed("seeds", seeds, "seeds")
+    methods = _listed("methods", methods, f"methods ({', '.join(METHODS)})")
+    repeated = sorted({m for m in methods if methods.count(m) > 1})
+    if repeated:
+        raise ValueError(f"methods={methods!r} repeats {', '.join(map(repr, repeated))}")
     points = [{"method": m, "seed": s, "radius": None} for m in methods for s in seeds]
     runs = _sweep_runs(space, arrivals, points, learner, tune_kwargs, processes, backend,
                        ray_address, world, progress, "tuning runs")  # fmt: skip
@@ -155,12 +168,12 @@ def region_sweep(
     ``progress``: see :func:`compare_methods`)."""
     import pandas as pd  # on use: keeps `import servelab.rrl` light
 
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds is empty: give at least one seed")
+    seeds = _listed("seeds", seeds, "seeds")
     points = []
-    for radius in radii:
-        if not (isinstance(radius, int | float) and np.isfinite(radius) and radius >= 0):
+    for radius in _listed("radii", radii, "region radii (0: Q-learning)"):
+        if isinstance(radius, bool) or not (
+            isinstance(radius, Real) and np.isfinite(radius) and radius >= 0
+        ):
             raise ValueError(f"radii: {radius!r} is not a finite radius >= 0")
         method = "qlearning" if radius == 0 else "rrl"
         r = None if radius == 0 else float(radius)
