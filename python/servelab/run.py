@@ -147,16 +147,16 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
             "real executors read their knobs themselves"
         )
     inputs = overrides.pop("inputs", None)
-    progress = overrides.pop("progress", None)
-    if progress is not None and world != "serve":
-        raise ValueError("progress= is for servelab.serve; a simulation takes no wall-clock time")
-    if executor is not None and world != "serve":
-        raise ValueError("executor= is for servelab.serve; the simulator waits profiled latencies")
     if world != "serve" and "max_expected_duration_s" in overrides:
         raise ValueError(
             "max_expected_duration_s= is for servelab.serve; a simulation takes no wall-clock time"
         )
     max_expected_s = overrides.pop("max_expected_duration_s", DEFAULT_MAX_EXPECTED_DURATION_S)
+    progress = overrides.pop("progress", None)
+    if progress is not None and world != "serve":
+        raise ValueError("progress= is for servelab.serve; a simulation takes no wall-clock time")
+    if executor is not None and world != "serve":
+        raise ValueError("executor= is for servelab.serve; the simulator waits profiled latencies")
     if spin_us is not None and world != "serve":
         raise ValueError("spin_us= is for servelab.serve; the simulator has no wall clock")
     if batch_timeout_ms is not None:
@@ -168,13 +168,13 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     if inputs is not None and world != "serve":
         raise ValueError("inputs= is for servelab.serve; the simulator runs no model")
     sc = _scenario(scenario, overrides)
+    if world == "serve":  # before any executor loads a model
+        _check_expected_duration(sc.build_workload(), max_expected_s)
     kwargs: dict[str, Any] = {}
     if sc.records != "all":
         if world != "sim":
             raise ValueError(
                 f"records={sc.records!r}: the serving loop keeps every record; "
-    if world == "serve":  # before any executor loads a model
-        _check_expected_duration(sc.build_workload(), max_expected_s)
                 "streamed summaries are for servelab.simulate"
             )
         kwargs["records"] = sc.records
@@ -262,6 +262,7 @@ def serve(
     batch_timeout_ms: float | None = None,
     llc: str | None = None,
     llc_root: str | os.PathLike[str] | None = None,
+    max_expected_duration_s: float | None = DEFAULT_MAX_EXPECTED_DURATION_S,
     progress: bool | None = None,
     **overrides: Any,
 ) -> Result:
@@ -280,7 +281,6 @@ def serve(
     A batch whose executor raises ends its queries dropped, with the error as the reason
     (``r.summary()`` counts them); the run goes on with the other batches.
 
-    max_expected_duration_s: float | None = DEFAULT_MAX_EXPECTED_DURATION_S,
     ``spin_us`` (default 200): how long before each arrival or timer the controller spins instead
     of sleeping, for wake-ups within microseconds; under heavy load that costs a core, so with
     real executors on few cores ``spin_us=0`` leaves them the CPU (wake-ups then run some tens of
@@ -308,6 +308,10 @@ def serve(
     ``"unsupported: <reason>"`` where resctrl cannot be used (the run goes on), else the groups,
     masks and ways each worker applied; the run removes its groups at its end. See docs/hera.md.
 
+    ``max_expected_duration_s`` (default one day): a workload expected to take longer than this
+    to arrive (its expected queries over its mean rate) is refused with a ValueError naming the
+    arrivals, the rate and the expected duration, before anything starts; None: no limit.
+
     ``progress`` (default None: when standard error is a terminal or in a notebook) shows a bar
     of the queries that have arrived so far, since a run lasts as long as its workload does
     (20,000 queries at 45 queries/s: 7.5 minutes); ``False`` hides it, ``True`` forces it.
@@ -322,11 +326,7 @@ def serve(
         overrides["batch_timeout_ms"] = batch_timeout_ms
     if llc is not None or llc_root is not None:
         overrides["llc"], overrides["llc_root"] = llc, llc_root
+    overrides["max_expected_duration_s"] = max_expected_duration_s
     if progress is not None:
         overrides["progress"] = progress
     return _run("serve", scenario, overrides)
-    ``max_expected_duration_s`` (default one day): a workload expected to take longer than this
-    to arrive (its expected queries over its mean rate) is refused with a ValueError naming the
-    arrivals, the rate and the expected duration, before anything starts; None: no limit.
-
-    overrides["max_expected_duration_s"] = max_expected_duration_s
