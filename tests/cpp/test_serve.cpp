@@ -448,13 +448,24 @@ TEST(Serve, RecordsEachBatchsExecTimeAsAColumn) {
   options.executor = executors_by_group({std::make_shared<ReportingBuilder>()});
   auto scheduler = make_scheduler("fcfs");
   const RunResult r = serve(spec, *scheduler, options);
-  ASSERT_EQ(r.world_columns.size(), 1u);
+  // exec_ns, then the loop's stage stamps (server.hpp).
+  ASSERT_EQ(r.world_columns.size(), 3u);
   EXPECT_EQ(r.world_columns[0].first, "exec_ns");
+  EXPECT_EQ(r.world_columns[1].first, "taken_ns");
+  EXPECT_EQ(r.world_columns[2].first, "noticed_ns");
   const auto& exec = r.world_columns[0].second;
+  const auto& taken = r.world_columns[1].second;
+  const auto& noticed = r.world_columns[2].second;
   ASSERT_EQ(exec.size(), r.queries.size_of());
+  ASSERT_EQ(taken.size(), r.queries.size_of());
+  ASSERT_EQ(noticed.size(), r.queries.size_of());
   for (std::size_t i = 0; i < exec.size(); ++i) {
+    // Every arrival is taken up at or after its time, and before its batch is dispatched.
+    EXPECT_GE(taken[i], r.queries.arrival[i]) << "query " << i;
     if (r.queries.status[i] == static_cast<std::int8_t>(QueryStatus::Completed)) {
       EXPECT_EQ(exec[i], 1000 * r.queries.batch_items[i]) << "query " << i;
+      EXPECT_LE(taken[i], r.queries.dispatch[i]) << "query " << i;
+      EXPECT_GE(noticed[i], r.queries.finish[i]) << "query " << i;
     } else {
       EXPECT_EQ(exec[i], -1) << "query " << i;
     }
