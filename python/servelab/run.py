@@ -146,6 +146,11 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
             f"config_model={config_model!r} is for servelab.simulate; "
             "real executors read their knobs themselves"
         )
+    loop_model = overrides.pop("loop_model", None)
+    if loop_model is not None and world != "sim":
+        raise ValueError(
+            f"loop_model={loop_model!r} is for servelab.simulate; the serving loop has its own"
+        )
     inputs = overrides.pop("inputs", None)
     if world != "serve" and "max_expected_duration_s" in overrides:
         raise ValueError(
@@ -193,6 +198,11 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         kwargs["config_model"] = (
             _core.make_config_model(config_model) if isinstance(config_model, str) else config_model
         )
+    if loop_model is not None:  # a spec string, make_loop_model's result or a Calibration
+        loop_model = getattr(loop_model, "loop_model", loop_model)
+        kwargs["loop_model"] = (
+            _core.make_loop_model(loop_model) if isinstance(loop_model, str) else loop_model
+        )
     if inputs is not None:
         kwargs["inputs"] = query_inputs(inputs, executors, sc.workers, sc.workload.get("count"))
     run = _core.simulate_run if world == "sim" else _core.serve_run
@@ -214,6 +224,8 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         raw["meta"]["batch_timeout_ms"] = batch_timeout_ms
     if config_model is not None:
         raw["meta"]["config_model"] = kwargs["config_model"].describe()
+    if loop_model is not None:
+        raw["meta"]["loop_model"] = kwargs["loop_model"].describe()
     if executors is not None:  # the executors as specs, so the scenario replays the run
         for group, built in zip(raw["meta"]["scenario"]["workers"], executors, strict=True):
             if built is not None:
@@ -240,6 +252,12 @@ def simulate(scenario: Any = None, **overrides: Any) -> Result:
     ``config_model`` (a spec such as ``"rrl_cpu(cores=2)"``, see ``servelab.list_config_models()``)
     scales each service time by the worker's ``set_config`` knobs at the batch's start; without it
     service times are the profile's (``meta["config_model"]`` records the one used).
+
+    ``loop_model`` (a spec such as ``"fixed_loop(wake_us=40, notice_us=20)"``, see
+    ``servelab.list_loop_models()``, or what ``servelab.calibrate`` fitted from a served run) adds
+    the serving loop's own delays: each batch starts a drawn wake-up after its dispatch, its
+    worker is free to the scheduler a drawn notice delay after it ends, each arrival reaches the
+    scheduler a drawn delay after its time (``meta["loop_model"]`` records the one used).
 
     ``records="all"`` (default) keeps every query's record. ``records="none"`` keeps none: the
     summary, per-app metrics and a time series of 1 s windows are computed online, in memory
