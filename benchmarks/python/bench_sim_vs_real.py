@@ -63,7 +63,9 @@ def cell(spec, size, workers, load, queries, seeds, base, held_out):
     modes: dict[str, list[tuple[float, float]]] = {"batches": [], "calibrate": [], "held out": []}
     for seed in seeds:
         common = dict(workers=workers, utilisation=load, queries=queries, size=size, seed=seed)
-        modes["batches"].append(errors(servelab.sim_vs_real(spec, profile=base, **common)))
+        modes["batches"].append(
+            errors(servelab.sim_vs_real(spec, profile=base, profile_from="batches", **common))
+        )
         modes["calibrate"].append(
             errors(servelab.sim_vs_real(spec, profile=base, profile_from="calibrate", **common))
         )

@@ -243,7 +243,21 @@ def _utilisation(text: str) -> float:
 def _cmd_sim_vs_real(args: argparse.Namespace) -> int:
     from .world_comparison import sim_vs_real  # numpy, pandas and the executors load here
 
-    runs, prof = [], None
+    runs, prof, calibration = [], None, None
+    if args.calibrate_at is not None:  # one calibration, every utilisation predicted from it
+        c = sim_vs_real(
+            args.executor,
+            workers=args.workers,
+            utilisation=args.calibrate_at,
+            queries=args.queries,
+            size=args.size,
+            scheduler=args.scheduler,
+            repeats=args.repeats,
+            seed=args.seed,
+            progress=not args.json,
+            profile_from="calibrate",
+        )
+        prof, calibration = c.meta["base_profile"], c.meta["calibration"]
     for u in args.utilisation:
         c = sim_vs_real(
             args.executor,
@@ -257,6 +271,7 @@ def _cmd_sim_vs_real(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=not args.json and prof is None,
             profile_from=args.profile_from,
+            calibration=calibration,
         )
         prof = c.meta.get("base_profile", c.profile)  # measured once, used at every utilisation
         runs.append(c)
@@ -459,8 +474,14 @@ def build_parser() -> argparse.ArgumentParser:
     svr.add_argument("--repeats", type=positive_int, default=30, help="profiled batches per size")
     svr.add_argument("--seed", type=random_seed, default=0, help="seeds arrivals and inputs")
     svr.add_argument(
-        "--profile-from", choices=["batches", "serve"], default="batches",
-        help="simulate on batches timed back to back, or on a pilot serving run's service times",
+        "--profile-from", choices=["batches", "serve", "calibrate"], default="calibrate",
+        help="simulate on batches timed back to back, on a pilot serving run's service times, "
+        "or on what servelab.calibrate fits from the pilot (service times and the loop's delays)",
+    )  # fmt: skip
+    svr.add_argument(
+        "--calibrate-at", type=_utilisation, default=None, metavar="U",
+        help="calibrate once, on a pilot run at utilisation U, and predict every --utilisation "
+        "from it (held out)",
     )  # fmt: skip
     svr.add_argument("--plot", help="write both latency CDFs of every run to this image")
     svr.add_argument("--json", action="store_true", help="print JSON")

@@ -8,8 +8,10 @@ scenario for real on the executor, and put the two side by side::
 The scenario is one group of ``workers`` identical workers serving one model, Poisson arrivals at
 ``utilisation`` x the workers' capacity at the profiled mean latency of one query, and one
 scheduler (default ``fcfs``). Both worlds get the same scenario and seed: the same arrivals and,
-with the default ``fcfs``, the same dispatch rule; only the service times differ (drawn from the
-profile's samples in the simulator, measured on the wall clock in the serving loop).
+with the default ``fcfs``, the same dispatch rule. By default the simulator runs on what
+:func:`servelab.calibrate` fits from a pilot serving run at the same load (its service times and
+the loop's own delays); only the draws differ (from the calibration in the simulator, measured on
+the wall clock in the serving loop).
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def sim_vs_real(
     warmup_s: float = 0.0,
     seed: int = 0,
     progress: bool = False,
-    profile_from: str = "batches",
+    profile_from: str = "calibrate",
     pilot_queries: int | None = None,
     calibration: Any = None,
 ) -> WorldComparison:
@@ -143,7 +145,8 @@ def sim_vs_real(
       and ``warmup`` (default batches: ``size`` and the powers of two up to 4 x ``size``, so a
       batching scheduler finds its batches profiled).
     - ``warmup_s``: seconds of both runs left out of the table (the summaries' warmup).
-    - ``profile_from``: ``"batches"`` simulates on that profile (batches run back to back);
+    - ``profile_from``: ``"calibrate"`` (default, below); ``"batches"`` simulates on that profile
+      (batches run back to back);
       ``"serve"`` first serves a pilot run of the same scenario (``pilot_queries``, default
       ``queries``, seed + 1) and simulates on the service times it measured
       (:func:`servelab.profile_from_run`, the back-to-back profile filling the batch sizes the

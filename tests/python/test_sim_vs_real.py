@@ -23,7 +23,10 @@ CONSTANT = "constant(latency_ms=2)"
 
 @pytest.fixture(scope="module")
 def comparison():
-    return sim_vs_real(CONSTANT, workers=2, utilisation=0.3, queries=200, repeats=5, warmup=1)
+    return sim_vs_real(
+        CONSTANT, workers=2, utilisation=0.3, queries=200, repeats=5, warmup=1,
+        profile_from="batches",
+    )  # fmt: skip
 
 
 def test_both_worlds_serve_every_query_of_the_same_scenario(comparison):
@@ -118,3 +121,16 @@ def test_the_command_refuses_a_full_utilisation():
 
 def test_the_package_exports_it():
     assert servelab.sim_vs_real is sim_vs_real
+
+
+def test_the_command_predicts_other_loads_from_one_calibration():
+    out = subprocess.run(
+        [sys.executable, "-m", "servelab", "sim-vs-real", CONSTANT, "--utilisation", "0.3", "0.6",
+         "--calibrate-at", "0.5", "--queries", "80", "--repeats", "3", "--json"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    runs = json.loads(out.stdout)
+    assert [r["utilisation"] for r in runs] == [0.3, 0.6]
+    for r in runs:
+        served = {row["metric"]: row for row in r["table"]}["latency p50 (ms)"]
+        assert served["simulated"] > 0 and served["measured"] > 0
