@@ -3,9 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <string>
 
@@ -78,5 +82,21 @@ void prefer_huge_pages(void* data, std::size_t bytes) {
   (void)bytes;
 #endif
 }
+
+void* allocate_for_random_reads(std::size_t bytes) {
+  constexpr std::size_t kLine = 64, kHuge = std::size_t{2} << 20;
+  const std::size_t align = bytes >= kHuge / 2 ? kHuge : kLine;
+  if (bytes > SIZE_MAX - align) throw std::bad_alloc();
+  const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
+  void* data = std::aligned_alloc(align, size);
+  if (data == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Before the first touch, so the pages fault in as 2 MB ones (advice only: failure is harmless).
+  if (align == kHuge) madvise(data, size, MADV_HUGEPAGE);
+#endif
+  return data;
+}
+
+void free_for_random_reads(void* data) noexcept { std::free(data); }
 
 }  // namespace servelab::core

@@ -26,6 +26,8 @@ __attribute__((always_inline)) inline void bag_job(const BagJob& job, std::int64
     if (ahead_sample >= end) return;
     const float* row = table + job.indices[ahead_sample * job.index_stride + ahead_lookup] * dim;
     for (std::int64_t c = 0; c < dim; c += 16) __builtin_prefetch(row + c);
+    // A row of a width that is no multiple of 16 floats straddles one line more than dim / 16.
+    if (dim % 16 != 0) __builtin_prefetch(row + dim - 1);
     if (++ahead_lookup == lookups) {
       ahead_lookup = 0;
       ++ahead_sample;

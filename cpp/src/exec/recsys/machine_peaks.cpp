@@ -183,8 +183,9 @@ double measure_random_rows_gbps(double megabytes, int row_bytes, int threads, in
   if (rows < 2 || rows > (std::size_t{1} << 32)) {
     throw ValueError(str("megabytes=", megabytes, " gives ", rows, " rows of ", row_bytes, " bytes; 2 to 2^32 rows"));
   }
-  std::vector<float> data(rows * static_cast<std::size_t>(row_floats));
-  core::prefer_huge_pages(data.data(), data.size() * sizeof(float));
+  // Laid out as the embedding tables are (whole cache lines per row, 2 MB pages), so that this is
+  // the ceiling of their gather: with malloc's 16-byte alignment each row would straddle one more line.
+  std::vector<float, core::RandomReadAllocator<float>> data(rows * static_cast<std::size_t>(row_floats));
   std::fill(data.begin(), data.end(), 1.0f);  // faults every page in before timing
   // About 64 MB of rows per pass; indices from splitmix64, reduced to the row count.
   const std::size_t reads = std::max<std::size_t>(1 << 16, static_cast<std::size_t>(64e6 / row_bytes));

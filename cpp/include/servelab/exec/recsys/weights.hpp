@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "servelab/core/memory.hpp"
 #include "servelab/exec/mlp.hpp"
 #include "servelab/exec/recsys/spec.hpp"
 #include "servelab/exec/tensor.hpp"
@@ -17,9 +18,20 @@ namespace servelab::exec::recsys {
 // it on its matrix-multiply path. Unused MLPs have no layers.
 enum MlpSlot : std::size_t { kBottom = 0, kTop = 1, kGruInput = 2, kGruHidden = 3, kFirstTask = 4 };
 
+// An embedding table, [rows, cols] row-major. Its memory is cache-line aligned (2 MB aligned and in
+// 2 MB pages when large), so each row of a multiple of 16 floats spans whole cache lines.
+struct EmbeddingTable {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<float, core::RandomReadAllocator<float>> data;
+
+  EmbeddingTable() = default;
+  EmbeddingTable(std::int64_t r, std::int64_t c) : rows(r), cols(c), data(static_cast<std::size_t>(r * c)) {}
+};
+
 struct Weights {
-  std::vector<Matrix> tables;    // [rows, dim] each, in Spec::tables order
-  std::vector<MlpWeights> mlps;  // indexed by MlpSlot, then one per task head
+  std::vector<EmbeddingTable> tables;  // [rows, dim] each, in Spec::tables order
+  std::vector<MlpWeights> mlps;        // indexed by MlpSlot, then one per task head
 
   // Layer widths of each slot for `spec` (empty for unused slots).
   static std::vector<std::vector<std::int64_t>> mlp_widths(const Spec& spec);
