@@ -165,8 +165,8 @@ def transport_times() -> Any:
     worker's time for the batch, -1 without a reply), ``transport_ns`` (the difference, -1
     without a reply) and ``ok``. A pandas DataFrame; the records already have ``worker`` and
     ``transport_ns``, so ``result.to_pandas().merge(t.drop(columns=["worker", "transport_ns"]),
-    on="id")`` joins the other columns to them. The log keeps at most 2**24 queries; ``attrs["batches_not_kept"]``
-    counts the batches past it."""
+    on="id")`` joins the other columns to them. The log keeps at most 2**24 queries;
+    ``attrs["batches_not_kept"]`` counts the batches past it."""
     import numpy as np
     import pandas as pd
 
