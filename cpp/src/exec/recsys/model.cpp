@@ -83,6 +83,23 @@ void dot_interaction(const Matrix& vectors, std::int64_t count, std::int64_t dim
   }
 }
 
+// Whether every index is in [0, limit[column]): one unsigned compare covers both ends (a negative
+// index wraps to a huge value) and the loop has no branch, so it vectorises; a tenth of the gather's
+// time for rm2 when it was a compare-and-branch per index.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+bool indices_in_range(const std::int64_t* __restrict sparse, std::int64_t rows, std::int64_t cols,
+                      const std::uint64_t* __restrict limit) {
+  std::uint64_t bad = 0;
+  for (std::int64_t b = 0; b < rows; ++b) {
+    const std::int64_t* row = sparse + b * cols;
+    for (std::int64_t c = 0; c < cols; ++c)
+      bad |= static_cast<std::uint64_t>(static_cast<std::uint64_t>(row[c]) >= limit[c]);
+  }
+  return bad == 0;
+}
+
 void copy_columns(const Matrix& from, Matrix& to, std::int64_t column) {
   for (std::int64_t b = 0; b < from.rows; ++b) {
     std::copy_n(&from.data[static_cast<std::size_t>(b * from.cols)], from.cols,
@@ -95,6 +112,10 @@ void copy_columns(const Matrix& from, Matrix& to, std::int64_t column) {
 RecsysModel::RecsysModel(Spec spec, Weights weights) : spec_(std::move(spec)), weights_(std::move(weights)) {
   spec_.validate();
   weights_.validate(spec_);
+  for (const auto& f : spec_.features) {
+    column_limit_.insert(column_limit_.end(), static_cast<std::size_t>(f.lookups),
+                         static_cast<std::uint64_t>(spec_.tables[f.table].rows));
+  }
 }
 
 void RecsysModel::check(const Batch& batch) const {
@@ -137,6 +158,7 @@ void RecsysModel::check_shapes(const Batch& batch) const {
 }
 
 void RecsysModel::check_indices(const Batch& batch) const {
+  if (indices_in_range(batch.sparse, batch.sparse_rows, batch.sparse_cols, column_limit_.data())) return;
   const auto& s = spec_;
   std::int64_t column = 0;
   for (const auto& f : s.features) {

@@ -83,6 +83,8 @@ class RecsysModel {
   // The forward pass's independent branches as tasks for an InterOpPool of `team` threads.
   std::vector<std::function<void()>> branches(const std::function<void()>& bottom, const std::vector<BagJob>& jobs,
                                               std::int64_t rows, int threads, int team) const;
+
+  std::vector<std::uint64_t> column_limit_;  // rows of the table each sparse column indexes
 };
 
 // Plain C++ loops with double accumulation: the reference the other backends are tested against.
