@@ -10,7 +10,10 @@ It also measures the machine's ceilings with servelab's own small kernels (a reg
 FMA loop for peak FLOP/s, a STREAM-like triad for streaming memory bandwidth, and rows read at
 random positions of a buffer far bigger than the caches, the ceiling of a gather whose rows come
 from memory) and prints what share of them the MLPs (GFLOP/s over the time spent in them) and the
-embedding gathers (bytes of the rows read over the time spent gathering) reach.
+embedding gathers (bytes of the rows read over the time spent gathering) reach, for servelab's
+gather and for torch's embedding bags alone (the same rows), so that a ceiling one side sits at
+shows for the other too. The machine and its load average (at the start and the end) are printed
+with the table.
 
     python benchmarks/python/bench_recsys.py                 # full (`make bench`)
     python benchmarks/python/bench_recsys.py --smoke         # a few seconds (the test suite)
@@ -22,8 +25,11 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
+import platform
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,6 +55,8 @@ class Row:
     gather_gbps: float
     gather_bandwidth_share: float
     gather_random_share: float  # of the random-row ceiling at the model's row size
+    torch_gather_gbps: float  # torch's embedding bags alone (RecsysTorch.embeddings), same bytes
+    torch_gather_random_share: float
 
     @property
     def ratio(self) -> float:
@@ -88,14 +96,21 @@ def bench_model(
                 median_us(lambda d=dense, s=sparse: model.run(d, s, args.threads), args.repeats)
             )
             torch_times.append(median_us(run_torch, args.repeats))
-        stages = {"gather_s": 0.0, "mlp_s": 0.0}
+        # Per-stage times, medians of `repeats` calls; torch's gather is its embedding bags
+        # alone, the same rows read.
+        gather_s, mlp_s, torch_gather_s = [], [], []
         for _ in range(args.repeats):
             _, t = model.run_timed(dense, sparse, args.threads)
-            stages["gather_s"] += t["gather_s"]
-            stages["mlp_s"] += t["mlp_s"]
-        mlp_gflops = model.mlp_flops(batch) * args.repeats / stages["mlp_s"] / 1e9
-        gathered = batch * spec.lookups_per_sample * spec.dim * 4 * args.repeats
-        gather_gbps = gathered / stages["gather_s"] / 1e9
+            gather_s.append(t["gather_s"])
+            mlp_s.append(t["mlp_s"])
+            with torch.inference_mode():
+                start = time.perf_counter()
+                module.embeddings(ts)
+                torch_gather_s.append(time.perf_counter() - start)
+        mlp_gflops = model.mlp_flops(batch) / statistics.median(mlp_s) / 1e9
+        gathered = batch * spec.lookups_per_sample * spec.dim * 4
+        gather_gbps = gathered / statistics.median(gather_s) / 1e9
+        torch_gather_gbps = gathered / statistics.median(torch_gather_s) / 1e9
         rows.append(
             Row(
                 name,
@@ -107,9 +122,23 @@ def bench_model(
                 gather_gbps,
                 gather_gbps / triad_gbps,
                 gather_gbps / random_rows_gbps(spec.dim * 4),
+                torch_gather_gbps,
+                torch_gather_gbps / random_rows_gbps(spec.dim * 4),
             )
         )
     return rows
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux), else what the platform module knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def main() -> int:
@@ -142,6 +171,12 @@ def main() -> int:
     args.repeats = 3 if args.smoke else 15
     args.rounds = 1 if args.smoke else 3
 
+    machine = cpu_model()
+    load_start = os.getloadavg()
+    print(
+        f"machine: {machine}, {os.cpu_count()} logical CPUs; load average "
+        f"{load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f} (1, 5, 15 min)"
+    )
     # Best of several measurements: on a shared machine a single one can catch a busy core.
     peak = max(_core.recsys.measure_peak_gflops(0.02 if args.smoke else 0.3) for _ in range(3))
     triad = _core.recsys.measure_triad_gbps(
@@ -171,7 +206,7 @@ def main() -> int:
     header = (
         f"{'model':<6} {'batch':>5} {'servelab us':>12} {'torch us':>10} {'ratio':>6} "
         f"{'MLP GFLOP/s':>11} {'of peak':>8} {'gather GB/s':>11} {'of triad':>8} "
-        f"{'of random':>9}"
+        f"{'of random':>9} {'torch gather':>12} {'of random':>9}"
     )
     print(header)
     rows = []
@@ -182,8 +217,11 @@ def main() -> int:
                 f"{row.model:<6} {row.batch:>5} {row.servelab_us:>12.1f} {row.torch_us:>10.1f} "
                 f"{row.ratio:>6.2f} "
                 f"{row.mlp_gflops:>11.1f} {row.mlp_peak_share:>8.1%} {row.gather_gbps:>11.2f} "
-                f"{row.gather_bandwidth_share:>8.1%} {row.gather_random_share:>9.1%}"
+                f"{row.gather_bandwidth_share:>8.1%} {row.gather_random_share:>9.1%} "
+                f"{row.torch_gather_gbps:>12.2f} {row.torch_gather_random_share:>9.1%}"
             )
+    load_end = os.getloadavg()
+    print(f"load average at the end: {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}")
     ratios = [r.ratio for r in rows]
     print(
         f"ratio torch / servelab: min {min(ratios):.2f}, "
@@ -192,6 +230,8 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             payload = {"peak_gflops_per_thread": peak, "triad_gbps": triad, "threads": args.threads}
+            payload["machine"] = machine
+            payload["load_average"] = {"start": load_start, "end": load_end}
             payload["random_rows_gbps"] = {str(b): random_rows(b) for b in (64, 128, 256)}
             payload["rows"] = [{**asdict(r), "ratio": r.ratio} for r in rows]
             json.dump(payload, f, indent=2)

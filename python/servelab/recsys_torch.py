@@ -75,14 +75,10 @@ class RecsysTorch(nn.Module):
             start += f["lookups"]
         self.query_feature = int(spec.query_feature)
 
-    def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
-        # Indices are integers: a float tensor is refused here, as servelab's own backends do,
-        # rather than failing deep in embedding_bag (or being truncated by a cast).
-        if sparse.dtype not in (torch.int64, torch.int32):
-            raise ValueError(
-                f"sparse (embedding indices) must hold integers, got dtype {sparse.dtype}"
-            )
-        d = self.bottom(dense) if len(self.bottom) else dense
+    def embeddings(
+        self, sparse: torch.Tensor
+    ) -> tuple[list[torch.Tensor], torch.Tensor | None, torch.Tensor | None]:
+        """The gather: each pooled feature's bag sum, the query feature's, the sequence's rows."""
         pooled: list[torch.Tensor] = []
         query = None
         sequence = None
@@ -97,6 +93,17 @@ class RecsysTorch(nn.Module):
             pooled.append(vector)
             if i == self.query_feature:
                 query = vector
+        return pooled, query, sequence
+
+    def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
+        # Indices are integers: a float tensor is refused here, as servelab's own backends do,
+        # rather than failing deep in embedding_bag (or being truncated by a cast).
+        if sparse.dtype not in (torch.int64, torch.int32):
+            raise ValueError(
+                f"sparse (embedding indices) must hold integers, got dtype {sparse.dtype}"
+            )
+        d = self.bottom(dense) if len(self.bottom) else dense
+        pooled, query, sequence = self.embeddings(sparse)
         if self.interaction == "dot":
             vectors = torch.stack([d, *pooled], dim=1)
             products = torch.bmm(vectors, vectors.transpose(1, 2))
