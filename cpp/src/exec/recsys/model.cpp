@@ -18,9 +18,21 @@ constexpr double kCheckMemoryAbove = 64e6;  // bytes
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// The GRU gates and the attention are loops of float arithmetic, compiled for AVX-512, AVX2 and
+// baseline x86-64 (the loader picks the best the CPU has): 16 lanes instead of the baseline's 4.
+// No clone has FMA, so the elementwise gates are bit-identical on every clone (the attention's
+// sums are reassociated by the lane count). Not under ThreadSanitizer, whose instrumented resolver
+// would run before the sanitizer's runtime is up.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define SERVELAB_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SERVELAB_VECTOR_CLONES
+#endif
+
 // One torch.nn.GRU step for all samples: xi = W_ih x + b_ih and hh = W_hh h + b_hh ([rows, 3 dim],
 // gates r, z, n); h is updated in place. The loops over the width vectorise (activations.hpp).
-void gru_step(const float* xi, std::int64_t xi_stride, const Matrix& hh, Matrix& h, std::int64_t dim) {
+SERVELAB_VECTOR_CLONES void gru_step(const float* xi, std::int64_t xi_stride, const Matrix& hh, Matrix& h,
+                                     std::int64_t dim) {
   for (std::int64_t b = 0; b < h.rows; ++b) {
     const float* __restrict x = xi + b * xi_stride;
     const float* __restrict g = &hh.data[static_cast<std::size_t>(b * 3 * dim)];
@@ -37,8 +49,8 @@ void gru_step(const float* xi, std::int64_t xi_stride, const Matrix& hh, Matrix&
 
 // Softmax attention of query q over the steps of `seq` ([rows, steps * dim]), scaled by
 // 1/sqrt(dim); the weighted sum goes to out (dim floats per sample, stride out_stride).
-void attend(const float* q, std::int64_t q_stride, const Matrix& seq, std::int64_t steps, std::int64_t dim, float* out,
-            std::int64_t out_stride) {
+SERVELAB_VECTOR_CLONES void attend(const float* q, std::int64_t q_stride, const Matrix& seq, std::int64_t steps,
+                                   std::int64_t dim, float* out, std::int64_t out_stride) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(dim));
   std::vector<float> score(static_cast<std::size_t>(steps));
   for (std::int64_t b = 0; b < seq.rows; ++b) {
@@ -86,11 +98,8 @@ void dot_interaction(const Matrix& vectors, std::int64_t count, std::int64_t dim
 // Whether every index is in [0, limit[column]): one unsigned compare covers both ends (a negative
 // index wraps to a huge value) and the loop has no branch, so it vectorises; a tenth of the gather's
 // time for rm2 when it was a compare-and-branch per index.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-bool indices_in_range(const std::int64_t* __restrict sparse, std::int64_t rows, std::int64_t cols,
-                      const std::uint64_t* __restrict limit) {
+SERVELAB_VECTOR_CLONES bool indices_in_range(const std::int64_t* __restrict sparse, std::int64_t rows,
+                                             std::int64_t cols, const std::uint64_t* __restrict limit) {
   std::uint64_t bad = 0;
   for (std::int64_t b = 0; b < rows; ++b) {
     const std::int64_t* row = sparse + b * cols;
