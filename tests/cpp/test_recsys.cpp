@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <stop_token>
 #include <vector>
@@ -51,6 +52,22 @@ TEST(RecsysEmbeddingBag, SumsTheLookedUpRows) {
       EXPECT_NEAR(out[b * (dim + 2) + c], want, 1e-4);
     }
     EXPECT_EQ(out[b * (dim + 2) + dim], -1.0f);
+  }
+}
+
+TEST(RecsysWeights, TablesStartOnCacheLinesAndBigOnesOn2MBPages) {
+  // A 256-byte row must span 4 cache lines, not 5 (malloc aligns to 16 bytes only); a table of
+  // 1 MB or more starts on a 2 MB boundary so that all of it can be in 2 MB pages.
+  const sr::Spec spec = sr::scaled(sr::builtin("rm2"), 0.01);  // 5,000 rows x 64 floats: 1.28 MB a table
+  const sr::Weights w = sr::Weights::zeros(spec);
+  ASSERT_EQ(w.tables.size(), spec.tables.size());
+  for (const auto& t : w.tables) {
+    EXPECT_EQ(t.rows, 5'000);
+    EXPECT_EQ(t.data.size(), static_cast<std::size_t>(t.rows * t.cols));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.data.data()) % (2u << 20), 0u);
+  }
+  for (const auto& t : sr::Weights::zeros(small("rm1")).tables) {  // 400 rows x 32 floats: 51 kB
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.data.data()) % 64, 0u);
   }
 }
 
