@@ -55,6 +55,26 @@ TEST(RecsysEmbeddingBag, SumsTheLookedUpRows) {
   }
 }
 
+TEST(RecsysEmbeddingBag, ReportsAnIndexOutOfRangeInsteadOfReadingIt) {
+  for (const std::int64_t dim : {std::int64_t{32}, std::int64_t{37}}) {  // the fixed-width and the run-time loops
+    const std::int64_t rows = 20;
+    std::vector<float> table(rows * dim, 1.0f);
+    std::vector<std::int64_t> idx(7 * 30);
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::int64_t>(i % rows);
+    std::vector<float> out(7 * dim);
+    const sr::BagJob job{table.data(), idx.data(), 30, 30, out.data(), dim, rows};
+    EXPECT_TRUE(sr::embedding_bag_sum(job, dim, 0, 7));
+    for (const std::int64_t bad : {std::int64_t{-1}, rows, std::int64_t{1} << 40}) {
+      for (const std::size_t at : {std::size_t{0}, std::size_t{95}, idx.size() - 1}) {
+        const std::int64_t kept = idx[at];
+        idx[at] = bad;
+        EXPECT_FALSE(sr::embedding_bag_sum(job, dim, 0, 7)) << bad << " at " << at;
+        idx[at] = kept;
+      }
+    }
+  }
+}
+
 TEST(RecsysWeights, TablesStartOnCacheLinesAndBigOnesOn2MBPages) {
   // A 256-byte row must span 4 cache lines, not 5 (malloc aligns to 16 bytes only); a table of
   // 1 MB or more starts on a 2 MB boundary so that all of it can be in 2 MB pages.

@@ -92,6 +92,33 @@ TEST(RecsysInterOpPool, RefusesTeamSizesOutOfRange) {
   EXPECT_THROW(sr::InterOpPool(sr::InterOpPool::kMaxThreads + 1), servelab::ValueError);
 }
 
+// The gather checks each index as it reads it: an index out of range in any group of bags, run on
+// any thread of the pool, fails the batch with the message naming it, and nothing else changes.
+TEST(RecsysInterOp, AnIndexOutOfRangeIsAValueErrorOnEveryTeam) {
+  const auto spec = small("rm2");
+  const auto model = std::make_shared<sr::ReferenceRecsys>(spec, sr::Weights::random(spec, 7));
+  const std::vector<std::int64_t> ids{0, 1, 2, 3, 4, 5};
+  auto in = sr::InputGenerator(spec, 3, {}).queries(ids);
+  const Matrix want = model->run(in.view());
+  const std::size_t last = in.sparse.size() - 1;
+  for (const std::int64_t bad : {std::int64_t{-1}, spec.tables.back().rows}) {
+    const std::int64_t kept = in.sparse[last];
+    in.sparse[last] = bad;
+    for (int team : {1, 2, 3}) {
+      SCOPED_TRACE(team);
+      sr::InterOpPool pool(team);
+      try {
+        model->run(in.view(), 0, &pool);
+        ADD_FAILURE() << "no error for index " << bad;
+      } catch (const servelab::ValueError& e) {
+        EXPECT_NE(std::string(e.what()).find("is out of range"), std::string::npos) << e.what();
+      }
+    }
+    in.sparse[last] = kept;
+  }
+  expect_identical(model->run(in.view()), want);
+}
+
 TEST(RecsysInterOp, ReferenceScoresAreIdenticalForAnyTeam) {
   check_every_model([](sr::Spec s, sr::Weights w) { return std::make_shared<sr::ReferenceRecsys>(s, w); }, {0});
 }

@@ -1,6 +1,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "servelab/core/interrupt.hpp"
@@ -41,23 +42,32 @@ class OneDnnRecsys final : public RecsysModel {
     return mlps_.at(slot)->run(input);
   }
 
-  void gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const override {
+  bool gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const override {
     const int team = threads > 0 ? threads : omp_get_max_threads();
     // Each thread takes a contiguous slice of the samples through every job, so one sample's
     // output row stays in one core's cache.
     const std::int64_t dim = spec_.dim;
     const std::int64_t floats = rows * spec_.lookups_per_sample() * dim;
     if (team <= 1 || rows < 4 || floats < 2 * kFloatsPerThread) {
-      for (const auto& job : jobs) embedding_bag_sum(job, dim, 0, rows);
-      return;
+      for (const auto& job : jobs) {
+        if (!embedding_bag_sum(job, dim, 0, rows)) return false;
+      }
+      return true;
     }
+    std::atomic<bool> in_range = true;
     const int used = static_cast<int>(std::min<std::int64_t>(team, floats / kFloatsPerThread));
 #pragma omp parallel num_threads(used)
     {
       const std::int64_t n = omp_get_num_threads(), t = omp_get_thread_num();
       const std::int64_t begin = rows * t / n, end = rows * (t + 1) / n;
-      for (const auto& job : jobs) embedding_bag_sum(job, dim, begin, end);
+      for (const auto& job : jobs) {
+        if (!embedding_bag_sum(job, dim, begin, end)) {
+          in_range = false;
+          break;
+        }
+      }
     }
+    return in_range;
   }
 
  private:

@@ -13,18 +13,26 @@ namespace {
 constexpr std::int64_t kLinesAhead = 256;
 
 // One job over samples [begin, end). kDim > 0 fixes the width at compile time, so the sums stay in
-// vector registers; kDim == 0 takes `dim` at run time and sums in `out`.
+// vector registers; kDim == 0 takes `dim` at run time and sums in `out`. The prefetch cursor reads
+// every index before the row is added, so it checks the range there: one compare per row, and a
+// branch per row that is never taken on good input.
 template <int kDim>
-__attribute__((always_inline)) inline void bag_job(const BagJob& job, std::int64_t dim_at_run_time, std::int64_t begin,
+__attribute__((always_inline)) inline bool bag_job(const BagJob& job, std::int64_t dim_at_run_time, std::int64_t begin,
                                                    std::int64_t end) {
   const std::int64_t dim = kDim > 0 ? kDim : dim_at_run_time;
   const int lookups = job.lookups;
   const float* __restrict table = job.table;
+  const auto limit = static_cast<std::uint64_t>(job.table_rows);
+  std::uint64_t bad = 0;  // nonzero once an index read by the cursor is out of range
   std::int64_t ahead_sample = begin;
   int ahead_lookup = 0;
   auto prefetch_next = [&] {
     if (ahead_sample >= end) return;
-    const float* row = table + job.indices[ahead_sample * job.index_stride + ahead_lookup] * dim;
+    const std::int64_t index = job.indices[ahead_sample * job.index_stride + ahead_lookup];
+    // One unsigned compare covers both ends: a negative index wraps to a huge value. A prefetch
+    // of an address outside the table is harmless (it never faults); only the add must not read one.
+    bad |= static_cast<std::uint64_t>(static_cast<std::uint64_t>(index) >= limit);
+    const float* row = table + index * dim;
     for (std::int64_t c = 0; c < dim; c += 16) __builtin_prefetch(row + c);
     // A row of a width that is no multiple of 16 floats straddles one line more than dim / 16.
     if (dim % 16 != 0) __builtin_prefetch(row + dim - 1);
@@ -42,7 +50,9 @@ __attribute__((always_inline)) inline void bag_job(const BagJob& job, std::int64
     if constexpr (kDim > 0) {
       float acc[kDim] = {};
       for (int l = 0; l < lookups; ++l) {
-        prefetch_next();
+        prefetch_next();  // the cursor is past idx[l] now, so idx[l] has been checked
+        if (bad != 0) [[unlikely]]
+          return false;
         const float* __restrict row = table + idx[l] * kDim;
         for (int c = 0; c < kDim; ++c) acc[c] += row[c];
       }
@@ -51,11 +61,14 @@ __attribute__((always_inline)) inline void bag_job(const BagJob& job, std::int64
       std::memset(out, 0, static_cast<std::size_t>(dim) * sizeof(float));
       for (int l = 0; l < lookups; ++l) {
         prefetch_next();
+        if (bad != 0) [[unlikely]]
+          return false;
         const float* __restrict row = table + idx[l] * dim;
         for (std::int64_t c = 0; c < dim; ++c) out[c] += row[c];
       }
     }
   }
+  return true;
 }
 
 // Compiled for AVX-512, AVX2 and baseline x86-64; the loader picks the best the CPU supports
@@ -64,30 +77,25 @@ __attribute__((always_inline)) inline void bag_job(const BagJob& job, std::int64
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void bag_dispatch(const BagJob& job, std::int64_t dim, std::int64_t begin, std::int64_t end) {
+bool bag_dispatch(const BagJob& job, std::int64_t dim, std::int64_t begin, std::int64_t end) {
   switch (dim) {
     case 16:
-      bag_job<16>(job, dim, begin, end);
-      break;
+      return bag_job<16>(job, dim, begin, end);
     case 32:
-      bag_job<32>(job, dim, begin, end);
-      break;
+      return bag_job<32>(job, dim, begin, end);
     case 64:
-      bag_job<64>(job, dim, begin, end);
-      break;
+      return bag_job<64>(job, dim, begin, end);
     case 128:
-      bag_job<128>(job, dim, begin, end);
-      break;
+      return bag_job<128>(job, dim, begin, end);
     default:
-      bag_job<0>(job, dim, begin, end);
-      break;
+      return bag_job<0>(job, dim, begin, end);
   }
 }
 
 }  // namespace
 
-void embedding_bag_sum(const BagJob& job, std::int64_t dim, std::int64_t begin, std::int64_t end) {
-  bag_dispatch(job, dim, begin, end);
+bool embedding_bag_sum(const BagJob& job, std::int64_t dim, std::int64_t begin, std::int64_t end) {
+  return bag_dispatch(job, dim, begin, end);
 }
 
 }  // namespace servelab::exec::recsys

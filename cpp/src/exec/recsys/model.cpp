@@ -214,25 +214,26 @@ Matrix RecsysModel::run(const Batch& batch, int threads, StageTimes& times) cons
   return out;
 }
 
-void RecsysModel::gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const {
+bool RecsysModel::gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const {
   for (const auto& job : jobs) {
     core::check_interrupt();
-    embedding_bag_sum(job, spec_.dim, 0, rows);
+    if (!embedding_bag_sum(job, spec_.dim, 0, rows)) return false;
   }
+  return true;
 }
 
 std::vector<std::function<void()>> RecsysModel::branches(const std::function<void()>& bottom,
                                                          const std::vector<BagJob>& jobs, std::int64_t rows,
-                                                         int threads, int team) const {
+                                                         int threads, int team, std::atomic<bool>& in_range) const {
   // The bottom MLP first (usually the longest branch), then the bag jobs in `team` contiguous
   // groups of nearly equal size, so that each thread of the team has one group to take.
   std::vector<std::function<void()>> tasks{bottom};
   const auto n = static_cast<std::int64_t>(jobs.size()), groups = std::min<std::int64_t>(team, n);
   for (std::int64_t g = 0; g < groups; ++g) {
     const auto begin = jobs.begin() + n * g / groups, end = jobs.begin() + n * (g + 1) / groups;
-    tasks.emplace_back([this, group = std::vector<BagJob>(begin, end), rows, threads] {
+    tasks.emplace_back([this, group = std::vector<BagJob>(begin, end), rows, threads, &in_range] {
       core::check_interrupt();
-      gather(group, rows, threads);
+      if (!gather(group, rows, threads)) in_range = false;
     });
   }
   return tasks;
@@ -268,15 +269,16 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
   for (std::size_t i = 0; i < s.features.size(); ++i) {
     const auto& f = s.features[i];
     const float* table = weights_.tables[f.table].data.data();
+    const std::int64_t table_rows = s.tables[f.table].rows;
     if (f.sequence) {
       for (std::int64_t step = 0; step < steps; ++step) {
         jobs.push_back({table, batch.sparse + index_column + step, batch.sparse_cols, 1,
-                        sequence.data.data() + step * dim, sequence.cols});
+                        sequence.data.data() + step * dim, sequence.cols, table_rows});
       }
     } else {
       pooled_column[i] = out_column;
       jobs.push_back({table, batch.sparse + index_column, batch.sparse_cols, f.lookups,
-                      pooled_into.data.data() + out_column, pooled_into.cols});
+                      pooled_into.data.data() + out_column, pooled_into.cols, table_rows});
       out_column += dim;
     }
     index_column += f.lookups;
@@ -286,15 +288,19 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
   const auto run_bottom = [&] {
     if (!s.bottom.empty()) bottom = mlp(kBottom, batch.dense);
   };
+  // The indices are checked by the gather as it reads them (one pass over them, not two); when
+  // one is out of range, check_indices() finds it again to say which.
+  std::atomic<bool> in_range = true;
   if (inter_op != nullptr && inter_op->threads() > 1 && times == nullptr) {
-    inter_op->run(branches(run_bottom, jobs, rows, threads, inter_op->threads()));
+    inter_op->run(branches(run_bottom, jobs, rows, threads, inter_op->threads(), in_range));
   } else {
     run_bottom();
     core::check_interrupt();
-    timed(&StageTimes::gather_s, [&] {
-      gather(jobs, rows, threads);
-      return 0;
-    });
+    in_range = timed(&StageTimes::gather_s, [&] { return gather(jobs, rows, threads); });
+  }
+  if (!in_range) {
+    check_indices(batch);
+    throw RuntimeError(str("recsys model ", s.name, ": the gather found an index out of range that the check did not"));
   }
   const MatrixView d = s.bottom.empty() ? batch.dense : bottom.view();
   core::check_interrupt();

@@ -3,6 +3,7 @@
 // between backends behind virtual calls: the MLPs (matrix multiplies) and the embedding gather.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,16 +56,18 @@ class RecsysModel {
   // The MLP in `slot` applied to `input`, including the ReLU after its last layer when
   // Weights::relu_after_last says so.
   virtual Matrix mlp(std::size_t slot, const MatrixView& input, int threads) const = 0;
-  // Runs every bag job for samples [0, rows).
-  virtual void gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const;
+  // Runs every bag job for samples [0, rows); false when an index is out of its table's range
+  // (embedding_bag_sum checks each as it reads it, and no row outside a table is read).
+  virtual bool gather(const std::vector<BagJob>& jobs, std::int64_t rows, int threads) const;
 
   // ValueError unless the batch fits the model (widths, index ranges); MemoryError when its
   // activations would not fit in memory.
   void check(const Batch& batch) const;
-  // True for a backend whose forward() checks the indices in a pass it makes anyway (cuda, while
-  // staging them for the device) and calls check() for the message when one is out of range;
-  // run() then checks only the shapes first.
-  virtual bool checks_indices_itself() const { return false; }
+  // True for a backend whose forward() checks the indices in a pass it makes anyway and calls
+  // check() for the message when one is out of range; run() then checks only the shapes first.
+  // The host forward pass does (the gather checks each index as it reads it), and cuda does while
+  // staging them for the device; a backend whose forward() reads indices unchecked says false.
+  virtual bool checks_indices_itself() const { return true; }
 
  protected:
   // The forward pass after the input checks. The default is the shared host pass over mlp() and
@@ -81,8 +84,10 @@ class RecsysModel {
   void check_indices(const Batch& batch) const;
   void check_before_forward(const Batch& batch) const;
   // The forward pass's independent branches as tasks for an InterOpPool of `team` threads.
+  // A group whose gather finds an index out of range clears `in_range`.
   std::vector<std::function<void()>> branches(const std::function<void()>& bottom, const std::vector<BagJob>& jobs,
-                                              std::int64_t rows, int threads, int team) const;
+                                              std::int64_t rows, int threads, int team,
+                                              std::atomic<bool>& in_range) const;
 
   std::vector<std::uint64_t> column_limit_;  // rows of the table each sparse column indexes
 };
