@@ -8,7 +8,7 @@ BUILD_DIR = build/$(shell $(PY) -c 'import sys; print(sys.implementation.cache_t
 # A fixed build directory: re-running the editable install recompiles only what changed.
 DEV_DEFINES := -Cbuild-dir=build/{cache_tag} -Ccmake.define.SERVELAB_BUILD_TESTS=ON -Ccmake.define.SERVELAB_BUILD_BENCHMARKS=ON
 
-.PHONY: setup build demo test test-cpp test-python bench lint format stubs clean test-asan test-tsan fuzz-short
+.PHONY: setup build demo notebooks test test-cpp test-python bench lint format stubs clean test-asan test-tsan fuzz-short
 
 ## setup: Debian packages, the virtual environment and an editable build (idempotent)
 setup: build
@@ -21,21 +21,33 @@ $(STAMPS)/apt: requirements/apt.txt
 	@touch $@
 
 $(STAMPS)/venv: $(STAMPS)/apt requirements/dev.txt requirements/torch.txt
+	@echo "== Python packages into $(VENV): the CPU build of torch and requirements/ (a few minutes the first time)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements/torch.txt
-	$(PY) -m pip install -q -r requirements/dev.txt
+	$(PY) -m pip install -r requirements/torch.txt
+	$(PY) -m pip install -r requirements/dev.txt
 	@touch $@
 
 ## build: (re)build the extension modules incrementally into $(BUILD_DIR)
 build: $(STAMPS)/venv
 	@mkdir -p build
-	@# flock: two builds at once (two terminals, helpers, an editor hook) would corrupt the build dir.
-	flock build/.build-lock $(PY) -m pip install -q --no-build-isolation --no-deps -e . $(DEV_DEFINES)
+	@# flock: two builds at once (two terminals, an editor hook) would corrupt the build dir.
+	@# pip -v shows the build backend's output: CMake's configure, then ninja's [n/N] steps.
+	@echo "== Compiling the C++ core into $(BUILD_DIR): about 10 minutes on 2 cores the first time," \
+	  "seconds after a small change; ninja's [n/N] lines count the steps"
+	flock build/.build-lock $(PY) -m pip install -v --no-build-isolation --no-deps -e . $(DEV_DEFINES)
 
 ## demo: the main job (schedulers compared on the default scenario; plots in servelab-output/)
 demo: setup
 	$(VENV)/bin/servelab demo
+
+## notebooks: open notebooks/ in JupyterLab (each runs in about two minutes; SERVELAB_NOTEBOOK_FULL=1
+## for the full sizes). It prints the address to open; JUPYTER_ARGS adds options, e.g. --no-browser.
+JUPYTER_ARGS ?=
+# Jupyter refuses to run as root unless told: a container or CI machine often is root.
+JUPYTER_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+notebooks: setup
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(JUPYTER_ROOT) $(JUPYTER_ARGS)
 
 ## test: C++ tests (ctest), Python tests, notebooks, benchmark smoke runs and a short fuzz run
 test: setup

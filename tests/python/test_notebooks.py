@@ -1,5 +1,6 @@
-"""Every notebook in notebooks/ runs top to bottom without an error, at reduced size: shorter
-runs and fewer points per loop, but every model the notebook covers and every cell.
+"""Every notebook in notebooks/ runs top to bottom without an error, at reduced size (the
+notebooks' default; SERVELAB_NOTEBOOK_FULL=1 would run the full sizes): shorter runs and fewer
+points per loop, but every model the notebook covers and every cell.
 
 The systems' notebooks read ../shared/data: they are skipped, saying so, when it is absent, and
 their tests also check what they print.
@@ -27,7 +28,7 @@ NOTEBOOKS = [p for p in sorted(FOLDER.glob("*.ipynb")) if p.name not in SYSTEM_N
 
 def run_notebook(path: Path, monkeypatch, **env: str):
     """Executes the notebook at reduced size and returns it with its outputs."""
-    monkeypatch.setenv("SERVELAB_NOTEBOOK_SMALL", "1")
+    monkeypatch.delenv("SERVELAB_NOTEBOOK_FULL", raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     nb = nbformat.read(path, as_version=4)
