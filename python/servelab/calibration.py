@@ -127,6 +127,23 @@ class Calibration:
         return simulate(scenario, profile=self.profile, loop_model=self.loop_model, **overrides)
 
 
+def _fresh_arrival_delays(arrival_ns: Any, taken_ns: Any) -> Any:
+    """Each arrival's delay until the controller took it up, counting only arrivals that found
+    the one before them already taken up: the controller takes arrivals in order, so the ones
+    that come while it is late inherit its lateness, and the simulator (which takes each arrival
+    no earlier than the one before it) adds that inheritance itself. Counting them too would
+    draw one stall once per query it held up."""
+    import numpy as np
+
+    taken = taken_ns >= 0
+    a, t = arrival_ns[taken], taken_ns[taken]
+    order = np.argsort(a, kind="stable")
+    a, t = a[order], t[order]
+    fresh = np.ones(len(a), dtype=bool)
+    fresh[1:] = t[:-1] <= a[1:]
+    return t[fresh] - a[fresh]
+
+
 def _quantiles_us(values_ns: Any, count: int) -> list[float]:
     import numpy as np
 
@@ -144,7 +161,8 @@ def calibrate(
     ``servelab.serve`` result): its service times at its load (``profile_from_run`` with
     ``base`` and ``min_samples``) and its loop's delays as ``quantiles`` quantiles each
     (``measured_loop``): wake (dispatch -> start, one per batch), notice (finish -> taken up,
-    one per batch) and arrival (arrival -> taken up, one per query)."""
+    one per batch) and arrival (arrival -> taken up, one per query that found the controller
+    caught up: the simulator makes the queries behind a late one wait for it)."""
     import numpy as np
 
     from .results import COMPLETED
@@ -161,8 +179,7 @@ def calibrate(
     )
     wake = (c["start_ns"][done] - c["dispatch_ns"][done])[first]
     notice = (c["noticed_ns"][done] - c["finish_ns"][done])[first]
-    taken = c["taken_ns"] >= 0
-    arrival = c["taken_ns"][taken] - c["arrival_ns"][taken]
+    arrival = _fresh_arrival_delays(c["arrival_ns"], c["taken_ns"])
 
     def fmt(values: list[float]) -> str:
         return "[" + ", ".join(repr(v) for v in values) + "]"

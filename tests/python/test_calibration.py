@@ -142,3 +142,13 @@ def test_bad_input_names_the_field(served, call, match):
 def test_loop_models_are_listed():
     names = [e["name"] for e in servelab.list_loop_models()]
     assert {"fixed_loop", "measured_loop"} <= set(names)
+
+
+def test_arrival_delays_count_each_stall_once():
+    from servelab.calibration import _fresh_arrival_delays
+
+    # The third arrival came while the controller was still late for the second: it inherits
+    # that lateness, which the simulator adds itself, so it is not a delay of its own.
+    arrival = np.array([0, 10, 20, 100, -1])
+    taken = np.array([5, 30, 30, 101, -1])
+    assert _fresh_arrival_delays(arrival, taken).tolist() == [5, 20, 1]
