@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "activations.hpp"
@@ -49,13 +50,13 @@ SERVELAB_VECTOR_CLONES void gru_step(const float* xi, std::int64_t xi_stride, co
 
 // Softmax attention of query q over the steps of `seq` ([rows, steps * dim]), scaled by
 // 1/sqrt(dim); the weighted sum goes to out (dim floats per sample, stride out_stride).
-SERVELAB_VECTOR_CLONES void attend(const float* q, std::int64_t q_stride, const Matrix& seq, std::int64_t steps,
+SERVELAB_VECTOR_CLONES void attend(const float* q, std::int64_t q_stride, const MatrixView& seq, std::int64_t steps,
                                    std::int64_t dim, float* out, std::int64_t out_stride) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(dim));
   std::vector<float> score(static_cast<std::size_t>(steps));
   for (std::int64_t b = 0; b < seq.rows; ++b) {
     const float* __restrict query = q + b * q_stride;
-    const float* __restrict h = &seq.data[static_cast<std::size_t>(b * steps * dim)];
+    const float* __restrict h = seq.data + b * steps * dim;
     float best = -INFINITY;
     for (std::int64_t s = 0; s < steps; ++s) {
       float dot = 0;
@@ -262,7 +263,8 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
   Matrix& pooled_into = dot ? vectors : z;
   const int seq = s.sequence_feature();
   const std::int64_t steps = seq >= 0 ? s.features[seq].lookups : 0;
-  Matrix sequence = seq >= 0 ? Matrix(rows, steps * dim) : Matrix();
+  // Not zeroed first: the gather writes every element (DIN's is 8 MB at batch 256).
+  const std::unique_ptr<float[]> sequence(seq >= 0 ? new float[static_cast<std::size_t>(rows * steps * dim)] : nullptr);
   std::vector<BagJob> jobs;
   std::vector<std::int64_t> pooled_column(s.features.size(), -1);
   std::int64_t index_column = 0, out_column = s.bottom_out();
@@ -272,8 +274,8 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
     const std::int64_t table_rows = s.tables[f.table].rows;
     if (f.sequence) {
       for (std::int64_t step = 0; step < steps; ++step) {
-        jobs.push_back({table, batch.sparse + index_column + step, batch.sparse_cols, 1,
-                        sequence.data.data() + step * dim, sequence.cols, table_rows});
+        jobs.push_back({table, batch.sparse + index_column + step, batch.sparse_cols, 1, sequence.get() + step * dim,
+                        steps * dim, table_rows});
       }
     } else {
       pooled_column[i] = out_column;
@@ -316,11 +318,11 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
   }
 
   if (seq >= 0) {
-    const Matrix* states = &sequence;
+    MatrixView states{sequence.get(), rows, steps * dim};
     Matrix gru_states;
     if (s.sequence_op == SequenceOp::GruAttention) {
       // Input projections of every step in one multiply, then the recurrence step by step.
-      const Matrix xi = mlp(kGruInput, {sequence.data.data(), rows * steps, dim});
+      const Matrix xi = mlp(kGruInput, {sequence.get(), rows * steps, dim});
       Matrix h(rows, dim);
       gru_states = Matrix(rows, steps * dim);
       for (std::int64_t step = 0; step < steps; ++step) {
@@ -332,9 +334,9 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
                       &gru_states.data[static_cast<std::size_t>((b * steps + step) * dim)]);
         }
       }
-      states = &gru_states;
+      states = gru_states.view();
     }
-    attend(z.data.data() + pooled_column[s.query_feature], z.cols, *states, steps, dim, z.data.data() + z.cols - dim,
+    attend(z.data.data() + pooled_column[s.query_feature], z.cols, states, steps, dim, z.data.data() + z.cols - dim,
            z.cols);
   }
   core::check_interrupt();
