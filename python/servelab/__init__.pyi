@@ -47,6 +47,7 @@ from .experiments import sweep as sweep
 from .profiles import Profile as Profile
 from .profiling import profile as profile
 from .profiling import profile_from_run as profile_from_run
+from .reproduction import reproduce as reproduce
 from .results import Result as Result
 from .results import load_result as load_result
 from .run import serve as serve

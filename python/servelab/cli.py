@@ -40,6 +40,11 @@ USER_ERRORS = (
 # hundred MiB, and the smoke work stays a check of seconds.
 SMOKE_MAX_BATCH = 65536
 
+# `servelab reproduce`'s choices (servelab.reproduction.PAPERS and SIZES, kept here so that
+# `servelab --help` does not import pandas).
+REPRODUCE_PAPERS = ("kairos", "ramsis", "infaas", "hera")
+REPRODUCE_SIZES = ("reduced", "full")
+
 
 def _print_build_info(info: dict[str, Any]) -> None:
     print(
@@ -302,6 +307,22 @@ def _cmd_sim_vs_real(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduction import format_table, reproduce  # numpy, pandas and the systems load here
+
+    table = reproduce(args.paper, size=args.size, data=args.data)
+    if args.json:
+        out = {
+            **table.attrs,
+            "within": int((table["verdict"] == "within").sum()),
+            "rows": table.to_dict(orient="records"),
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_table(table, markdown=args.markdown))
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with its usage errors on one line, like every other error of the command."""
 
@@ -496,6 +517,23 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"batch size of the smoke work (default 64, at most {SMOKE_MAX_BATCH})",
     )
     smoke_cmd.set_defaults(run=_cmd_smoke)
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="a paper's figures and headline claims beside ours: tolerance and verdict per row",
+    )
+    rep.add_argument("paper", choices=REPRODUCE_PAPERS, help="which paper")
+    rep.add_argument(
+        "--size", choices=REPRODUCE_SIZES, default="reduced",
+        help="reduced (under a minute per paper) or full (the paper's setting)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--data", help="the folder of the artifacts' data (default: $SERVELAB_DATA, else "
+        "../shared/data beside a source checkout)",
+    )  # fmt: skip
+    rep.add_argument("--markdown", action="store_true", help="print a markdown table")
+    rep.add_argument("--json", action="store_true", help="print the rows as JSON")
+    rep.set_defaults(run=_cmd_reproduce, inputs=("data",))
 
     from servelab import worker_process  # servelab worker: a process that runs remote batches
 

@@ -1,0 +1,147 @@
+"""servelab.reproduce: each paper's claims beside ours at reduced size (about 25 s in all): the
+table's shape, two-sided tolerances, verdicts that follow from the values, and the rows that the
+docs say reproduce pinned within their tolerance. Kairos and RAMSIS need ../shared/data and are
+skipped without it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import servelab
+from servelab import cli, reproduction
+from servelab.reproduction import COLUMNS, reproduce, tolerance, verdict
+
+from .cli_errors import run_main
+from .shared_data import shared_path
+
+NEEDS_DATA = {"kairos": "kairos", "ramsis": "ramsis"}
+
+
+@pytest.fixture(scope="module", params=reproduction.PAPERS)
+def table(request) -> pd.DataFrame:
+    paper = request.param
+    data = None
+    if paper in NEEDS_DATA:
+        data = shared_path(NEEDS_DATA[paper]).parent
+    frame = reproduce(paper, "reduced", data=data)
+    print(f"\n{reproduction.format_table(frame)}")
+    return frame
+
+
+def rows(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    found = frame[frame["claim"].str.startswith(prefix)]
+    assert len(found), f"no row starts with {prefix!r}: {frame['claim'].tolist()}"
+    return found
+
+
+def assert_within(frame: pd.DataFrame, prefix: str) -> None:
+    for r in rows(frame, prefix).itertuples():
+        assert r.low <= r.ours <= r.high, f"{r.claim}: ours {r.ours} outside [{r.low}, {r.high}]"
+        assert r.verdict == "within" and r.cause == "", r.claim
+
+
+def test_shape_and_attrs(table):
+    assert list(table.columns) == list(COLUMNS)
+    assert len(table) >= 6
+    assert table.attrs["size"] == "reduced"
+    assert table.attrs["paper"] == table["paper_name"].iloc[0]
+    assert table["paper_name"].nunique() == 1
+    assert table["claim"].is_unique
+    for column in ("claim", "source", "tolerance", "tolerance_reason"):
+        assert (table[column].str.len() > 0).all(), column
+    # Every value the paper gives is a quote of it: a figure, table or section is named.
+    assert table["source"].str.contains("Fig|Table|Sec|appendix").all()
+
+
+def test_every_row_has_a_two_sided_tolerance_around_the_papers_value(table):
+    for r in table.itertuples():
+        assert math.isfinite(r.low) and math.isfinite(r.high), r.claim
+        assert r.low < r.high, r.claim
+        assert r.low <= r.paper <= r.high, r.claim
+        assert math.isfinite(r.ours), r.claim
+
+
+def test_verdicts_follow_from_the_values_and_every_outside_row_has_a_cause(table):
+    for r in table.itertuples():
+        expected = "within" if r.low <= r.ours <= r.high else "outside"
+        assert r.verdict == expected, r.claim
+        if expected == "outside":
+            assert r.cause and any(ch.isdigit() for ch in r.cause), r.claim  # evidence: a number
+        else:
+            assert r.cause == "", r.claim
+
+
+def test_rows_the_docs_say_reproduce(table):
+    paper = table.attrs["paper"]
+    if paper == "kairos":
+        assert_within(table, "Fig. 8: Kairos over the best homogeneous pool, RM2")
+        assert_within(table, "Fig. 8: smallest gain")
+        assert_within(table, "Fig. 13: bound rank")
+        assert_within(table, "Fig. 10: Kairos+")
+        # Fig. 9 on ORCL's best configuration is off; its cause shows the dependence on the
+        # configuration, measured on rm2's other settings.
+        for r in rows(table, "Fig. 9: Kairos over Ribbon").itertuples():
+            if r.verdict == "outside":
+                assert "4 g4dn" in r.cause and "artifact example" in r.cause, r.cause
+    elif paper == "ramsis":
+        assert (table["verdict"] == "within").all(), reproduction.format_table(table)
+        assert len(table) == 8
+    elif paper == "infaas":
+        assert_within(table, "Table 3")
+        t3 = rows(table, "Table 3")
+        assert (t3["ours"] == t3["paper"]).all()  # the exact ILP finds Table 3's optimum
+        assert_within(table, "Sec. 6.3.2: online SLO violations")
+    elif paper == "hera":
+        assert_within(table, "Fig. 11: Hera's mean EMU gain over DeepRecSys")
+        assert_within(table, "Fig. 11: Hera's lowest EMU")
+        assert_within(table, "Fig. 15: servers saved, hera against deeprecsys")
+
+
+def test_verdict_and_tolerance_helpers():
+    assert verdict(1.0, 1.0, 2.0) == verdict(2.0, 1.0, 2.0) == "within"  # both ends included
+    assert verdict(0.999, 1.0, 2.0) == verdict(2.001, 1.0, 2.0) == "outside"
+    assert verdict(float("nan"), 0.0, 1.0) == "outside"
+    assert tolerance(2.0, rel=0.2)[:2] == pytest.approx((1.6, 2.4))
+    assert tolerance(0.0, abs_=3.0)[:2] == (-3.0, 3.0)
+    assert tolerance(10, interval=(1, 10))[:2] == (1.0, 10.0)
+    with pytest.raises(ValueError, match="exactly one"):
+        tolerance(1.0)
+    with pytest.raises(ValueError, match="exactly one"):
+        tolerance(1.0, rel=0.1, abs_=0.1)
+
+
+def test_bad_paper_and_size_are_named():
+    with pytest.raises(ValueError, match=r"paper='nope'.*kairos, ramsis, infaas, hera"):
+        reproduce("nope")
+    with pytest.raises(ValueError, match=r"size='huge'.*reduced, full"):
+        reproduce("hera", size="huge")
+    with pytest.raises(ValueError, match=r"size=None"):
+        reproduce("hera", size=None)  # type: ignore[arg-type]
+
+
+def test_missing_data_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match=str(tmp_path / "kairos")):
+        reproduce("kairos", data=tmp_path)
+
+
+def test_cli(capsys, tmp_path):
+    assert servelab.reproduce is reproduce
+    assert cli.REPRODUCE_PAPERS == reproduction.PAPERS
+    assert cli.REPRODUCE_SIZES == reproduction.SIZES
+    assert cli.main(["reproduce", "infaas", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["paper"] == "infaas" and out["size"] == "reduced"
+    assert out["within"] == sum(r["verdict"] == "within" for r in out["rows"])
+    assert {r["claim"] for r in out["rows"]} >= {
+        "Table 3: cheapest configuration's cost, 1000 QPS at 300 ms, $/s"
+    }
+    assert cli.main(["reproduce", "hera", "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("| claim | paper | ours |") and "rows within tolerance" in text
+    run_main(capsys, ["reproduce", "nope"], "reproduce", "'nope'")
+    run_main(capsys, ["reproduce", "hera", "--size", "huge"], "--size", "'huge'")
+    run_main(capsys, ["reproduce", "kairos", "--data", str(tmp_path)], str(tmp_path / "kairos"))
