@@ -42,7 +42,7 @@ SMOKE_MAX_BATCH = 65536
 
 # `servelab reproduce`'s choices (servelab.reproduction.PAPERS and SIZES, kept here so that
 # `servelab --help` does not import pandas).
-REPRODUCE_PAPERS = ("kairos", "ramsis", "infaas", "hera")
+REPRODUCE_PAPERS = ("kairos", "ramsis", "infaas", "hera", "rrl")
 REPRODUCE_SIZES = ("reduced", "full")
 
 

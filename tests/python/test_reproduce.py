@@ -1,4 +1,4 @@
-"""servelab.reproduce: each paper's claims beside ours at reduced size (about 25 s in all): the
+"""servelab.reproduce: each paper's claims beside ours at reduced size (about 30 s in all): the
 table's shape, two-sided tolerances, verdicts that follow from the values, and the rows that the
 docs say reproduce pinned within their tolerance. Kairos and RAMSIS need ../shared/data and are
 skipped without it."""
@@ -46,7 +46,7 @@ def assert_within(frame: pd.DataFrame, prefix: str) -> None:
 
 def test_shape_and_attrs(table):
     assert list(table.columns) == list(COLUMNS)
-    assert len(table) >= 6
+    assert len(table) >= 2
     assert table.attrs["size"] == "reduced"
     assert table.attrs["paper"] == table["paper_name"].iloc[0]
     assert table["paper_name"].nunique() == 1
@@ -99,6 +99,12 @@ def test_rows_the_docs_say_reproduce(table):
         assert_within(table, "Fig. 11: Hera's mean EMU gain over DeepRecSys")
         assert_within(table, "Fig. 11: Hera's lowest EMU")
         assert_within(table, "Fig. 15: servers saved, hera against deeprecsys")
+    elif paper == "rrl":
+        # Both rows are off (issue 36); the cause of the latency row is measured: RRL is behind
+        # CAPES over the whole run and ahead in its last tenth.
+        assert len(table) == 2
+        row = rows(table, "Sec. 6.3").iloc[0]
+        assert row["verdict"] == "outside" and "last tenth" in row["cause"]
 
 
 def test_verdict_and_tolerance_helpers():
