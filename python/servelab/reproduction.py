@@ -69,7 +69,8 @@ def tolerance(
     if sum(given) != 1:
         raise ValueError("give exactly one of rel=, abs_= or interval=")
     if rel is not None:
-        return paper * (1 - rel), paper * (1 + rel), f"±{rel:.0%}"
+        low, high = sorted((paper * (1 - rel), paper * (1 + rel)))  # a negative value too
+        return low, high, f"±{rel:.0%}"
     if abs_ is not None:
         return paper - abs_, paper + abs_, f"±{abs_:g}"
     assert interval is not None

@@ -112,6 +112,7 @@ def test_verdict_and_tolerance_helpers():
     assert verdict(0.999, 1.0, 2.0) == verdict(2.001, 1.0, 2.0) == "outside"
     assert verdict(float("nan"), 0.0, 1.0) == "outside"
     assert tolerance(2.0, rel=0.2)[:2] == pytest.approx((1.6, 2.4))
+    assert tolerance(-2.0, rel=0.2)[:2] == pytest.approx((-2.4, -1.6))
     assert tolerance(0.0, abs_=3.0)[:2] == (-3.0, 3.0)
     assert tolerance(10, interval=(1, 10))[:2] == (1.0, 10.0)
     with pytest.raises(ValueError, match="exactly one"):
