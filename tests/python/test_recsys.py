@@ -66,6 +66,20 @@ def test_torch_rebuilt_from_the_export_matches(reference_model):
     np.testing.assert_allclose(reference_model.run(dense, sparse), want, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["rm2", "din", "dien"])
+def test_onednn_scores_alike_on_one_and_two_threads_at_a_large_batch(name):
+    # Batch 300 is big enough for the oneDNN backend to split the gather and (DIN, DIEN) the
+    # attention over two threads, each thread a slice of the samples; only oneDNN's own
+    # multiplies may round differently on two threads.
+    skip_unless_usable("onednn")
+    model = recsys.build(name, backend="onednn", scale=0.002, seed=0)
+    dense, sparse = model.inputs(300, seed=1)
+    one = model.run(dense, sparse, 1)
+    np.testing.assert_allclose(model.run(dense, sparse, 2), one, rtol=1e-5, atol=1e-7)
+    reference = recsys.from_weights(model.spec, model.export_weights(), backend="reference")
+    np.testing.assert_allclose(one, reference.run(dense, sparse), rtol=1e-4, atol=1e-6)
+
+
 def test_dot_interaction_matches_torch():
     torch = pytest.importorskip(
         "torch", reason="torch is not installed: the torch rebuild cannot be checked"

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <utility>
 
 #include "servelab/core/interrupt.hpp"
@@ -68,6 +71,30 @@ class OneDnnRecsys final : public RecsysModel {
       }
     }
     return in_range;
+  }
+
+  void for_samples(std::int64_t rows, std::int64_t floats_per_row, int threads,
+                   const std::function<void(std::int64_t, std::int64_t)>& body) const override {
+    const int team = threads > 0 ? threads : omp_get_max_threads();
+    const std::int64_t floats = rows * floats_per_row;
+    if (team <= 1 || rows < 2 || floats < 2 * kFloatsPerThread) {
+      body(0, rows);
+      return;
+    }
+    const int used = static_cast<int>(std::min<std::int64_t>({team, rows, floats / kFloatsPerThread}));
+    std::exception_ptr failed;  // an exception must not leave the parallel region
+    std::mutex mutex;
+#pragma omp parallel num_threads(used)
+    {
+      const std::int64_t n = omp_get_num_threads(), t = omp_get_thread_num();
+      try {
+        body(rows * t / n, rows * (t + 1) / n);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failed) failed = std::current_exception();
+      }
+    }
+    if (failed) std::rethrow_exception(failed);
   }
 
  private:

@@ -49,12 +49,14 @@ SERVELAB_VECTOR_CLONES void gru_step(const float* xi, std::int64_t xi_stride, co
 }
 
 // Softmax attention of query q over the steps of `seq` ([rows, steps * dim]), scaled by
-// 1/sqrt(dim); the weighted sum goes to out (dim floats per sample, stride out_stride).
+// 1/sqrt(dim), for samples [begin, end); the weighted sum goes to out (dim floats per sample,
+// stride out_stride).
 SERVELAB_VECTOR_CLONES void attend(const float* q, std::int64_t q_stride, const MatrixView& seq, std::int64_t steps,
-                                   std::int64_t dim, float* out, std::int64_t out_stride) {
+                                   std::int64_t dim, float* out, std::int64_t out_stride, std::int64_t begin,
+                                   std::int64_t end) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(dim));
   std::vector<float> score(static_cast<std::size_t>(steps));
-  for (std::int64_t b = 0; b < seq.rows; ++b) {
+  for (std::int64_t b = begin; b < end; ++b) {
     const float* __restrict query = q + b * q_stride;
     const float* __restrict h = seq.data + b * steps * dim;
     float best = -INFINITY;
@@ -336,8 +338,11 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
       }
       states = gru_states.view();
     }
-    attend(z.data.data() + pooled_column[s.query_feature], z.cols, states, steps, dim, z.data.data() + z.cols - dim,
-           z.cols);
+    // Each sample's attention is its own: split over the threads, the scores do not change.
+    for_samples(rows, steps * dim, threads, [&](std::int64_t begin, std::int64_t end) {
+      attend(z.data.data() + pooled_column[s.query_feature], z.cols, states, steps, dim, z.data.data() + z.cols - dim,
+             z.cols, begin, end);
+    });
   }
   core::check_interrupt();
 

@@ -74,6 +74,13 @@ class RecsysModel {
   // gather(); a backend that keeps the activations on its device (cuda) runs the whole pass itself.
   // `times` (may be null) gets each stage's time; `inter_op` may be ignored.
   virtual Matrix forward(const Batch& batch, int threads, StageTimes* times, InterOpPool* inter_op) const;
+  // Runs body(begin, end) over slices covering samples [0, rows) whose results are independent;
+  // `floats_per_row` sizes the work. The default runs one slice on the calling thread; a backend
+  // that parallelises (`threads`, as in mlp()) may split it.
+  virtual void for_samples(std::int64_t rows, std::int64_t floats_per_row, int threads,
+                           const std::function<void(std::int64_t, std::int64_t)>& body) const {
+    body(0, rows);
+  }
 
   Spec spec_;
   Weights weights_;
