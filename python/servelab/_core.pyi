@@ -14,7 +14,7 @@ ramsis: typing.Any  # a submodule; use servelab.ramsis
 rrl: typing.Any  # a submodule; use servelab.rrl
 hera: typing.Any  # a submodule; use servelab.hera
 infaas: typing.Any  # a submodule; use servelab.infaas
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -1110,6 +1110,14 @@ class ConfigModel:
         ...
     def describe(self) -> str:
         ...
+class LoopModel:
+    """
+    The serving loop's own delays, for the simulator (make_loop_model; servelab.calibrate).
+    """
+    def __repr__(self) -> str:
+        ...
+    def describe(self) -> str:
+        ...
 class RemoteWorker:
     """
     A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free
@@ -1174,6 +1182,10 @@ def list_executors() -> list:
     """
     Every executor registered so far: name, doc, typed parameters and the module that added it.
     """
+def list_loop_models() -> list:
+    """
+    Every registered loop_model: name, doc and typed parameters.
+    """
 def list_schedulers() -> list:
     """
     Every registered scheduler: name, doc and typed parameters.
@@ -1193,6 +1205,10 @@ def make_config_model(spec: str, **kwargs) -> ConfigModel:
 def make_executor(spec: str, **kwargs) -> ExecutorBuilder:
     """
     An ExecutorBuilder from 'name(a=1, ...)' or a name plus keyword arguments.
+    """
+def make_loop_model(spec: str, **kwargs) -> LoopModel:
+    """
+    Builds a loop_model from 'name(a=1, ...)' or a name plus keyword arguments.
     """
 def make_scheduler(spec: str, **kwargs) -> Scheduler:
     """
@@ -1267,11 +1283,13 @@ def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], 
     (None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'
     or lists the groups, masks and ways applied. None: nothing is applied.
     """
-def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None) -> dict:
+def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None, loop_model: typing.Any = None) -> dict:
     """
     Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate),
     and 'streamed' (online summaries) when records is 'none' or 'sample(p)'. config_model: None (profiled
     service times) or a config model (spec or make_config_model) scaling them by the workers' knobs.
+    loop_model: None (an instantaneous loop) or a loop model (spec or make_loop_model): the serving loop's
+    delays (wake, notice, arrival) added to the simulated world.
     Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it.
     """
 def zipf_shares(n: typing.SupportsInt | typing.SupportsIndex, exponent: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> numpy.typing.NDArray[numpy.float64]:
