@@ -248,36 +248,22 @@ def _utilisation(text: str) -> float:
 def _cmd_sim_vs_real(args: argparse.Namespace) -> int:
     from .world_comparison import sim_vs_real  # numpy, pandas and the executors load here
 
+    common = dict(
+        workers=args.workers, queries=args.queries, size=args.size, scheduler=args.scheduler,
+        repeats=args.repeats, seed=args.seed,
+    )  # fmt: skip
     runs, prof, calibration = [], None, None
     if args.calibrate_at is not None:  # one calibration, every utilisation predicted from it
         c = sim_vs_real(
-            args.executor,
-            workers=args.workers,
-            utilisation=args.calibrate_at,
-            queries=args.queries,
-            size=args.size,
-            scheduler=args.scheduler,
-            repeats=args.repeats,
-            seed=args.seed,
-            progress=not args.json,
-            profile_from="calibrate",
-        )
+            args.executor, utilisation=args.calibrate_at, progress=not args.json,
+            profile_from="calibrate", **common,
+        )  # fmt: skip
         prof, calibration = c.meta["base_profile"], c.meta["calibration"]
     for u in args.utilisation:
         c = sim_vs_real(
-            args.executor,
-            workers=args.workers,
-            utilisation=u,
-            queries=args.queries,
-            size=args.size,
-            scheduler=args.scheduler,
-            profile=prof,
-            repeats=args.repeats,
-            seed=args.seed,
-            progress=not args.json and prof is None,
-            profile_from=args.profile_from,
-            calibration=calibration,
-        )
+            args.executor, utilisation=u, profile=prof, progress=not args.json and prof is None,
+            profile_from=args.profile_from, calibration=calibration, **common,
+        )  # fmt: skip
         prof = c.meta.get("base_profile", c.profile)  # measured once, used at every utilisation
         runs.append(c)
     if args.plot:
