@@ -127,21 +127,41 @@ class Calibration:
         return simulate(scenario, profile=self.profile, loop_model=self.loop_model, **overrides)
 
 
-def _fresh_arrival_delays(arrival_ns: Any, taken_ns: Any) -> Any:
-    """Each arrival's delay until the controller took it up, counting only arrivals that found
-    the one before them already taken up: the controller takes arrivals in order, so the ones
-    that come while it is late inherit its lateness, and the simulator (which takes each arrival
-    no earlier than the one before it) adds that inheritance itself. Counting them too would
-    draw one stall once per query it held up."""
+def _arrival_delays(c: Any, workers: int) -> Any:
+    """The delays until the controller took up an arrival that it had to act on at once: one
+    that found a worker free (dispatched to one, under FCFS-like policies) and the arrival
+    before it already taken up.
+
+    - A late take-up matters only to a query that a free worker waits for; one that comes while
+      every worker is busy waits in the queue anyway. Those late take-ups are also the largest:
+      a controller that shares its core with a busy worker's thread gets the core back only when
+      the batch ends. Drawn for every arrival, they would hold up queries that found a worker
+      free, which is not what the loop did.
+    - The controller takes arrivals in order: the ones that come while it is late inherit its
+      lateness, which the simulator (each arrival no earlier than the one before it) adds
+      itself; counting them would draw one stall once per query it held up.
+
+    A worker counts as busy from its batch's dispatch until the end of that batch is noticed."""
     import numpy as np
 
-    taken = taken_ns >= 0
-    a, t = arrival_ns[taken], taken_ns[taken]
+    from .results import COMPLETED
+
+    taken = c["taken_ns"] >= 0
+    a, t = c["arrival_ns"][taken], c["taken_ns"][taken]
     order = np.argsort(a, kind="stable")
     a, t = a[order], t[order]
     fresh = np.ones(len(a), dtype=bool)
     fresh[1:] = t[:-1] <= a[1:]
-    return t[fresh] - a[fresh]
+    # Workers busy at each arrival: batches dispatched by then less those noticed by then.
+    done = c["status"] == COMPLETED
+    _, first = np.unique(
+        np.stack([c["worker"][done], c["start_ns"][done]]), axis=1, return_index=True
+    )
+    began = np.sort(c["dispatch_ns"][done][first])
+    ended = np.sort(c["noticed_ns"][done][first])
+    busy = np.searchsorted(began, a, side="right") - np.searchsorted(ended, a, side="right")
+    keep = fresh & (busy < workers)
+    return t[keep] - a[keep]
 
 
 def _quantiles_us(values_ns: Any, count: int) -> list[float]:
@@ -161,8 +181,8 @@ def calibrate(
     ``servelab.serve`` result): its service times at its load (``profile_from_run`` with
     ``base`` and ``min_samples``) and its loop's delays as ``quantiles`` quantiles each
     (``measured_loop``): wake (dispatch -> start, one per batch), notice (finish -> taken up,
-    one per batch) and arrival (arrival -> taken up, one per query that found the controller
-    caught up: the simulator makes the queries behind a late one wait for it)."""
+    one per batch) and arrival (arrival -> taken up, one per query that found a worker free and
+    the controller caught up: see ``_arrival_delays``)."""
     import numpy as np
 
     from .results import COMPLETED
@@ -179,7 +199,7 @@ def calibrate(
     )
     wake = (c["start_ns"][done] - c["dispatch_ns"][done])[first]
     notice = (c["noticed_ns"][done] - c["finish_ns"][done])[first]
-    arrival = _fresh_arrival_delays(c["arrival_ns"], c["taken_ns"])
+    arrival = _arrival_delays(c, len(served.workers["worker"]))
 
     def fmt(values: list[float]) -> str:
         return "[" + ", ".join(repr(v) for v in values) + "]"

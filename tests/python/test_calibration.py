@@ -144,11 +144,20 @@ def test_loop_models_are_listed():
     assert {"fixed_loop", "measured_loop"} <= set(names)
 
 
-def test_arrival_delays_count_each_stall_once():
-    from servelab.calibration import _fresh_arrival_delays
+def test_arrival_delays_count_stalls_once_and_only_where_a_worker_was_free():
+    from servelab.calibration import _arrival_delays
 
-    # The third arrival came while the controller was still late for the second: it inherits
-    # that lateness, which the simulator adds itself, so it is not a delay of its own.
-    arrival = np.array([0, 10, 20, 100, -1])
-    taken = np.array([5, 30, 30, 101, -1])
-    assert _fresh_arrival_delays(arrival, taken).tolist() == [5, 20, 1]
+    # One worker, busy (dispatch to noticed) 5-9, 30-39, 40-90, 90-100, 101-110. The third
+    # arrival came while the controller was still late for the second: it inherits that
+    # lateness, which the simulator adds itself. The fourth came while the worker was busy: its
+    # lateness held nobody up.
+    c = {
+        "arrival_ns": np.array([0, 10, 20, 50, 100]),
+        "taken_ns": np.array([5, 30, 30, 80, 101]),
+        "status": np.full(5, COMPLETED),
+        "worker": np.zeros(5, dtype=np.int32),
+        "start_ns": np.array([6, 31, 41, 95, 102]),
+        "dispatch_ns": np.array([5, 30, 40, 90, 101]),
+        "noticed_ns": np.array([9, 39, 90, 100, 110]),
+    }
+    assert _arrival_delays(c, workers=1).tolist() == [5, 20, 1]
