@@ -53,12 +53,16 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       }
       return &block[pos++];
     };
-    // When the scheduler sees the next arrival: its time, or later under a loop model's arrival
-    // delay (never before an earlier arrival: the loop takes them up in order).
+    // When the scheduler sees the next arrival: its time, or under a loop model never before an
+    // earlier arrival (the loop takes them up in order) and, once it is due, later by its arrival
+    // delay if it finds a worker free (next_delayed: that delay is settled; loop_model.hpp).
     Nanos next_at = 0;
-    auto seen_at = [&](const sched::Query* q) {
-      if (q && loop_) next_at = std::max(next_at, q->arrival + loop_->arrival(loop_rng_));
-      return q ? (loop_ ? next_at : q->arrival) : 0;
+    bool next_delayed = false;
+    auto seen_at = [&](const sched::Query* q) -> Nanos {
+      if (!q) return 0;
+      if (!loop_) return q->arrival;
+      next_delayed = false;
+      return std::max(next_at, q->arrival);
     };
     sched::Query* next = fetch();
     next_at = seen_at(next);
@@ -71,6 +75,16 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       if (!next && (!have_event_ || state_->quiescent())) break;
       // Events go before an arrival at the same time (completions free workers first).
       if (next && (!have_event_ || next_at < top_.time)) {
+        if (loop_ && !next_delayed) {
+          next_delayed = true;
+          if (!state_->idle_workers().empty()) {
+            const Nanos delay = loop_->arrival(loop_rng_);
+            if (delay > 0) {
+              next_at += delay;
+              continue;  // events before the delayed arrival go first
+            }
+          }
+        }
         // The next completion's worker slot, fetched while this arrival is handled: with many
         // batches between a worker's start and its end, it has left the first-level cache.
         if (have_event_ && top_.kind == EventKind::BatchDone) prefetch_batch_end(static_cast<WorkerId>(top_.payload));

@@ -8,11 +8,13 @@
 // catalogue's loop-model registry; servelab.calibrate fits one from a served run's stage stamps).
 // The simulator then, for every batch, draws a wake and a notice delay: the batch starts `wake`
 // after its dispatch and runs its service time, and its worker is free to the scheduler `notice`
-// after it ends; an arrival reaches the scheduler `arrival` after its time (never before an
-// earlier one). The records keep the query's workload arrival and the batch's own start and finish,
-// as the serving loop's records do. Draws come from the run's stream "loop", so a run stays
-// deterministic. Without a loop model (the default) the loop is instantaneous: one pointer test,
-// and records are bit-identical to a run without the hook.
+// after it ends; an arrival that finds a worker free reaches the scheduler `arrival` after its
+// time, never before an earlier one (one that finds every worker busy is seen at its time: in the
+// real loop its lateness holds nobody up, and the largest take-ups, those of a controller sharing
+// its core with a busy worker, happen then). The records keep the query's workload arrival and
+// the batch's own start and finish, as the serving loop's records do. Draws come from the run's
+// stream "loop", so a run stays deterministic. Without a loop model (the default) the loop is
+// instantaneous: one pointer test, and records are bit-identical to a run without the hook.
 #pragma once
 
 #include <string>
@@ -32,7 +34,7 @@ class LoopModel {
   virtual Nanos wake(Rng& rng) const = 0;
   // The batch ends -> the scheduler sees its worker free.
   virtual Nanos notice(Rng& rng) const = 0;
-  // A query's arrival time -> the scheduler's on_arrival.
+  // A query's arrival time -> the scheduler's on_arrival (when it finds a worker free).
   virtual Nanos arrival(Rng& rng) const = 0;
   // The model and its parameters, e.g. "fixed_loop(wake_us=40, notice_us=20, arrival_us=0)".
   virtual std::string describe() const = 0;
