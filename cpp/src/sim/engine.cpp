@@ -60,7 +60,8 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     bool next_delayed = false;
     auto seen_at = [&](const sched::Query* q) -> Nanos {
       if (!q) return 0;
-      if (!loop_) return q->arrival;
+      if (!loop_) [[likely]]
+        return q->arrival;
       next_delayed = false;
       return std::max(next_at, q->arrival);
     };
@@ -75,7 +76,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
       if (!next && (!have_event_ || state_->quiescent())) break;
       // Events go before an arrival at the same time (completions free workers first).
       if (next && (!have_event_ || next_at < top_.time)) {
-        if (loop_ && !next_delayed) {
+        if (loop_ && !next_delayed) [[unlikely]] {
           next_delayed = true;
           if (!state_->idle_workers().empty()) {
             const Nanos delay = loop_->arrival(loop_rng_);
