@@ -1,0 +1,221 @@
+"""Kairos's rows: Fig. 8, Fig. 9 (against Ribbon and CLKWRK), Fig. 10 and Fig. 13."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .rows import needs, row, tolerance
+
+#: Kairos run sizes: the allowable-throughput search (queries per run, seeds, tolerance), ORCL's
+#: queries, how many configurations (best bounds first) Fig. 13 measures (None = all 331) and
+#: its seeds (one at full size, as the notebook: 331 x 5 searches of 20,000 queries).
+KAIROS_SIZES: dict[str, dict[str, Any]] = {
+    "reduced": {
+        "run": {"queries": 2000, "seeds": (0,), "rel_tol": 0.02, "oracle_queries": 2000},
+        "fig13_top": 20,
+        "fig13_seeds": (0,),
+    },
+    "full": {
+        "run": {"queries": 20000, "seeds": (0, 1, 2), "rel_tol": 0.01, "oracle_queries": 20000},
+        "fig13_top": None,
+        "fig13_seeds": (0,),
+    },
+}
+
+#: The rm2 configurations on which Kairos over Ribbon is set beside the paper's "about 1.5x"
+#: (issue 36): homogeneous GPUs, GPUs with a few CPUs, the artifact's example (config.json).
+KAIROS_RIBBON_SETTINGS: dict[str, dict[str, int]] = {
+    "4 g4dn": {"g4dn.xlarge": 4},
+    "3 g4dn + 3 r5n": {"g4dn.xlarge": 3, "r5n.large": 3},
+    "2 g4dn + 9 r5n (artifact example)": {"g4dn.xlarge": 2, "r5n.large": 9},
+}
+
+
+def _config_text(config: Mapping[str, int]) -> str:
+    return " + ".join(f"{n} {t.split('.')[0]}" for t, n in config.items() if n)
+
+
+def claims(size: str, root: Path) -> list[dict[str, Any]]:
+    """Fig. 8, Fig. 9 (Kairos over Ribbon and CLKWRK on ORCL's best configuration), Fig. 10's
+    Kairos+ share of the space and Fig. 13, on the artifact's data. Reduced: 2,000 queries, one
+    seed, a 2% rate search, Fig. 13 on the 20 best bounds of each model; full: 20,000 queries,
+    three seeds, 1%, all 331 configurations."""
+    from ..systems import kairos
+
+    folder = needs(root, "kairos")
+    setting = KAIROS_SIZES[size]
+    run = setting["run"]
+    rows: list[dict[str, Any]] = []
+    from ..systems.kairos.paper import MODELS as models
+
+    def rate(
+        model: str, config: Mapping[str, int], spec: str, seeds: Sequence[int] | None = None
+    ) -> float:
+        return kairos.evaluate_config(
+            folder, dict(config), spec, model=model, queries=run["queries"],
+            seeds=run["seeds"] if seeds is None else seeds, rel_tol=run["rel_tol"],
+        ).rate  # fmt: skip
+
+    # Fig. 8: Kairos's one-shot configuration against the best homogeneous pool.
+    fig8 = {m: kairos.compare_with_homogeneous(folder, m, size=run) for m in models}
+    gains = {m: float(r["improvement"]) for m, r in fig8.items()}
+    gains_text = ", ".join(f"{m} {g:.2f}x" for m, g in gains.items())
+    rows.append(
+        row(
+            "Fig. 8: Kairos over the best homogeneous pool, RM2",
+            "Sec. 8.1 (Fig. 8): 'up to 2x throughput (i.e., RM2 model)'",
+            2.0,
+            gains["rm2"],
+            tolerance(2.0, rel=0.2),
+            "'up to 2x' is a rounded figure from a bar chart",
+            detail=gains_text,
+        )  # fmt: skip
+    )
+    low_model = min(gains, key=gains.get)
+    rows.append(
+        row(
+            "Fig. 8: smallest gain over the five models",
+            "Sec. 8.1 (Fig. 8): 'more than 1.25x in all cases'",
+            1.25,
+            gains[low_model],
+            tolerance(1.25, interval=(1.25, 2.0)),
+            "the text gives a floor (1.25x) and its largest gain (2x): the smallest lies between",
+            detail=f"smallest: {low_model}; {gains_text}",
+        )  # fmt: skip
+    )
+
+    # Fig. 9: the distributors on ORCL's best configuration.
+    ribbon_dependence: dict[str, float] = {}
+
+    def dependence() -> str:
+        if not ribbon_dependence:
+            for name, config in KAIROS_RIBBON_SETTINGS.items():
+                k, r = rate("rm2", config, "kairos"), rate("rm2", config, "ribbon")
+                ribbon_dependence[name] = k / r if r > 0 else math.inf
+        return "; ".join(f"{n} {v:.2f}x" for n, v in ribbon_dependence.items())
+
+    clockwork = {}
+    for m in models:
+        best = kairos.best_oracle_config(folder, m, queries=run["oracle_queries"])
+        config = {t: n for t, n in best.config.items() if n}
+        k, r, c = (rate(m, config, s) for s in ("kairos", "ribbon", "clockwork"))
+        clockwork[m] = k / c if c > 0 else math.inf
+        ratio = k / r if r > 0 else math.inf
+        rows.append(
+            row(
+                f"Fig. 9: Kairos over Ribbon on ORCL's best configuration, {m}",
+                "Sec. 8.2 (Fig. 9): 'For all models, KAIROS can provide around 1.5x the "
+                "throughput of Ribbon'",
+                1.5,
+                ratio,
+                tolerance(1.5, rel=0.2),
+                "'around 1.5x', bars read off Fig. 9",
+                cause=lambda m=m, config=config, ratio=ratio: (
+                    f"the ratio depends on the configuration, and ORCL's best for {m} is "
+                    f"CPU-heavy ({_config_text(config)}: {ratio:.2f}x); on rm2 Kairos over "
+                    f"Ribbon is {dependence()}: the paper's 1.5x lies between GPU-heavy and "
+                    f"CPU-heavy mixes, and the paper does not name ORCL's configuration"
+                ),
+                detail=f"{_config_text(config)}: Kairos {k:.1f} QPS, Ribbon {r:.1f} QPS",
+            )  # fmt: skip
+        )
+    top = max(clockwork, key=clockwork.get)
+    rows.append(
+        row(
+            "Fig. 9: largest gain of Kairos over CLKWRK (any model)",
+            "Sec. 8.2 (Fig. 9): 'KAIROS outperforms the DRS and CLKWRK schemes by up to 44%'",
+            1.44,
+            clockwork[top],
+            tolerance(1.44, rel=0.1),
+            "a number in the text; 10% for our runs' rate search and seed noise",
+            cause=lambda: (
+                f"Kairos over CLKWRK is {min(clockwork.values()):.2f}-"
+                f"{max(clockwork.values()):.2f}x on the models' ORCL configurations: not yet "
+                "explained"
+            ),
+            detail=", ".join(f"{m} {v:.2f}x" for m, v in clockwork.items()),
+        )  # fmt: skip
+    )
+
+    # Fig. 13 and Fig. 10: the best bounds measured; Kairos+ over the same measurements.
+    ranks, picks, shares = {}, {}, {}
+    for m in models:
+        frame = kairos.upper_bounds(folder, m, formula="artifact")
+        types = frame.attrs["types"]
+        cache: dict[tuple[int, ...], float] = {}
+
+        def measure(
+            config: Mapping[str, int],
+            m: str = m,
+            types: Sequence[str] = types,
+            cache: dict[tuple[int, ...], float] = cache,
+        ) -> float:
+            key = tuple(int(config.get(t, 0)) for t in types)
+            if key not in cache:
+                config = {t: n for t, n in zip(types, key, strict=True) if n}
+                cache[key] = rate(m, config, "kairos", setting["fig13_seeds"])
+            return cache[key]
+
+        n_top = setting["fig13_top"] or len(frame)
+        counts = [tuple(int(x) for x in row) for row in frame[types].to_numpy()]
+        for key in counts[:n_top]:
+            measure(dict(zip(types, key, strict=True)))
+        measured = [cache[k] for k in counts[:n_top]]
+        best_at = int(np.argmax(measured))
+        ranks[m] = int(frame["rank"].iloc[best_at])
+        pick = kairos.select_config(frame)
+        picks[m] = measure(dict(zip(types, pick.counts, strict=True))) / measured[best_at]
+        found = kairos.search(frame, objective=measure, method="kairos+")
+        shares[m] = 100.0 * found.best_index / len(frame)
+    scope = "the 20 best bounds" if setting["fig13_top"] else "all configurations"
+    worst = max(ranks, key=ranks.get)
+    rows.append(
+        row(
+            f"Fig. 13: bound rank of the measured optimum, worst model ({scope} measured)",
+            "Sec. 8.4 (Fig. 13): 'the actual optimal configuration is always among the top 10 "
+            "candidates'",
+            10,
+            ranks[worst],
+            tolerance(10, interval=(1, 10)),
+            "the claim is the range 1-10 itself",
+            cause=lambda: f"{worst}'s optimum has bound rank {ranks[worst]}",
+            detail=", ".join(f"{m} rank {r}" for m, r in ranks.items()),
+        )  # fmt: skip
+    )
+    low_pick = min(picks, key=picks.get)
+    rows.append(
+        row(
+            "Fig. 13: Kairos's one-shot pick over the measured optimum, worst model",
+            "Sec. 8.2: 'KAIROS still provides approximately the same throughput as KAIROS+ "
+            "without any online evaluation'",
+            1.0,
+            picks[low_pick],
+            tolerance(1.0, rel=0.1),
+            "'approximately the same': 10%, the spread of the top bounds' measured throughputs",
+            cause=lambda: f"{low_pick}'s pick measures {picks[low_pick]:.2f} of its optimum",
+            detail=", ".join(f"{m} {v:.2f}" for m, v in picks.items()),
+        )  # fmt: skip
+    )
+    worst_share = max(shares, key=shares.get)
+    rows.append(
+        row(
+            "Fig. 10: Kairos+ evaluations to its optimum, % of the space, worst model",
+            "Sec. 8.3: 'KAIROS+ consistently evaluates less than 1% of the search space for all "
+            "models'",
+            1.0,
+            shares[worst_share],
+            tolerance(1.0, interval=(0.0, 1.0)),
+            "the claim is the range 0-1% itself (3 of this space's 331 configurations)",
+            cause=lambda: (
+                f"{worst_share}'s optimum is the {ranks.get(worst_share)}th bound: Kairos+ "
+                f"evaluates in bound order"
+            ),
+            detail=", ".join(f"{m} {v:.2f}%" for m, v in shares.items()),
+        )  # fmt: skip
+    )
+    return rows
