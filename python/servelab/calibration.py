@@ -127,7 +127,7 @@ class Calibration:
         return simulate(scenario, profile=self.profile, loop_model=self.loop_model, **overrides)
 
 
-def _arrival_delays(c: Any, workers: int) -> Any:
+def _arrival_delays(arrival_ns: Any, taken_ns: Any, batches: Any, workers: int) -> Any:
     """The delays until the controller took up an arrival that it had to act on at once: one
     that found a worker free (dispatched to one, under FCFS-like policies) and the arrival
     before it already taken up.
@@ -141,24 +141,19 @@ def _arrival_delays(c: Any, workers: int) -> Any:
       lateness, which the simulator (each arrival no earlier than the one before it) adds
       itself; counting them would draw one stall once per query it held up.
 
-    A worker counts as busy from its batch's dispatch until the end of that batch is noticed."""
+    A worker counts as busy from its batch's dispatch until the end of that batch is noticed
+    (``batches``: Result.batches() of the run)."""
     import numpy as np
 
-    from .results import COMPLETED
-
-    taken = c["taken_ns"] >= 0
-    a, t = c["arrival_ns"][taken], c["taken_ns"][taken]
+    taken = taken_ns >= 0
+    a, t = arrival_ns[taken], taken_ns[taken]
     order = np.argsort(a, kind="stable")
     a, t = a[order], t[order]
     fresh = np.ones(len(a), dtype=bool)
     fresh[1:] = t[:-1] <= a[1:]
     # Workers busy at each arrival: batches dispatched by then less those noticed by then.
-    done = c["status"] == COMPLETED
-    _, first = np.unique(
-        np.stack([c["worker"][done], c["start_ns"][done]]), axis=1, return_index=True
-    )
-    began = np.sort(c["dispatch_ns"][done][first])
-    ended = np.sort(c["noticed_ns"][done][first])
+    began = np.sort(batches["dispatch_ns"].to_numpy())
+    ended = np.sort(batches["noticed_ns"].to_numpy())
     busy = np.searchsorted(began, a, side="right") - np.searchsorted(ended, a, side="right")
     keep = fresh & (busy < workers)
     return t[keep] - a[keep]
@@ -183,23 +178,17 @@ def calibrate(
     (``measured_loop``): wake (dispatch -> start, one per batch), notice (finish -> taken up,
     one per batch) and arrival (arrival -> taken up, one per query that found a worker free and
     the controller caught up: see ``_arrival_delays``)."""
-    import numpy as np
-
-    from .results import COMPLETED
-
     _served(served, "calibrate")
     if isinstance(quantiles, bool) or not isinstance(quantiles, int) or not 2 <= quantiles <= 1001:
         raise ValueError(f"quantiles={quantiles!r} must be an integer in 2..1001")
     profile = profile_from_run(served, base=base, min_samples=min_samples)
+    batches = served.batches()  # one wake and one notice per batch
+    wake = (batches["start_ns"] - batches["dispatch_ns"]).to_numpy()
+    notice = (batches["noticed_ns"] - batches["finish_ns"]).to_numpy()
     c = served.columns
-    done = c["status"] == COMPLETED
-    # One sample per batch: the queries of a batch share its worker and start.
-    _, first = np.unique(
-        np.stack([c["worker"][done], c["start_ns"][done]]), axis=1, return_index=True
+    arrival = _arrival_delays(
+        c["arrival_ns"], c["taken_ns"], batches, len(served.workers["worker"])
     )
-    wake = (c["start_ns"][done] - c["dispatch_ns"][done])[first]
-    notice = (c["noticed_ns"][done] - c["finish_ns"][done])[first]
-    arrival = _arrival_delays(c, len(served.workers["worker"]))
 
     def fmt(values: list[float]) -> str:
         return "[" + ", ".join(repr(v) for v in values) + "]"
@@ -213,5 +202,5 @@ def calibrate(
         profile=profile,
         loop_model=_core.make_loop_model(spec),
         breakdown=loop_breakdown(served),
-        batches=len(first),
+        batches=len(batches),
     )

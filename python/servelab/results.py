@@ -653,8 +653,9 @@ class Result:
 
     def batches(self) -> pd.DataFrame:
         """One row per batch that ran (completed queries grouped by worker and start time):
-        ``worker``, ``model``, ``start_ns``, ``finish_ns``, ``queries`` and ``items``; sorted by
-        worker then start."""
+        ``worker``, ``model``, ``dispatch_ns``, ``start_ns``, ``finish_ns``, ``queries`` and
+        ``items``, and ``noticed_ns`` for a serving run that stamped it; sorted by worker then
+        start."""
         c = self.columns
         done = c["status"] == COMPLETED
         worker = c["worker"][done].astype(np.int64)
@@ -665,16 +666,20 @@ class Result:
         first[1:] = (worker[1:] != worker[:-1]) | (start[1:] != start[:-1])
         idx = np.flatnonzero(first)
         sizes = c["size"][done][order].astype(np.int64)
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "worker": worker[idx],
                 "model": c["model"][done][order][idx],
+                "dispatch_ns": c["dispatch_ns"][done][order][idx],
                 "start_ns": start[idx],
                 "finish_ns": c["finish_ns"][done][order][idx],
                 "queries": np.diff(np.append(idx, len(order))),
                 "items": np.add.reduceat(sizes, idx) if len(idx) else sizes[:0],
             }
         )
+        if "noticed_ns" in c:  # the serving loop's stage stamp (servelab.calibrate)
+            frame["noticed_ns"] = c["noticed_ns"][done][order][idx]
+        return frame
 
     # ---- files ------------------------------------------------------------------------------
 

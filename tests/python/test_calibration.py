@@ -9,6 +9,7 @@ exactly as documented, and that calibrate fits what the run measured.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import servelab
@@ -151,13 +152,9 @@ def test_arrival_delays_count_stalls_once_and_only_where_a_worker_was_free():
     # arrival came while the controller was still late for the second: it inherits that
     # lateness, which the simulator adds itself. The fourth came while the worker was busy: its
     # lateness held nobody up.
-    c = {
-        "arrival_ns": np.array([0, 10, 20, 50, 100]),
-        "taken_ns": np.array([5, 30, 30, 80, 101]),
-        "status": np.full(5, COMPLETED),
-        "worker": np.zeros(5, dtype=np.int32),
-        "start_ns": np.array([6, 31, 41, 95, 102]),
-        "dispatch_ns": np.array([5, 30, 40, 90, 101]),
-        "noticed_ns": np.array([9, 39, 90, 100, 110]),
-    }
-    assert _arrival_delays(c, workers=1).tolist() == [5, 20, 1]
+    arrival = np.array([0, 10, 20, 50, 100])
+    taken = np.array([5, 30, 30, 80, 101])
+    batches = pd.DataFrame(
+        {"dispatch_ns": [5, 30, 40, 90, 101], "noticed_ns": [9, 39, 90, 100, 110]}
+    )
+    assert _arrival_delays(arrival, taken, batches, workers=1).tolist() == [5, 20, 1]
