@@ -51,8 +51,11 @@ _PUBLIC = {
     "experiments": (
         "DrsTuning",
         "best_homogeneous",
+        "budget_line",
         "capacity_estimate",
         "compare_distributors",
+        "compare_on_configs",
+        "config_label",
         "compare_with_homogeneous",
         "evaluate_config",
         "evaluation_scenario",

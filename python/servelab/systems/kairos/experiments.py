@@ -15,6 +15,7 @@ can be replayed with :func:`servelab.serve`)::
     kairos.evaluate_config(profile, config, "drs(threshold=300)", qos_ms=350, model="rm2")
     drs = kairos.tune_drs_threshold(folder, config, model="rm2")
     table = kairos.compare_distributors(folder, "rm2", size="full")      # Fig. 9, one model
+    table = kairos.compare_on_configs(folder, size="full")  # Fig. 9 along the budget line
     table = kairos.compare_with_homogeneous(folder, "rm2", size="full")  # Fig. 8, one model
     table = kairos.exploration_overhead(folder, "rm2", size="full")     # Fig. 10, one model
 
@@ -375,6 +376,111 @@ def compare_distributors(
         }
     )
     return frame
+
+
+def budget_line(
+    source: Any,
+    *,
+    base: str = "g4dn.xlarge",
+    auxiliary: str = "r5n.large",
+    budget: float | None = None,
+) -> list[dict[str, int]]:
+    """Configurations from GPU-heavy to CPU-heavy along the budget, on which Fig. 9's ratio is
+    set beside the paper's (issue 36): the largest pool of ``base`` the budget buys alone, then
+    for n = that count down to 1, n ``base`` and as many ``auxiliary`` instances as the rest of the
+    budget buys (within instance.json's maxima). On the artifact's space ($2.5/h): 4 g4dn;
+    4 g4dn + 2 r5n; 3 + 6; 2 + 9; 1 + 13."""
+    space = read_instance_json(artifact_folder(source) / INSTANCE_JSON, budget=budget)
+    types = list(space.types)
+    for name in (base, auxiliary):
+        if name not in types:
+            raise ValueError(f"{name!r} is not an instance type of the space ({', '.join(types)})")
+    price = dict(zip(types, space.prices, strict=True))
+    most = dict(zip(types, space.max_count, strict=True))
+    top = min(int(most[base]), math.floor(space.budget / price[base] + 1e-9))
+    if top < 1:
+        raise ValueError(f"the budget ${space.budget:g}/h buys no {base}")
+    line = [{base: top}]
+    for n in range(top, 0, -1):
+        rest = space.budget - n * price[base]
+        m = min(int(most[auxiliary]), math.floor(rest / price[auxiliary] + 1e-9))
+        if m > 0:
+            line.append({base: n, auxiliary: m})
+    return line
+
+
+def config_label(config: Mapping[str, int]) -> str:
+    """``{"g4dn.xlarge": 2, "r5n.large": 9}`` -> "2 g4dn + 9 r5n" (types without instances left
+    out)."""
+    return " + ".join(f"{n} {t.split('.')[0]}" for t, n in config.items() if n)
+
+
+def compare_on_configs(
+    source: Any,
+    configs: Sequence[Mapping[str, int]] | None = None,
+    *,
+    models: Sequence[str] = MODELS,
+    schemes: Sequence[str] = ("kairos", "ribbon"),
+    size: Size = "small",
+    qos_ms: float | None = None,
+    processes: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
+) -> pd.DataFrame:
+    """Fig. 9's comparison on fixed configurations instead of ORCL's best: the allowable
+    throughput of each scheme (registered distributor specs; the first is the reference) for
+    every model x configuration (default :func:`budget_line`). One row per (model, config):
+    ``label`` (e.g. "2 g4dn + 9 r5n"), ``cpu_share`` (the share of the configuration's price
+    spent on instances other than the first type), a ``rate`` column per scheme (QPS, named by
+    the scheme) and ``<first>_over_<scheme>`` per other scheme. The runs are the points of one
+    ``servelab.sweep`` (``processes``, ``backend``, ``ray_address`` as there)."""
+    folder = artifact_folder(source)
+    run = _size(size)
+    line = [dict(c) for c in (configs if configs is not None else budget_line(folder))]
+    if not line or not schemes:
+        raise ValueError("give at least one configuration and one scheme")
+    space = read_instance_json(folder / INSTANCE_JSON)
+    price = dict(zip(space.types, space.prices, strict=True))
+    points = [
+        {"model": m, "config": tuple(sorted(c.items())), "spec": s}
+        for m in models
+        for c in line
+        for s in schemes
+    ]
+    shared = {"folder": folder, "run": run, "qos_ms": qos_ms}
+    found = _sweep_rates(_model_config_rate, points, shared, processes, backend, ray_address)
+    rates = {
+        (p["model"], p["config"], p["spec"]): f["rate"] for p, f in zip(points, found, strict=True)
+    }
+    first = schemes[0]
+    rows = []
+    for m in models:
+        for c in line:
+            key = tuple(sorted(c.items()))
+            cost = sum(price[t] * n for t, n in c.items())
+            aux = sum(price[t] * n for t, n in c.items() if t != space.types[0])
+            out: dict[str, Any] = {
+                "model": m, "label": config_label(c), "config": dict(c),
+                "cpu_share": aux / cost if cost > 0 else 0.0,
+            }  # fmt: skip
+            for s in schemes:
+                out[s] = rates[(m, key, s)]
+            for s in schemes[1:]:
+                out[f"{first}_over_{s}"] = out[first] / out[s] if out[s] > 0 else math.inf
+            rows.append(out)
+    frame = pd.DataFrame(rows)
+    frame.attrs.update({"size": size, "schemes": tuple(schemes)})
+    return frame
+
+
+def _model_config_rate(
+    model: str, config: tuple[tuple[str, int], ...], spec: str, folder: Path,
+    run: Mapping[str, Any], qos_ms: float | None,
+) -> dict[str, float]:  # fmt: skip
+    """One (model, configuration, scheme) of compare_on_configs (module level, as above)."""
+    qos = qos_target(model, qos_ms)
+    found = evaluate_config(folder, dict(config), spec, **_evaluate_kw(model, qos, run))
+    return {"rate": found.rate}
 
 
 def _sweep_rates(
