@@ -241,7 +241,8 @@ void bind_selection(py::module_& m) {
   m.def(
       "search",
       [](const BoundTable& table, const py::function& objective, const std::string& method, const py::object& seed,
-         const IntArg& max_evaluations, std::optional<double> stop_at, bool bound_pruning, const py::kwargs& kwargs) {
+         const IntArg& max_evaluations, std::optional<double> stop_at, bool bound_pruning, bool monotone_pruning,
+         const py::kwargs& kwargs) {
         solvers::search::SearchOptions options;
         options.seed = to_seed(seed);
         options.max_evaluations = to_int<std::int64_t>(max_evaluations, "max_evaluations");
@@ -250,13 +251,16 @@ void bind_selection(py::module_& m) {
         // The objective is Python: it takes the GIL back for each call. Between calls the search
         // runs without it and stops on Ctrl-C.
         const solvers::search::Objective f = python_function(objective, "objective");
-        return run_long([&] { return search_configs(table, f, method, options, args, bound_pruning); });
+        return run_long(
+            [&] { return search_configs(table, f, method, options, args, bound_pruning, monotone_pruning); });
       },
       py::arg("table"), py::arg("objective"), py::arg("method") = "kairos_plus", py::arg("seed") = 0,
       py::arg("max_evaluations") = 0, py::arg("stop_at") = py::none(), py::arg("bound_pruning") = false,
+      py::arg("monotone_pruning") = true,
       "Searches the table's space with a registered method; objective(counts tuple) -> value. Returns the solvers' "
       "SearchResult (configs as counts tuples in the space's type order). Kairos+ always prunes by bound; "
-      "bound_pruning gives the other methods the same. Extra keywords are the method's parameters.");
+      "bound_pruning gives the other methods the same; monotone_pruning=False turns off the sub-configuration "
+      "pruning (for objectives that removing an instance can raise). Extra keywords are the method's parameters.");
 }
 
 }  // namespace

@@ -169,12 +169,56 @@ void def_view_queues(ViewClass& view) {
           py::arg("id"));
 }
 
+py::dict resources_dict(const MachineResources& r) {
+  py::dict d;
+  d["cores"] = r.cores;
+  d["memory_mb"] = r.memory_mb;
+  d["accel_memory_mb"] = r.accel_memory_mb;
+  d["llc_ways"] = r.llc_ways;
+  d["memory_bw_gbps"] = r.memory_bw_gbps;
+  return d;
+}
+
+MachineId to_machine(const IntArg& machine) { return to_int<MachineId>(machine, "machine"); }
+
+// Machines: which instances share one, its resources, what runs on it now.
+void def_view_machines(ViewClass& view) {
+  view.def_property_readonly("num_machines", &ClusterView::num_machines)
+      .def(
+          "machine", [](const ClusterView& v, const IntArg& w) { return v.machine(to_worker(w)); }, py::arg("worker"),
+          "The machine hosting the worker (without declared machines, each worker is its own).")
+      .def(
+          "instances",
+          [](const ClusterView& v, const IntArg& machine) {
+            const auto span = v.instances(to_machine(machine));
+            return std::vector<WorkerId>(span.begin(), span.end());
+          },
+          py::arg("machine"), "The workers (instances) the machine hosts, stopped ones included.")
+      .def(
+          "machine_resources",
+          [](const ClusterView& v, const IntArg& machine) {
+            return resources_dict(v.machine_resources(to_machine(machine)));
+          },
+          py::arg("machine"), "{'cores', 'memory_mb', 'accel_memory_mb', 'llc_ways', 'memory_bw_gbps'} (0: not modelled).")
+      .def(
+          "free_resources",
+          [](const ClusterView& v, const IntArg& machine) { return resources_dict(v.free_resources(to_machine(machine))); },
+          py::arg("machine"), "What its instances have not taken: cores and ways not in their knobs, memory not in their models.")
+      .def(
+          "running_model", [](const ClusterView& v, const IntArg& w) { return v.running_model(to_worker(w)); },
+          py::arg("worker"), "The model of the worker's running batch, or -1.")
+      .def(
+          "co_runners", [](const ClusterView& v, const IntArg& w) { return v.co_runners(to_worker(w)); },
+          py::arg("worker"), "How many other instances on the worker's machine run a batch now.");
+}
+
 void bind_view(py::module_& m) {
   ViewClass view(m, "ClusterView",
                  "The read-only cluster a policy sees. Workers are ids 0..num_workers-1; times are seconds (or _ns).");
   def_view_workers(view);
   def_view_models(view);
   def_view_queues(view);
+  def_view_machines(view);
 }
 
 // What happens to queries: dispatch, enqueue, drop, timers.
@@ -247,7 +291,19 @@ void def_cluster_actions(ActionsClass& actions) {
           [](const PolicyActions& a, const IntArg& worker, const std::string& key, const IntArg& value) {
             a.use("set_config").set_config(to_worker(worker), key, to_int<std::int64_t>(value, "value"));
           },
-          py::arg("worker"), py::arg("key"), py::arg("value"));
+          py::arg("worker"), py::arg("key"), py::arg("value"),
+          "A named integer knob; 'cores' and 'llc_ways' partition the worker's machine and must fit what it has left.")
+      .def(
+          "add_instance",
+          [](const PolicyActions& a, const IntArg& machine, const std::vector<py::object>& models) {
+            auto& act = a.use("add_instance");
+            std::vector<ModelId> ids;
+            for (const auto& model : models) ids.push_back(to_model(a.view(), model));
+            return act.add_instance(to_machine(machine), ids);
+          },
+          py::arg("machine"), py::arg("models"),
+          "A new instance of `models` on an existing machine (loading for their load time, then on_worker_ready);\n"
+          "returns its worker id. ValueError when the machine's free memory cannot hold the models.");
 }
 
 void bind_actions(py::module_& m) {

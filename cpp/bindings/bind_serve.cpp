@@ -34,8 +34,9 @@ void init_serve(py::module_& m) {
          std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us,
          std::shared_ptr<PyQueryInputs> inputs, std::optional<double> batch_timeout_ms,
          std::optional<std::vector<std::vector<int>>> cores, std::optional<std::string> llc,
-         std::optional<std::string> llc_root) {
-        auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s);
+         std::optional<std::string> llc_root, std::vector<cluster::MachineGroup> machines) {
+        auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s,
+                                  std::move(machines));
         serve::ServeOptions options;
         if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
         options.spin = static_cast<Nanos>(spin_us * 1e3);
@@ -70,7 +71,7 @@ void init_serve(py::module_& m) {
       py::arg("drain_s") = 3600.0, py::arg("executors") = py::none(),
       py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3, py::arg("inputs") = py::none(),
       py::arg("batch_timeout_ms") = py::none(), py::arg("cores") = py::none(), py::arg("llc") = py::none(),
-      py::arg("llc_root") = py::none(),
+      py::arg("llc_root") = py::none(), py::arg("machines") = std::vector<cluster::MachineGroup>{},
       "Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',\n"
       "'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's\n"
       "batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:\n"

@@ -15,8 +15,10 @@ namespace servelab::bindings {
 
 cluster::RunSpec make_run_spec(const profile::Profile& profile, std::vector<cluster::WorkerGroup> workers,
                                const workload::Workload& workload, const py::object& seed,
-                               const std::string& decision_statistic, const std::string& service, double drain_s) {
+                               const std::string& decision_statistic, const std::string& service, double drain_s,
+                               std::vector<cluster::MachineGroup> machines) {
   cluster::RunSpec spec;
+  spec.machines = std::move(machines);
   spec.profile = std::make_shared<const profile::Profile>(profile);  // a run keeps its own snapshot
   spec.workers = std::move(workers);
   spec.workload = std::make_shared<const workload::Workload>(workload);
@@ -138,6 +140,7 @@ py::dict result_to_python(cluster::RunResult&& r) {
   workers["active_ns"] = to_numpy(std::move(w.active));
   workers["cost"] = to_numpy(std::move(w.cost));
   workers["batches"] = to_numpy(std::move(w.batches));
+  workers["machine"] = to_numpy(std::move(w.machine));
 
   py::list apps;
   for (std::size_t a = 0; a < r.apps.size(); ++a) {

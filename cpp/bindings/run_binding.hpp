@@ -17,7 +17,8 @@ namespace servelab::bindings {
 
 cluster::RunSpec make_run_spec(const profile::Profile& profile, std::vector<cluster::WorkerGroup> workers,
                                const workload::Workload& workload, const pybind11::object& seed,
-                               const std::string& decision_statistic, const std::string& service, double drain_s);
+                               const std::string& decision_statistic, const std::string& service, double drain_s,
+                               std::vector<cluster::MachineGroup> machines = {});
 
 // {"columns": {...}, "workers": {...}, "meta": {...}}: see python/servelab/results.py.
 pybind11::dict result_to_python(cluster::RunResult&& result);

@@ -14,7 +14,7 @@ ramsis: typing.Any  # a submodule; use servelab.ramsis
 rrl: typing.Any  # a submodule; use servelab.rrl
 hera: typing.Any  # a submodule; use servelab.hera
 infaas: typing.Any  # a submodule; use servelab.infaas
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'InterferenceModel', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MachineGroup', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_interference_models', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_interference_model', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -842,8 +842,16 @@ class ClusterView:
         """
         Ids waiting in the central queue, oldest first (a copy).
         """
+    def co_runners(self, worker: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        How many other instances on the worker's machine run a batch now.
+        """
     def config(self, worker: typing.SupportsInt | typing.SupportsIndex, key: str, fallback: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
         ...
+    def free_resources(self, machine: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        What its instances have not taken: cores and ways not in their knobs, memory not in their models.
+        """
     def hardware(self, worker: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
         The worker's hardware index.
@@ -856,11 +864,23 @@ class ClusterView:
         """
         The idle workers, ascending.
         """
+    def instances(self, machine: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
+        """
+        The workers (instances) the machine hosts, stopped ones included.
+        """
     def is_idle(self, worker: typing.SupportsInt | typing.SupportsIndex) -> bool:
         ...
     def last_latency(self, worker: typing.SupportsInt | typing.SupportsIndex) -> float | None:
         """
         The last batch's measured latency in seconds (None before the first).
+        """
+    def machine(self, worker: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        The machine hosting the worker (without declared machines, each worker is its own).
+        """
+    def machine_resources(self, machine: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        {'cores', 'memory_mb', 'accel_memory_mb', 'llc_ways', 'memory_bw_gbps'} (0: not modelled).
         """
     def max_batch(self, worker: typing.SupportsInt | typing.SupportsIndex, model: typing.Any) -> int:
         ...
@@ -882,6 +902,10 @@ class ClusterView:
         """
     def query(self, id: typing.SupportsInt | typing.SupportsIndex) -> Query:
         ...
+    def running_model(self, worker: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        The model of the worker's running batch, or -1.
+        """
     def status(self, worker: typing.SupportsInt | typing.SupportsIndex) -> str:
         """
         'starting', 'idle', 'busy', 'loading' or 'stopped'.
@@ -901,6 +925,9 @@ class ClusterView:
     def now_ns(self) -> int:
         ...
     @property
+    def num_machines(self) -> int:
+        ...
+    @property
     def num_workers(self) -> int:
         ...
     @property
@@ -911,6 +938,11 @@ class Actions:
     What a policy can do, only inside the hook that received it. Invalid actions raise ValueError; an action
     after the hook (or its run) has ended raises RuntimeError.
     """
+    def add_instance(self, machine: typing.SupportsInt | typing.SupportsIndex, models: collections.abc.Sequence[typing.Any]) -> int:
+        """
+        A new instance of `models` on an existing machine (loading for their load time, then on_worker_ready);
+        returns its worker id. ValueError when the machine's free memory cannot hold the models.
+        """
     def add_worker(self, hardware: str, models: collections.abc.Sequence[typing.Any], startup_s: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> int:
         ...
     def dispatch(self, worker: typing.SupportsInt | typing.SupportsIndex, model: typing.Any, queries: typing.Any) -> None:
@@ -930,7 +962,9 @@ class Actions:
     def remove_worker(self, worker: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     def set_config(self, worker: typing.SupportsInt | typing.SupportsIndex, key: str, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        A named integer knob; 'cores' and 'llc_ways' partition the worker's machine and must fit what it has left.
+        """
     def set_timer(self, at_s: typing.SupportsFloat | typing.SupportsIndex, tag: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Asks for on_timer(tag, ...) at time at_s (seconds, >= now).
@@ -1083,10 +1117,11 @@ class WorkerGroup:
     """
     `count` identical workers of one hardware type.
     """
-    def __init__(self, hardware: str, count: typing.SupportsInt | typing.SupportsIndex = 1, models: collections.abc.Sequence[str] = [], config: typing.Any = {}) -> None:
+    def __init__(self, hardware: str, count: typing.SupportsInt | typing.SupportsIndex = 1, models: collections.abc.Sequence[str] = [], config: typing.Any = {}, machine: str = '') -> None:
         """
         models: names loaded on each worker (empty: every model the profile has on this hardware);
-        config: initial integer knobs (e.g. {'intra_op_threads': 4}).
+        config: initial integer knobs (e.g. {'intra_op_threads': 4}); machine: a MachineGroup's name
+        (count instances on each of its machines; empty: each worker is a machine of its own).
         """
     def __repr__(self) -> str:
         ...
@@ -1100,7 +1135,30 @@ class WorkerGroup:
     def hardware(self) -> str:
         ...
     @property
+    def machine(self) -> str:
+        ...
+    @property
     def models(self) -> list[str]:
+        ...
+class MachineGroup:
+    """
+    `count` identical machines that worker groups place instances on (co-location).
+    """
+    def __init__(self, name: str, count: typing.SupportsInt | typing.SupportsIndex = 1, hardware: str = '', cores: typing.SupportsInt | typing.SupportsIndex = 0, memory_mb: typing.SupportsFloat | typing.SupportsIndex = 0.0, accel_memory_mb: typing.SupportsFloat | typing.SupportsIndex = 0.0, llc_ways: typing.SupportsInt | typing.SupportsIndex = 0, memory_bw_gbps: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        Resources of 0 are not modelled (no limit). hardware: empty takes its worker groups' (one type per
+        machine).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def count(self) -> int:
+        ...
+    @property
+    def hardware(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
         ...
 class ConfigModel:
     """
@@ -1113,6 +1171,14 @@ class ConfigModel:
 class LoopModel:
     """
     The serving loop's own delays, for the simulator (make_loop_model; servelab.calibrate).
+    """
+    def __repr__(self) -> str:
+        ...
+    def describe(self) -> str:
+        ...
+class InterferenceModel:
+    """
+    How co-located instances slow each other down, for the simulator (make_interference_model).
     """
     def __repr__(self) -> str:
         ...
@@ -1182,6 +1248,10 @@ def list_executors() -> list:
     """
     Every executor registered so far: name, doc, typed parameters and the module that added it.
     """
+def list_interference_models() -> list:
+    """
+    Every registered interference_model: name, doc and typed parameters.
+    """
 def list_loop_models() -> list:
     """
     Every registered loop_model: name, doc and typed parameters.
@@ -1205,6 +1275,10 @@ def make_config_model(spec: str, **kwargs) -> ConfigModel:
 def make_executor(spec: str, **kwargs) -> ExecutorBuilder:
     """
     An ExecutorBuilder from 'name(a=1, ...)' or a name plus keyword arguments.
+    """
+def make_interference_model(spec: str, **kwargs) -> InterferenceModel:
+    """
+    Builds a interference_model from 'name(a=1, ...)' or a name plus keyword arguments.
     """
 def make_loop_model(spec: str, **kwargs) -> LoopModel:
     """
@@ -1265,7 +1339,7 @@ def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> Siz
     10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to
     the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.
     """
-def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None, llc: str | None = None, llc_root: str | None = None) -> dict:
+def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None, llc: str | None = None, llc_root: str | None = None, machines: collections.abc.Sequence[MachineGroup] = []) -> dict:
     """
     Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',
     'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's
@@ -1283,13 +1357,15 @@ def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], 
     (None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'
     or lists the groups, masks and ways applied. None: nothing is applied.
     """
-def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None, loop_model: typing.Any = None) -> dict:
+def simulate_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, records: str = 'all', config_model: typing.Any = None, loop_model: typing.Any = None, machines: collections.abc.Sequence[MachineGroup] = [], interference: typing.Any = None) -> dict:
     """
     Runs the discrete-event simulator; returns {'columns', 'workers', 'meta'} (see servelab.simulate),
     and 'streamed' (online summaries) when records is 'none' or 'sample(p)'. config_model: None (profiled
     service times) or a config model (spec or make_config_model) scaling them by the workers' knobs.
     loop_model: None (an instantaneous loop) or a loop model (spec or make_loop_model): the serving loop's
-    delays (wake, notice, arrival) added to the simulated world.
+    delays (wake, notice, arrival) added to the simulated world. machines: the MachineGroups worker groups
+    place instances on; interference: None or an interference model (spec or make_interference_model):
+    how instances running at once on one machine slow each other down.
     Releases the GIL (Python schedulers take it back per hook); Ctrl-C stops it.
     """
 def zipf_shares(n: typing.SupportsInt | typing.SupportsIndex, exponent: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> numpy.typing.NDArray[numpy.float64]:

@@ -205,6 +205,11 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         )
     if inputs is not None:
         kwargs["inputs"] = query_inputs(inputs, executors, sc.workers, sc.workload.get("count"))
+    if sc.machines:
+        kwargs["machines"] = sc.build_machines()
+    interference = sc.build_interference() if world == "sim" else None  # served: the real one
+    if interference is not None:
+        kwargs["interference"] = interference
     run = _core.simulate_run if world == "sim" else _core.serve_run
     profile, workers, workload = sc.build_profile(), sc.build_workers(), sc.build_workload()
     with _serving_progress(world, progress, workload, sc.seed):
@@ -226,6 +231,8 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         raw["meta"]["config_model"] = kwargs["config_model"].describe()
     if loop_model is not None:
         raw["meta"]["loop_model"] = kwargs["loop_model"].describe()
+    if interference is not None:
+        raw["meta"]["interference"] = interference.describe()
     if executors is not None:  # the executors as specs, so the scenario replays the run
         for group, built in zip(raw["meta"]["scenario"]["workers"], executors, strict=True):
             if built is not None:
@@ -258,6 +265,14 @@ def simulate(scenario: Any = None, **overrides: Any) -> Result:
     the serving loop's own delays: each batch starts a drawn wake-up after its dispatch, its
     worker is free to the scheduler a drawn notice delay after it ends, each arrival reaches the
     scheduler a drawn delay after its time (``meta["loop_model"]`` records the one used).
+
+    ``machines`` and ``interference`` (scenario keys, or keywords here): worker groups with
+    ``machine: <name>`` put ``count`` co-located instances on each machine of that group, and
+    the interference model (a spec such as ``"per_corunner(slowdown=0.2)"``, see
+    ``servelab.list_interference_models()``) says how instances running at once on one machine
+    slow each other down: each batch is re-timed whenever its machine's running set or partition
+    changes (``meta["interference"]`` records the one used). ``servelab.serve`` places the
+    instances alike and the real machine does the interfering.
 
     ``records="all"`` (default) keeps every query's record. ``records="none"`` keeps none: the
     summary, per-app metrics and a time series of 1 s windows are computed online, in memory

@@ -6,6 +6,8 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
     workers:
       - {hardware: g4dn.xlarge, count: 1}
       - {hardware: c5n.2xlarge, count: 3, models: [rm2]}
+      # co-located instances: `count` of them on each machine of a machine group (below)
+      # - {hardware: g4dn.xlarge, count: 3, models: [rm2], machine: gpus}
       # serve only: what runs the group's batches (default: emulated), e.g.
       # - {hardware: cpu, count: 2, executor: "torchscript(path='m.pt', intra_op=1)"}
       # serve only: pin the group's workers, cores: [0, 1] or pin: compact|spread (servelab.pinning)
@@ -27,6 +29,10 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
     service: sample                        # service times: sampled, or fixed to a statistic
     drain_s: 3600                          # how long after the last arrival the run may go on
     records: all                           # simulate: all, none or sample(p) (streamed summaries)
+    # machines that worker groups place co-located instances on (0 or absent: not modelled)
+    # machines:
+    #   - {name: gpus, count: 2, cores: 8, memory_mb: 0, accel_memory_mb: 16000, llc_ways: 0}
+    # interference: per_corunner(slowdown=0.2)  # simulate: how co-located instances slow each other
 
 Errors name the key path and value, e.g. ``workers[1].count=0 must be >= 1``.
 """
@@ -37,6 +43,7 @@ import ast
 import copy
 import reprlib
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -48,11 +55,14 @@ from .schedulers import make_scheduler
 
 _TOP_KEYS = {
     "name", "description", "profile", "workers", "workload", "scheduler", "seed",
-    "decision_statistic", "service", "drain_s", "records",
+    "decision_statistic", "service", "drain_s", "records", "machines", "interference",
+}  # fmt: skip
+_MACHINE_KEYS = {
+    "name", "count", "hardware", "cores", "memory_mb", "accel_memory_mb", "llc_ways", "memory_bw_gbps",
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor", "arrivals"}
-_WORKER_KEYS = {"hardware", "count", "models", "config", "executor", "cores", "pin"}
+_WORKER_KEYS = {"hardware", "count", "models", "config", "executor", "cores", "pin", "machine"}
 _MAX_WORKERS_PER_GROUP = 1_000_000  # as a run accepts
 _LONGEST_TIME_MS = profiles.format.MAX_TIME_S * 1e3  # int64 nanoseconds hold about 292 years
 
@@ -282,6 +292,20 @@ def _build_arrivals(path: str, value: Any) -> _core.ArrivalProcess:
         raise type(e)(f"{path}={_SHORT.repr(value)}: {msg}") from None
 
 
+def _check_machines(machines: Any) -> list[dict[str, Any]]:
+    """The machine groups' structure (a list of mappings with known keys and a name); the run
+    checks their values."""
+    if not isinstance(machines, list):
+        raise _fail("machines", machines, "must be a list of machine groups")
+    for i, m in enumerate(machines):
+        _check_keys(f"machines[{i}]", m, _MACHINE_KEYS)
+        if "name" not in m:
+            raise KeyError(f"machines[{i}]: missing key 'name'")
+        if not isinstance(m["name"], str):
+            raise _fail(f"machines[{i}].name", m["name"], "must be a string")
+    return [dict(m) for m in machines]
+
+
 def _check_records(records: Any) -> None:
     """``records``: "all", "none" or "sample(p)" with 0 <= p <= 1 (the simulator checks the
     same; this names the key before anything is built)."""
@@ -338,6 +362,8 @@ class Scenario:
     records: str = "all"
     name: str = ""
     description: str = ""
+    machines: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    interference: Any = None
 
     @classmethod
     def from_dict(
@@ -421,6 +447,10 @@ class Scenario:
                 raise _fail("drain_s", d["drain_s"], "must be a non-negative number of seconds")
             records = d.get("records", "all")
             _check_records(records)
+            machines = _check_machines(d.get("machines", []))
+            interference = d.get("interference")
+            if interference is not None:
+                _spec("interference", interference)
             return cls(
                 profile=d["profile"],
                 workers=[dict(w) for w in workers],
@@ -433,6 +463,8 @@ class Scenario:
                 records=records,
                 name=d.get("name", ""),
                 description=d.get("description", ""),
+                machines=machines,
+                interference=interference,
             )
         except (KeyError, ValueError) as e:
             if where is None:
@@ -459,6 +491,14 @@ class Scenario:
         }
         if self.records != "all":  # the default stays out, so existing scenarios read the same
             out["records"] = self.records
+        if self.machines:
+            out["machines"] = copy.deepcopy(self.machines)
+        if self.interference is not None:
+            out["interference"] = (
+                self.interference
+                if isinstance(self.interference, str | Mapping)
+                else _describe(self.interference)
+            )
         if self.name:
             out["name"] = self.name
         if self.description:
@@ -476,9 +516,20 @@ class Scenario:
                 int(w.get("count", 1)),
                 list(w.get("models", [])),
                 dict(w.get("config", {})),
+                str(w.get("machine", "")),
             )
             for w in self.workers
         ]
+
+    def build_machines(self) -> list[_core.MachineGroup]:
+        """The machine groups (their values are checked by the run, naming machines[i])."""
+        return [_core.MachineGroup(**m) for m in self.machines]
+
+    def build_interference(self) -> _core.InterferenceModel | None:
+        i = self.interference
+        if i is None or isinstance(i, _core.InterferenceModel):
+            return i
+        return _core.make_interference_model(_spec("interference", i))
 
     def build_workload(self) -> _core.Workload:
         wl = self.workload

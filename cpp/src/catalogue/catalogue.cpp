@@ -41,4 +41,13 @@ const cluster::LoopModelRegistry& loop_models() {
   return registry;
 }
 
+const cluster::InterferenceModelRegistry& interference_models() {
+  static const cluster::InterferenceModelRegistry registry = [] {  // thread-safe initialisation
+    cluster::InterferenceModelRegistry r("interference model");
+    cluster::register_interference_models(r);
+    return std::move(r).freeze();
+  }();
+  return registry;
+}
+
 }  // namespace servelab::catalogue

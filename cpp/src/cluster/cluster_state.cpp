@@ -74,25 +74,46 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
   // Room for the initial workers at once: growing the vector would copy every slot (a deque's
   // move may throw, so vectors copy them): half of the setup of 10,000 workers.
   std::size_t initial_workers = 0;
-  for (const auto& group : spec.workers) initial_workers += static_cast<std::size_t>(group.count);
+  for (std::size_t g = 0; g < spec.workers.size(); ++g) initial_workers += static_cast<std::size_t>(spec.group_size(g));
   workers_.reserve(initial_workers);
   first_models_.reserve(initial_workers);
   queue_lengths_.reserve(initial_workers);
+  // Declared machines first (ids 0..declared-1, group by group); each worker not placed on one
+  // gets a machine of its own as it is added.
+  std::map<std::string, sched::MachineId, std::less<>> first_machine;
+  for (const auto& group : spec.machines) {
+    first_machine[group.name] = static_cast<sched::MachineId>(machines_.size());
+    std::string hardware = group.hardware;
+    for (const auto& w : spec.workers) {
+      if (hardware.empty() && w.machine == group.name) hardware = w.hardware;
+    }
+    for (std::int32_t i = 0; i < group.count; ++i) {
+      Machine m;
+      m.hardware = profile.hardware_index(hardware);
+      m.resources = group.resources;
+      m.declared = true;
+      machines_.push_back(std::move(m));
+    }
+  }
+  declared_machines_ = static_cast<sched::MachineId>(machines_.size());
+  if (declared_machines_ == 0) machines_.reserve(initial_workers);
   for (const auto& group : spec.workers) {
     const HardwareId hw = profile.hardware_index(group.hardware);
-    std::vector<ModelId> models;
-    for (const auto& name : group.models) models.push_back(profile.model_index(name));
-    if (group.models.empty()) {
-      for (std::size_t m = 0; m < n_models; ++m) {
-        if (profile.has_latency(hw, static_cast<int>(m))) models.push_back(static_cast<ModelId>(m));
-      }
+    const std::vector<ModelId> models = group_models(profile, group);
+    if (group.machine.empty()) {
+      for (std::int32_t i = 0; i < group.count; ++i) add_worker_now(hw, models, group.config);
+      continue;
     }
-    for (std::int32_t i = 0; i < group.count; ++i) add_worker_now(hw, models, group.config);
+    const auto first = first_machine.at(group.machine);
+    const std::int32_t machines = spec.machine_group(group.machine)->count;
+    for (std::int32_t m = 0; m < machines; ++m) {
+      for (std::int32_t i = 0; i < group.count; ++i) add_worker_now(hw, models, group.config, first + m);
+    }
   }
 }
 
 WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> models,
-                                      const std::map<std::string, std::int64_t>& config) {
+                                      const std::map<std::string, std::int64_t>& config, sched::MachineId machine) {
   Worker w;
   w.hardware = hardware;
   for (const ModelId m : models) {
@@ -104,6 +125,16 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   w.busy_until = w.added;
   w.status = WorkerStatus::Starting;
   const auto id = static_cast<WorkerId>(workers_.size());
+  if (machine < 0) {
+    Machine own;
+    own.hardware = hardware;
+    machine = static_cast<sched::MachineId>(machines_.size());
+    machines_.push_back(std::move(own));
+  }
+  Machine& host = machines_[static_cast<std::size_t>(machine)];
+  w.machine = machine;
+  w.pays = host.instances.empty();  // a machine is paid once, by its first instance
+  host.instances.push_back(id);
   workers_.push_back(std::move(w));
   worker_count_ = static_cast<WorkerId>(workers_.size());
   idle_.add_worker(id, hardware);
@@ -556,6 +587,9 @@ void ClusterState::load_model(WorkerId worker, ModelId model) {
                          profile_->hardware()[w.hardware], "'"));
   }
   const Nanos load = seconds_to_nanos(profile_->load_time(w.hardware, model).value_or(0.0), "load_time");
+  if (!w.has_model.contains(model)) {
+    check_memory_fits(w.machine, profile_->memory_mb(w.hardware, model).value_or(0.0), "load_model");
+  }
   w.loading = model;
   w.busy_until = time() + load;
   set_status(worker, WorkerStatus::Loading);
@@ -580,7 +614,101 @@ void ClusterState::unload_model(WorkerId worker, ModelId model) {
 void ClusterState::set_config(WorkerId worker, std::string_view key, std::int64_t value) {
   Worker& w = at(worker);
   if (key.empty()) throw ValueError(str("set_config: worker=", worker, " needs a non-empty key"));
+  const bool cores = key == sched::kCoresKnob, ways = key == sched::kLlcWaysKnob;
+  if (cores || ways) {
+    if (value < 0) throw ValueError(str("set_config: worker=", worker, " ", key, "=", value, " must be >= 0"));
+    const Machine& host = machines_[static_cast<std::size_t>(w.machine)];
+    const std::int64_t total = cores ? host.resources.cores : host.resources.llc_ways;
+    if (total > 0) {
+      const auto it = w.config.find(key);
+      const std::int64_t mine = it == w.config.end() ? 0 : it->second;
+      const std::int64_t left = (cores ? free_resources(w.machine).cores : free_resources(w.machine).llc_ways) + mine;
+      if (value > left) {
+        throw ValueError(str("set_config: worker=", worker, " ", key, "=", value, " does not fit machine=", w.machine,
+                             ": ", left, " of its ", total, " are not given to its other instances"));
+      }
+    }
+  }
   w.config.insert_or_assign(std::string(key), value);
+  hooks_.config_changed(worker);
+}
+
+void ClusterState::bad_machine(sched::MachineId machine, std::string_view call) const {
+  throw ValueError(str(call, ": machine=", machine, " is not a machine id (0..", num_machines() - 1, ")"));
+}
+
+double ClusterState::memory_of(const Worker& w) const {
+  if (w.status == WorkerStatus::Stopped) return 0;
+  double mb = 0;
+  for (const ModelId m : w.models) mb += profile_->memory_mb(w.hardware, m).value_or(0.0);
+  if (w.loading >= 0) mb += profile_->memory_mb(w.hardware, w.loading).value_or(0.0);
+  return mb;
+}
+
+sched::MachineResources ClusterState::free_resources(sched::MachineId machine) const {
+  const Machine& host = machine_at(machine, "free_resources");
+  sched::MachineResources left = host.resources;
+  double memory = 0;
+  for (const WorkerId id : host.instances) {
+    const Worker& w = workers_[id];
+    if (w.status == WorkerStatus::Stopped) continue;
+    const auto knob = [&](const char* key) {
+      const auto it = w.config.find(std::string_view(key));
+      return it == w.config.end() ? std::int64_t{0} : it->second;
+    };
+    if (left.cores > 0) left.cores -= static_cast<std::int32_t>(knob(sched::kCoresKnob));
+    if (left.llc_ways > 0) left.llc_ways -= static_cast<std::int32_t>(knob(sched::kLlcWaysKnob));
+    memory += memory_of(w);
+  }
+  if (left.accel_memory_mb > 0) {
+    left.accel_memory_mb -= memory;
+  } else if (left.memory_mb > 0) {
+    left.memory_mb -= memory;
+  }
+  return left;
+}
+
+void ClusterState::check_memory_fits(sched::MachineId machine, double extra_mb, std::string_view action) const {
+  const Machine& host = machines_[static_cast<std::size_t>(machine)];
+  const bool accel = host.resources.accel_memory_mb > 0;
+  if (!accel && !(host.resources.memory_mb > 0)) return;  // not modelled
+  const auto left = free_resources(machine);
+  const double room = accel ? left.accel_memory_mb : left.memory_mb;
+  if (extra_mb > room) {
+    throw ValueError(str(action, ": machine=", machine, " has ", room, " MB of ", accel ? "accel_memory_mb" : "memory_mb",
+                         " free, the models need ", extra_mb, " MB"));
+  }
+}
+
+WorkerId ClusterState::add_instance(sched::MachineId machine, std::span<const ModelId> models) {
+  const Machine& host = machine_at(machine, "add_instance");
+  if (!host.declared) {
+    const Worker& only = workers_[host.instances.front()];
+    if (only.status == WorkerStatus::Stopped || only.removing) {
+      throw ValueError(str("add_instance: machine=", machine, " (worker ", host.instances.front(), "'s) is stopped"));
+    }
+  }
+  if (models.empty()) throw ValueError(str("add_instance: machine=", machine, ": an instance needs a model"));
+  std::vector<ModelId> list;
+  double memory = 0;
+  Nanos load = 0;
+  for (const ModelId m : models) {
+    check_model(m, "add_instance");
+    if (!profile_->has_latency(host.hardware, m)) {
+      throw ValueError(str("add_instance: the profile has no latency for model '", profile_->models()[m], "' on '",
+                           profile_->hardware()[host.hardware], "'"));
+    }
+    memory += profile_->memory_mb(host.hardware, m).value_or(0.0);
+    load = std::max(load, seconds_to_nanos(profile_->load_time(host.hardware, m).value_or(0.0), "load_time"));
+    list.push_back(m);
+  }
+  check_memory_fits(machine, memory, "add_instance");
+  const WorkerId id = add_worker_now(host.hardware, std::move(list), {}, machine);
+  set_status(id, WorkerStatus::Starting);
+  workers_[id].busy_until = time() + load;
+  ++transitions_;
+  hooks_.start_transition(id, load);
+  return id;
 }
 
 bool ClusterState::has_pending_queries() const {
@@ -621,8 +749,12 @@ RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string w
     result.workers.hardware.push_back(w.hardware);
     result.workers.busy.push_back(w.busy);
     result.workers.active.push_back(active);
-    result.workers.cost.push_back(price_per_ns_[w.hardware] * static_cast<double>(active));
+    // A declared machine is paid from the start to the end of the run, by its first instance.
+    const bool declared = w.machine < declared_machines_;
+    const Nanos paid = !w.pays ? 0 : declared ? end : active;
+    result.workers.cost.push_back(price_per_ns_[w.hardware] * static_cast<double>(paid));
     result.workers.batches.push_back(w.batches);
+    result.workers.machine.push_back(w.machine);
   }
   for (auto& w : workers_) w.queue.clear();
   std::fill(queue_lengths_.begin(), queue_lengths_.end(), 0);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "servelab/core/errors.hpp"
+
 namespace servelab::sched {
 
 std::string_view worker_status_name(WorkerStatus status) {
@@ -55,6 +57,24 @@ WorkerId ClusterView::nth_idle(HardwareId hardware, std::int32_t i) const {
     if (in_group(*this, w, hardware) && i-- == 0) return w;
   }
   return -1;
+}
+
+std::span<const WorkerId> ClusterView::instances(MachineId machine) const {
+  if (machine < 0 || machine >= num_workers()) return {};
+  lone_instance_ = machine;  // without declared machines, machine i is worker i
+  return {&lone_instance_, 1};
+}
+
+std::int32_t ClusterView::co_runners(WorkerId worker) const {
+  std::int32_t n = 0;
+  for (const WorkerId other : instances(machine(worker))) {
+    n += other != worker && status(other) == WorkerStatus::Busy ? 1 : 0;
+  }
+  return n;
+}
+
+WorkerId Actions::add_instance(MachineId machine, std::span<const ModelId>) {
+  throw ValueError(str("add_instance: machine=", machine, ": this world has no machines to add instances to"));
 }
 
 ModelId ClusterView::model_for_of(WorkerId worker, const Query& query) const {

@@ -123,18 +123,14 @@ ExecutorFactory pinned_executors(ExecutorFactory inner, CorePlan plan, std::shar
     // in its hardware's first group.
     std::optional<std::size_t> group;
     int index = 0;
-    sched::WorkerId first = 0;
-    for (std::size_t g = 0; g < spec.workers.size() && !group; ++g) {
-      if (worker < first + spec.workers[g].count) {
-        group = g;
-        index = static_cast<int>(worker - first);
-      }
-      first += spec.workers[g].count;
+    if (const auto slot = spec.group_of(worker)) {
+      group = slot->group;
+      index = slot->index;
     }
     for (std::size_t g = 0; g < spec.workers.size() && !group; ++g) {
       if (spec.profile->hardware_index(spec.workers[g].hardware) == hardware) {
         group = g;
-        index = static_cast<int>(spec.workers[g].count) + (*added)[g]++;
+        index = static_cast<int>(spec.group_size(g)) + (*added)[g]++;
       }
     }
     if (!group || *group >= plan.by_group.size() || plan.by_group[*group].empty()) return executor;

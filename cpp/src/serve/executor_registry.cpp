@@ -87,11 +87,7 @@ ExecutorFactory executors_by_group(std::vector<std::shared_ptr<const ExecutorBui
     }
     // Initial workers are numbered group by group; an added worker takes its hardware's first group.
     std::optional<std::size_t> group;
-    sched::WorkerId first = 0;
-    for (std::size_t g = 0; g < spec.workers.size() && !group; ++g) {
-      if (worker < first + spec.workers[g].count) group = g;
-      first += spec.workers[g].count;
-    }
+    if (const auto slot = spec.group_of(worker)) group = slot->group;
     for (std::size_t g = 0; g < spec.workers.size() && !group; ++g) {
       if (spec.profile->hardware_index(spec.workers[g].hardware) == hardware) group = g;
     }

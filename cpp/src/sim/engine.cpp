@@ -7,6 +7,7 @@
 
 #include "servelab/cluster/cluster_state.hpp"
 #include "servelab/cluster/config_model.hpp"
+#include "servelab/cluster/interference.hpp"
 #include "servelab/cluster/loop_model.hpp"
 #include "servelab/cluster/service_streams.hpp"
 #include "servelab/cluster/service_times.hpp"
@@ -128,6 +129,10 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         }
       }
       now_ = e.time;
+      if (interference_ && e.kind == EventKind::BatchDone) [[unlikely]] {
+        finish_shared_batch(e, scheduler);
+        continue;
+      }
       if (loop_ && e.kind == EventKind::BatchDone) {  // the batch's own start and end, seen `notice` later
         const auto worker = static_cast<WorkerId>(e.payload);
         const auto w = static_cast<std::size_t>(worker);
@@ -148,7 +153,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   // back: inline without a call, so without registers to save around one. (An event joining a
   // non-empty lane is never the earliest, so the known earliest event stays as it is.)
   void start_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) override {
-    if (fixed_service_ && !spec_.config_model && !loop_) {
+    if (plain_) {
       const Nanos t = service_times_.fixed_time_in_table(hardware, batch.model, batch.items);
       if (t >= 0 && events_.try_push_lane(Event{now_ + t, EventKind::BatchDone, seq_, worker})) {
         ++seq_;
@@ -161,9 +166,14 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   void start_transition(WorkerId worker, Nanos duration) override {
     push(now_ + duration, EventKind::TransitionDone, worker);
   }
+  // A partition changed: the batches on the worker's machine run at new rates from now.
+  void config_changed(WorkerId worker) override {
+    if (interference_) retime(state_->machine(worker));
+  }
 
  private:
   [[gnu::noinline]] void start_batch_slow(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
+    if (interference_) return start_shared_batch(worker, hardware, batch);
     if (loop_) return start_batch_in_loop(worker, hardware, batch);
     push(now_ + service_time(worker, hardware, batch), EventKind::BatchDone, worker);
   }
@@ -182,6 +192,62 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     loop_finish_[w] = loop_start_[w] + service;
     push(loop_finish_[w] + notice, EventKind::BatchDone, worker);
   }
+  // Under an interference model (interference.hpp): the batch holds its service time alone as
+  // work, progressing from its start (`wake` after now under a loop model); its machine's batches
+  // are re-timed. Drawn in the loop's order: service time, wake, notice.
+  void start_shared_batch(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
+    const Nanos service = service_time(worker, hardware, batch);
+    const Nanos wake = loop_ ? loop_->wake(loop_rng_) : 0;
+    const Nanos notice = loop_ ? loop_->notice(loop_rng_) : 0;
+    const auto w = static_cast<std::size_t>(worker);
+    if (progress_.size() <= w) progress_.resize(w + 1);
+    Progress& p = progress_[w];
+    p.work_left = static_cast<double>(service);
+    p.start = now_ + wake;
+    p.since = p.start;
+    p.notice = notice;
+    p.slowdown = 0;  // none yet: retime() schedules its end
+    retime(state_->machine(worker));
+  }
+  // The batches running on `machine` progress at new rates from now: each keeps the work done at
+  // its old rate and gets a new end (a new event; the old one goes stale) when its rate changed.
+  void retime(sched::MachineId machine) {
+    running_.clear();
+    for (const WorkerId w : state_->instances(machine)) {
+      if (state_->status(w) == sched::WorkerStatus::Busy) running_.push_back(w);
+    }
+    for (const WorkerId w : running_) {  // the work done so far, at the rates until now
+      Progress& p = progress_[static_cast<std::size_t>(w)];
+      if (now_ > p.since && p.slowdown > 0) {
+        p.work_left = std::max(0.0, p.work_left - static_cast<double>(now_ - p.since) / p.slowdown);
+        p.since = now_;
+      }
+    }
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      const WorkerId w = running_[i];
+      Progress& p = progress_[static_cast<std::size_t>(w)];
+      if (p.work_left == 0 && p.slowdown > 0) continue;  // done, its end not noticed yet
+      co_runners_.assign(running_.begin(), running_.end());
+      co_runners_.erase(co_runners_.begin() + static_cast<std::ptrdiff_t>(i));
+      const double slowdown = cluster::checked_slowdown(*interference_, *state_, w, co_runners_);
+      if (slowdown == p.slowdown) continue;  // same rate, same end
+      p.slowdown = slowdown;
+      p.finish = p.since + static_cast<Nanos>(std::llround(p.work_left * slowdown));
+      p.event = seq_;
+      push(p.finish + p.notice, EventKind::BatchDone, w);
+    }
+  }
+  // A batch's end under an interference model: stale ends (re-timed since) are skipped; the
+  // machine's other batches speed up from now.
+  void finish_shared_batch(const Event& e, sched::Scheduler& scheduler) {
+    const auto worker = static_cast<WorkerId>(e.payload);
+    const Progress& p = progress_[static_cast<std::size_t>(worker)];
+    if (e.seq != p.event) return;
+    const auto done = state_->finish_batch(worker, p.start, p.finish);
+    retime(state_->machine(worker));
+    scheduler.on_batch_done(done, *state_, *state_);
+  }
+
   Nanos service_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
     const Nanos drawn = fixed_service_ ? service_times_.fixed_time(hardware, batch.model, batch.items)
                                        : sampled_time(worker, hardware, batch);
@@ -209,7 +275,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
 
   static std::size_t initial_workers(const cluster::RunSpec& spec) {
     std::size_t n = 0;
-    for (const auto& group : spec.workers) n += static_cast<std::size_t>(group.count);
+    for (std::size_t g = 0; g < spec.workers.size(); ++g) n += static_cast<std::size_t>(spec.group_size(g));
     return n;
   }
 
@@ -251,6 +317,18 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   const cluster::LoopModel* const loop_ = spec_.loop_model.get();
   Rng loop_rng_{spec_.seed, "loop"};
   std::vector<Nanos> loop_start_, loop_finish_;
+  // Co-located instances' interference (null: none) and, by worker, its running batch's progress.
+  struct Progress {
+    double work_left = 0;  // ns of work alone still to do at `since`
+    double slowdown = 0;   // since `since` (0: not yet timed)
+    Nanos since = 0, start = 0, finish = 0, notice = 0;
+    std::int64_t event = -1;  // the seq of its current end event
+  };
+  const cluster::InterferenceModel* const interference_ = spec_.interference.get();
+  std::vector<Progress> progress_;
+  std::vector<WorkerId> running_, co_runners_;  // retime()'s scratch
+  // Neither config model, loop model nor interference: a batch's time is the table's.
+  const bool plain_ = fixed_service_ && !spec_.config_model && !loop_ && !interference_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "servelab/cluster/config_model.hpp"
+#include "servelab/cluster/interference.hpp"
 #include "servelab/cluster/loop_model.hpp"
 #include "servelab/core/registry.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
@@ -27,5 +28,7 @@ inline const Registry<solvers::search::Searcher>& search_methods() { return solv
 const cluster::ConfigModelRegistry& config_models();
 // Loop models (cluster/loop_model.hpp): the serving loop's own delays, for the simulator.
 const cluster::LoopModelRegistry& loop_models();
+// Interference models (cluster/interference.hpp): co-located instances slowing each other down.
+const cluster::InterferenceModelRegistry& interference_models();
 
 }  // namespace servelab::catalogue

@@ -51,6 +51,9 @@ class WorldHooks {
   virtual void start_timer(Nanos at, std::int64_t tag) = 0;
   // A startup or model load lasting `duration`; call ClusterState::finish_transition(worker) after.
   virtual void start_transition(WorkerId worker, Nanos duration) = 0;
+  // The worker's knobs changed (set_config): a world that times batches by their machine's
+  // partition re-times them. Default: nothing.
+  virtual void config_changed(WorkerId worker) {}
 
  protected:
   const Nanos* clock_ = nullptr;
@@ -128,6 +131,22 @@ class ClusterState final : public sched::ClusterView,
   bool has_model(WorkerId worker, ModelId model) const override;
   std::int64_t config(WorkerId worker, std::string_view key, std::int64_t fallback) const override;
   Nanos last_latency(WorkerId worker) const override { return at(worker).last_latency; }
+  sched::MachineId num_machines() const override { return static_cast<sched::MachineId>(machines_.size()); }
+  sched::MachineId machine(WorkerId worker) const override { return at(worker).machine; }
+  std::span<const WorkerId> instances(sched::MachineId machine) const override {
+    const auto& list = machine_at(machine, "instances").instances;
+    return {list.data(), list.size()};
+  }
+  sched::MachineResources machine_resources(sched::MachineId machine) const override {
+    return machine_at(machine, "machine_resources").resources;
+  }
+  sched::MachineResources free_resources(sched::MachineId machine) const override;
+  ModelId running_model(WorkerId worker) const override {
+    const Worker& w = at(worker);
+    return w.status == WorkerStatus::Busy ? w.batch.model : -1;
+  }
+  // Whether the run declared machines (RunSpec::machines): without, every machine is one worker.
+  bool has_declared_machines() const { return declared_machines_ > 0; }
   const sched::QueryQueue& worker_queue(WorkerId worker) const override { return at(worker).queue; }
   Query query(QueryId id) const override;
   Nanos predicted_latency(WorkerId worker, ModelId model, std::int64_t items) const override;
@@ -144,6 +163,7 @@ class ClusterState final : public sched::ClusterView,
   void load_model(WorkerId worker, ModelId model) override;
   void unload_model(WorkerId worker, ModelId model) override;
   void set_config(WorkerId worker, std::string_view key, std::int64_t value) override;
+  WorkerId add_instance(sched::MachineId machine, std::span<const ModelId> models) override;
 
   WorkerId lowest_idle_of(HardwareId hardware, WorkerId from) const override {
     return idle_.lowest_from(hardware, from);
@@ -216,7 +236,28 @@ class ClusterState final : public sched::ClusterView,
     std::vector<ModelId> models;  // in load order (first_models_ follows every change)
     std::map<std::string, std::int64_t, std::less<>> config;
     Nanos added = 0, stopped = -1;
+    sched::MachineId machine = -1;
+    bool pays = true;  // false: an instance on a machine another instance pays for
   };
+
+  // A machine: a declared one (RunSpec::machines) hosting its groups' instances, or the machine
+  // of one worker that was not placed on one.
+  struct Machine {
+    HardwareId hardware = 0;
+    sched::MachineResources resources;
+    boost::container::small_vector<WorkerId, 1> instances;
+    bool declared = false;
+  };
+  const Machine& machine_at(sched::MachineId machine, std::string_view call) const {
+    if (static_cast<std::uint32_t>(machine) >= machines_.size()) [[unlikely]]
+      bad_machine(machine, call);
+    return machines_[static_cast<std::size_t>(machine)];
+  }
+  [[noreturn]] void bad_machine(sched::MachineId machine, std::string_view call) const;
+  // Memory (MB) the worker's models (and the one it is loading) take on its machine.
+  double memory_of(const Worker& w) const;
+  // ValueError from `action` when the machine's free memory cannot take `extra_mb` more.
+  void check_memory_fits(sched::MachineId machine, double extra_mb, std::string_view action) const;
 
   // Inline: every action checks its worker id; the message is built out of line.
   const Worker& at(WorkerId worker) const {
@@ -273,8 +314,9 @@ class ClusterState final : public sched::ClusterView,
   }
   std::int8_t reason_index(std::string_view reason);
   void end_dropped(QueryId id, std::string_view reason);
+  // A new worker on `machine` (-1: a machine of its own).
   WorkerId add_worker_now(HardwareId hardware, std::vector<ModelId> models,
-                          const std::map<std::string, std::int64_t>& config);
+                          const std::map<std::string, std::int64_t>& config, sched::MachineId machine = -1);
 
   std::shared_ptr<const profile::Profile> profile_;
   profile::Statistic decision_;
@@ -282,6 +324,8 @@ class ClusterState final : public sched::ClusterView,
   const Nanos* clock_;  // hooks_.clock()
   std::uint64_t seed_;
   std::vector<Worker> workers_;
+  std::vector<Machine> machines_;
+  sched::MachineId declared_machines_ = 0;  // machines 0..declared_machines_-1 were declared
   std::vector<FirstModel> first_models_;     // by worker, handed to the view's base (model_for's fast path)
   std::vector<std::int64_t> queue_lengths_;  // by worker, handed to the view's base (worker_queue_length)
   WorkerId worker_count_ = 0;                // workers_.size(), kept: every action checks its worker id against it

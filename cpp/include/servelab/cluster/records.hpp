@@ -77,6 +77,7 @@ struct WorkerRecords {
   std::vector<Nanos> busy, active;  // time running batches; time paid for
   std::vector<double> cost;         // $ = price x active time
   std::vector<std::int64_t> batches;
+  std::vector<std::int32_t> machine;  // the machine hosting the worker (ClusterView::machine)
 };
 
 struct RunResult {

@@ -8,7 +8,9 @@
 //   - drop(query, reason) ends a query without serving it;
 //   - set_timer(at, tag) asks for on_timer(tag) at time `at`;
 //   - add_worker / remove_worker / load_model / unload_model / set_config change the cluster
-//     (autoscalers, model-less serving, parallelism knobs).
+//     (autoscalers, model-less serving, parallelism knobs);
+//   - add_instance puts a new model instance (worker) on an existing machine (co-location, see
+//     machine.hpp); set_config(worker, "cores" / "llc_ways", n) partitions its machine.
 // Queues are plain storage: only dispatch() starts work, so a per-worker-queue policy (RAMSIS)
 // dispatches from the worker's queue when on_batch_done tells it that the worker is idle.
 // An arrival that on_arrival neither dispatches, enqueues nor drops joins the central queue.
@@ -27,6 +29,7 @@
 #include "servelab/core/hierarchical_bitset.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/profile/profile.hpp"
+#include "servelab/sched/machine.hpp"
 #include "servelab/sched/query_queue.hpp"
 #include "servelab/workload/query.hpp"
 
@@ -104,6 +107,21 @@ class ClusterView {
   // The last completed batch's measured latency on this worker (-1 before the first).
   virtual Nanos last_latency(WorkerId worker) const = 0;
 
+  // Machines (machine.hpp): ids 0..num_machines()-1. The defaults describe a view without
+  // declared machines: every worker is a machine of its own, with no resources modelled.
+  virtual MachineId num_machines() const { return num_workers(); }
+  virtual MachineId machine(WorkerId worker) const { return worker; }
+  // The instances (workers) a machine hosts, stopped ones included, in the order they came.
+  virtual std::span<const WorkerId> instances(MachineId machine) const;
+  virtual MachineResources machine_resources(MachineId machine) const { return {}; }
+  // What no instance has taken yet: cores and LLC ways not given by the instances' knobs, memory
+  // not held by their loaded models (0 where the machine does not model the resource).
+  virtual MachineResources free_resources(MachineId machine) const { return machine_resources(machine); }
+  // The model of the worker's running batch, or -1 when it runs none.
+  virtual ModelId running_model(WorkerId worker) const { return -1; }
+  // How many other instances on the worker's machine run a batch now.
+  std::int32_t co_runners(WorkerId worker) const;
+
   // Queues, oldest first. The central queue is read through a pointer the view gives once: most
   // policies look at it on every arrival and every batch end, and this way without a call.
   const std::deque<QueryId>& central_queue() const { return *central_queue_; }
@@ -173,6 +191,7 @@ class ClusterView {
   std::uint32_t first_model_count_ = 0;
   const std::int64_t* queue_lengths_ = nullptr;
   std::uint32_t queue_length_count_ = 0;
+  mutable WorkerId lone_instance_ = -1;  // instances()'s answer without declared machines
 };
 
 class Actions {
@@ -190,8 +209,13 @@ class Actions {
   // Loads a model on an idle worker: Loading for the profile's load time, then on_worker_ready.
   virtual void load_model(WorkerId worker, ModelId model) = 0;
   virtual void unload_model(WorkerId worker, ModelId model) = 0;
-  // A named integer knob of the worker (e.g. "intra_op_threads"); executors may read it.
+  // A named integer knob of the worker (e.g. "intra_op_threads"); executors may read it. The
+  // machine knobs "cores" and "llc_ways" must fit what the machine has left (ValueError).
   virtual void set_config(WorkerId worker, std::string_view key, std::int64_t value) = 0;
+  // A new instance of `models` on an existing machine (co-location): Loading for the longest of
+  // its models' load times, then on_worker_ready; it costs nothing beyond its machine. ValueError
+  // when the machine is stopped or its memory cannot hold the models, naming what is missing.
+  virtual WorkerId add_instance(MachineId machine, std::span<const ModelId> models);
 };
 
 class Scheduler {
