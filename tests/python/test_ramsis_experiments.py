@@ -7,6 +7,7 @@ A synthetic task (no shared data needed): a fast inaccurate model ("small": 10 +
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,6 +70,32 @@ def test_a_run_replays_from_its_scenario_in_both_worlds(task, tmp_path):
     assert len(real) == 40
     sim = servelab.simulate(scenario, workload=tiny)
     assert set(np.array(sim.meta["models"])[sim.columns["model"]]) <= {"small", "big"}
+
+
+def test_shortest_queue_first_end_to_end(task, tmp_path):
+    # balancer= reaches the policies (generated for shortest-queue-first, written to the file the
+    # scenario names) and so the scheduler: the runs differ from round-robin's i mod K, and the
+    # scenario replays them.
+    runs = {
+        b: ramsis.run_experiment(
+            task, "ramsis", WORKERS, load=250.0, duration_s=5, seed=4, cache_dir=tmp_path,
+            balancer=b,
+        )  # fmt: skip
+        for b in ("round_robin", "shortest_queue")
+    }
+    for b, run in runs.items():
+        path = run.scenario["scheduler"].split("'")[1]
+        assert json.loads(Path(path).read_text())["policies"][0]["balancer"] == b
+        same_records(run.result, servelab.simulate(run.scenario))
+    workers = {b: run.result.columns["worker"] for b, run in runs.items()}
+    order = np.arange(len(workers["round_robin"])) % WORKERS
+    np.testing.assert_array_equal(workers["round_robin"], order)
+    assert not np.array_equal(workers["shortest_queue"], order[: len(workers["shortest_queue"])])
+    assert runs["shortest_queue"].summary["violation_rate"] < 0.01
+    with pytest.raises(ValueError, match="balancer"):
+        ramsis.run_experiment(
+            task, "ramsis", WORKERS, load=250.0, duration_s=1, cache_dir=tmp_path, balancer="nope"
+        )
 
 
 @pytest.mark.parametrize("method", ["ramsis", "jellyfish", "model_switching"])

@@ -60,8 +60,10 @@ def test_registered_with_documented_parameters():
     for name in ("ramsis", "jellyfish", "model_switching"):
         assert name in entries and entries[name]["origin"] == "c++"
     params = {p["name"]: p for p in entries["ramsis"]["params"]}
-    assert {"policies", "loads", "load_qps", "window_ms"} <= set(params)
+    assert {"policies", "loads", "load_qps", "window_ms", "balancer"} <= set(params)
     assert params["window_ms"]["default"] == 500.0
+    assert params["balancer"]["default"] == "round_robin"
+    assert params["balancer"]["choices"] == ["round_robin", "shortest_queue"]
     ms = {p["name"]: p for p in entries["model_switching"]["params"]}
     assert ms["models"]["required"]
 
@@ -84,6 +86,47 @@ def test_ramsis_round_robin_and_policy_models(profile, policies):
         res.summary()["accuracy_per_satisfied_query"]
     )
     assert res.meta["scheduler"].startswith("ramsis(policies='<PolicySet>'")
+
+
+def queued_at_arrival(c) -> np.ndarray:
+    """(query, worker) -> queries queued at that worker when the query arrived: assigned to it
+    earlier and not yet dispatched."""
+    n, k = len(c["worker"]), int(c["worker"].max()) + 1
+    out = np.zeros((n, k), dtype=np.int64)
+    for i in range(n):
+        earlier = slice(0, i)
+        waiting = c["dispatch_ns"][earlier] > c["arrival_ns"][i]
+        out[i] = np.bincount(c["worker"][earlier][waiting], minlength=k)
+    return out
+
+
+def test_ramsis_shortest_queue_first_when_its_policies_model_it(profile):
+    # Appendix I: policies generated for shortest-queue-first make the scheduler send each query
+    # to a worker with the fewest queued queries; round-robin policies keep i mod K.
+    table = _core.ramsis.LatencyTable.from_profile(profile, "cpu", ["small", "big"], "p95")
+    sqf = _core.ramsis.generate_policy_set(
+        table, [20.0, 100.0, 300.0], slo_ms=SLO_MS, workers=WORKERS, max_queue=16,
+        max_accuracy_gap=0.0, balancer="shortest_queue",
+    )  # fmt: skip
+    assert {p.balancer for p in sqf.policies} == {"shortest_queue"}
+    res = servelab.simulate(scenario(profile, rate=250.0), scheduler=ramsis.scheduler(sqf), seed=3)
+    res.check_consistency()
+    c = res.columns
+    assert (c["status"] == COMPLETED).all()
+    queued = queued_at_arrival(c)
+    chosen = queued[np.arange(len(queued)), c["worker"]]
+    np.testing.assert_array_equal(chosen, queued.min(axis=1))
+    assert (queued.max(axis=1) > 0).any()  # queues did differ: the rule was exercised
+    assert not np.array_equal(c["worker"], np.arange(len(c["worker"])) % WORKERS)
+    # The registered entry generates shortest-queue-first policies on request: the same records.
+    named = servelab.simulate(
+        scenario(profile, rate=250.0),
+        scheduler="ramsis(balancer='shortest_queue', loads=[20, 100, 300])", seed=3,
+    )  # fmt: skip
+    assert named.meta["scheduler"] == "ramsis(policies='', load_qps=0, window_ms=500)"
+    queued = queued_at_arrival(named.columns)
+    chosen = queued[np.arange(len(queued)), named.columns["worker"]]
+    np.testing.assert_array_equal(chosen, queued.min(axis=1))
 
 
 def test_ramsis_same_seed_same_records_and_load_changes_choices(profile, policies):

@@ -1,10 +1,12 @@
 // The RAMSIS online scheduler (scheduler.hpp).
 //
-// Queries go round-robin to the live workers that can serve them (each gets every K-th query, the
-// balancing the per-worker MDPs assume) and wait in that worker's queue, earliest deadline first
-// (ties: the older query). When a worker is idle with a non-empty queue, the policy of the estimated
-// load maps (queue length, slack of its earliest deadline) to (model, batch) and the batch of the
-// earliest-deadline queries starts at once.
+// Queries go to the live workers that can serve them by the load balancer the policy of the
+// estimated load was generated for: round-robin (each gets every K-th query, the paper's choice and
+// the default) or shortest-queue-first (Appendix I: the worker with the fewest queued queries; ties
+// go to an idle worker, then to the next in round-robin order, so equal queues share the load).
+// They wait in that worker's queue, earliest deadline first (ties: the older query). When a worker
+// is idle with a non-empty queue, the policy of the estimated load maps (queue length, slack of its
+// earliest deadline) to (model, batch) and the batch of the earliest-deadline queries starts at once.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -63,7 +65,8 @@ class Ramsis final : public sched::Scheduler {
       policies_->validate();
       resolve_models(view);
     }
-    const WorkerId w = next_worker(query, view);
+    const WorkerId w = any_shortest_queue_ && shortest_queue_[policy_index(view)] ? shortest_worker(query, view)
+                                                                                  : next_worker(query, view);
     if (w < 0) {
       actions.drop(query.id, "no worker can serve it");
       return;
@@ -101,6 +104,47 @@ class Ramsis final : public sched::Scheduler {
     ids_.clear();
     for (const auto& name : policies_->models) ids_.push_back(view.profile().model_index(name));
     fastest_.assign(static_cast<std::size_t>(view.num_workers()), -2);
+    shortest_queue_.clear();
+    for (const WorkerPolicy& p : policies_->policies) {
+      shortest_queue_.push_back(parse_balancer(p.balancer) == Balancer::ShortestQueue ? 1 : 0);
+    }
+    any_shortest_queue_ = std::find(shortest_queue_.begin(), shortest_queue_.end(), 1) != shortest_queue_.end();
+  }
+
+  double current_load(const ClusterView& view) {
+    const double load = options_.fixed_load_qps > 0 ? options_.fixed_load_qps : monitor_.rate_qps(view.now());
+    return std::isfinite(load) ? load : std::numeric_limits<double>::max();
+  }
+  std::size_t policy_index(const ClusterView& view) {
+    return static_cast<std::size_t>(policies_->lookup_index(current_load(view)));
+  }
+
+  static bool can_serve(const Query& query, const ClusterView& view, WorkerId w) {
+    if (!sched::is_live(view, w)) return false;
+    if (query.size == 1 && query.accuracy_floor <= 0 && !view.models(w).empty()) return true;  // the common case
+    return sched::pick_model(view, w, query) >= 0;
+  }
+
+  // Shortest-queue-first: the live worker able to serve the query with the fewest queued queries;
+  // ties: an idle one first, then the first in round-robin order from the pointer, which moves past
+  // the chosen worker. -1 if no worker can serve it.
+  WorkerId shortest_worker(const Query& query, const ClusterView& view) {
+    const WorkerId k = view.num_workers();
+    WorkerId best = -1;
+    std::size_t best_len = 0;
+    bool best_idle = false;
+    for (WorkerId tried = 0, w = next_ < k ? next_ : 0; tried < k; ++tried, w = w + 1 == k ? 0 : w + 1) {
+      if (!can_serve(query, view, w)) continue;
+      const std::size_t len = queues_[static_cast<std::size_t>(w)].size();
+      const bool idle = view.is_idle(w);
+      if (best < 0 || len < best_len || (len == best_len && idle && !best_idle)) {
+        best = w;
+        best_len = len;
+        best_idle = idle;
+      }
+    }
+    if (best >= 0) next_ = best + 1 == k ? 0 : best + 1;
+    return best;
   }
 
   // The next live worker in round-robin order that has a model for the query; -1 if none has.
@@ -109,9 +153,7 @@ class Ramsis final : public sched::Scheduler {
     for (WorkerId tried = 0; tried < k; ++tried) {
       const WorkerId w = next_;
       next_ = next_ + 1 == k ? 0 : next_ + 1;
-      if (!sched::is_live(view, w)) continue;
-      if (query.size == 1 && query.accuracy_floor <= 0 && !view.models(w).empty()) return w;  // the common case
-      if (sched::pick_model(view, w, query) >= 0) return w;
+      if (can_serve(query, view, w)) return w;
     }
     return -1;
   }
@@ -145,8 +187,7 @@ class Ramsis final : public sched::Scheduler {
     ModelId m = -1;
     std::int32_t want = 0;
     while (!q.empty()) {
-      const double load = options_.fixed_load_qps > 0 ? options_.fixed_load_qps : monitor_.rate_qps(view.now());
-      const WorkerPolicy& policy = policies_->lookup(std::isfinite(load) ? load : std::numeric_limits<double>::max());
+      const WorkerPolicy& policy = policies_->policies[policy_index(view)];
       const auto n = static_cast<std::int32_t>(std::min<std::size_t>(q.size(), std::size_t{1} << 30));
       const Action a = policy.decide(n, q.front().deadline - view.now());
       m = a.model >= 0 ? ids_[static_cast<std::size_t>(a.model)] : -1;
@@ -180,7 +221,9 @@ class Ramsis final : public sched::Scheduler {
   std::vector<std::deque<Entry>> queues_;  // per worker, earliest deadline first
   std::vector<ModelId> ids_;               // policy model index -> profile model index
   std::vector<ModelId> fastest_;           // per worker; -2: not computed yet
-  WorkerId next_ = 0;                      // the round-robin pointer
+  std::vector<char> shortest_queue_;       // per policy: balanced shortest-queue-first (else round-robin)
+  bool any_shortest_queue_ = false;
+  WorkerId next_ = 0;  // the round-robin pointer
   std::vector<QueryId> batch_;
 };
 
@@ -197,12 +240,12 @@ std::shared_ptr<sched::Scheduler> make_ramsis(PolicyGenerator generate, RamsisOp
   return std::make_shared<Ramsis>(nullptr, std::move(generate), std::move(options));
 }
 
-PolicyGenerator cluster_policy_generator(std::vector<double> loads) {
+PolicyGenerator cluster_policy_generator(std::vector<double> loads, Balancer balancer) {
   if (!loads.empty()) {
     std::sort(loads.begin(), loads.end());
     validate_load_grid(loads, "loads");
   }
-  return [loads](const ClusterView& view, Nanos slo) -> std::shared_ptr<const PolicySet> {
+  return [loads, balancer](const ClusterView& view, Nanos slo) -> std::shared_ptr<const PolicySet> {
     WorkerId w = 0;
     while (w < view.num_workers() && !sched::is_live(view, w)) ++w;
     if (w == view.num_workers()) throw ValueError("ramsis: no live worker to generate policies for");
@@ -231,6 +274,7 @@ PolicyGenerator cluster_policy_generator(std::vector<double> loads) {
     options.generate.mdp.slo = slo;
     options.generate.mdp.workers = view.num_workers();
     options.generate.mdp.max_queue = max_queue;
+    options.generate.mdp.balancer = balancer;
     options.loads_qps = loads;
     if (options.loads_qps.empty()) {
       const double peak = peak_qps * view.num_workers();
@@ -254,41 +298,53 @@ std::shared_ptr<const PolicySet> load_policy_set(const std::string& path) {
 namespace servelab::ramsis {
 
 void register_ramsis(sched::SchedulerRegistry& registry) {
-  registry.add({"ramsis",
-                "RAMSIS: round-robin per-worker EDF queues; at each decision the MDP policy of the estimated load "
-                "picks (model, batch) from (queue length, earliest slack).",
-                {ParamSpec{"policies",
-                           ParamType::String,
-                           std::string{},
-                           "a policy set JSON file (servelab.ramsis policy sets save to it); '': generate one for "
-                           "the cluster at the first arrival, for that query's SLO",
-                           {},
-                           {},
-                           false,
-                           {}},
-                 ParamSpec{"loads",
-                           ParamType::FloatList,
-                           std::vector<double>{},
-                           "without a file: the loads (queries/s) to generate policies for ([]: 10 up to the "
-                           "cluster's peak throughput)",
-                           0.0,
-                           {},
-                           true,
-                           {}},
-                 ParamSpec::non_negative("load_qps", 0.0,
-                                         "a known, fixed load in queries/s instead of the monitor's estimate (0: "
-                                         "estimate it)"),
-                 ParamSpec::positive("window_ms", 500.0, "the load monitor's moving-average window, ms")},
-                [](const Params& p) {
-                  RamsisOptions options;
-                  options.fixed_load_qps = p.get_float("load_qps");
-                  options.window = millis_to_nanos(p.get_float("window_ms"), "window_ms");
-                  options.source = p.get_string("policies");
-                  if (options.source.empty()) {
-                    return make_ramsis(cluster_policy_generator(p.get_floats("loads")), options);
-                  }
-                  return make_ramsis(load_policy_set(options.source), options);
-                }});
+  registry.add(
+      {"ramsis",
+       "RAMSIS: per-worker EDF queues fed by the policies' load balancer (round-robin or shortest-queue-first); "
+       "at each decision the MDP policy of the estimated load picks (model, batch) from (queue length, "
+       "earliest slack).",
+       {ParamSpec{"policies",
+                  ParamType::String,
+                  std::string{},
+                  "a policy set JSON file (servelab.ramsis policy sets save to it); '': generate one for "
+                  "the cluster at the first arrival, for that query's SLO",
+                  {},
+                  {},
+                  false,
+                  {}},
+        ParamSpec{"loads",
+                  ParamType::FloatList,
+                  std::vector<double>{},
+                  "without a file: the loads (queries/s) to generate policies for ([]: 10 up to the "
+                  "cluster's peak throughput)",
+                  0.0,
+                  {},
+                  true,
+                  {}},
+        ParamSpec::non_negative("load_qps", 0.0,
+                                "a known, fixed load in queries/s instead of the monitor's estimate (0: "
+                                "estimate it)"),
+        ParamSpec::positive("window_ms", 500.0, "the load monitor's moving-average window, ms"),
+        ParamSpec{"balancer",
+                  ParamType::String,
+                  std::string{"round_robin"},
+                  "without a file: the load balancer the generated policies model and the scheduler uses "
+                  "(a file's policies name their own)",
+                  {},
+                  {},
+                  false,
+                  {"round_robin", "shortest_queue"}}},
+       [](const Params& p) {
+         RamsisOptions options;
+         options.fixed_load_qps = p.get_float("load_qps");
+         options.window = millis_to_nanos(p.get_float("window_ms"), "window_ms");
+         options.source = p.get_string("policies");
+         if (options.source.empty()) {
+           return make_ramsis(cluster_policy_generator(p.get_floats("loads"), parse_balancer(p.get_string("balancer"))),
+                              options);
+         }
+         return make_ramsis(load_policy_set(options.source), options);
+       }});
 }
 
 }  // namespace servelab::ramsis

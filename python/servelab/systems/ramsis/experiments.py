@@ -26,7 +26,8 @@ schedulers registered specs. The setup follows the artifact (NOTES.md of the dat
 - Trace: the Twitter trace (``trace=True`` reads ``twitter_trace/`` of ``data``) for 300 s; every
   method estimates the load over the last 0.5 s and uses its choice for the smallest grid load at
   or above the estimate, the grid being 200..4000 queries/s in steps of 200.
-- RAMSIS dispatches round-robin into per-worker EDF queues; Jellyfish+ and ModelSwitching serve an
+- RAMSIS dispatches round-robin (``balancer="shortest_queue"``: to the shortest queue, its policies
+  generated for it) into per-worker EDF queues; Jellyfish+ and ModelSwitching serve an
   in-order central queue. No method drops queries; a run ends one SLO after the last arrival.
 
 Metrics (:func:`summarize`): ``Result.summary()`` and two RAMSIS keys, every rate a fraction in
@@ -168,6 +169,7 @@ def _setup(
     ms_table: Any,
     threads: int,
     cache_dir: str | os.PathLike[str] | None,
+    balancer: str = "round_robin",
 ) -> _Setup:
     t = get_task(task, data)
     if (load is None) == (trace is None):
@@ -197,7 +199,7 @@ def _setup(
         scheduler = method_spec(
             method, t, workers=workers, slo_ms=slo, load=load, loads=loads,
             ms_duration_s=ms_duration_s, ms_table=ms_table, threads=threads, data=data,
-            cache_dir=cache_dir,
+            cache_dir=cache_dir, balancer=balancer,
         )  # fmt: skip
     stat = f"p{PERCENTILE}"
     scenario = Scenario.from_dict(
@@ -239,13 +241,14 @@ def experiment_scenario(
     ms_table: Any = None,
     threads: int = 1,
     cache_dir: str | os.PathLike[str] | None = None,
+    balancer: str = "round_robin",
 ) -> Scenario:
     """The Scenario of one configuration of the paper's evaluation (arguments as
     :func:`run_experiment`), for ``servelab.simulate`` or ``servelab.serve``."""
     return _setup(
         task, scheduler, workers, load=load, trace=trace, slo_ms=slo_ms, duration_s=duration_s,
         seed=seed, data=data, loads=loads, trace_mode=trace_mode, ms_duration_s=ms_duration_s,
-        ms_table=ms_table, threads=threads, cache_dir=cache_dir,
+        ms_table=ms_table, threads=threads, cache_dir=cache_dir, balancer=balancer,
     ).scenario  # fmt: skip
 
 
@@ -266,6 +269,7 @@ def run_experiment(
     ms_table: Any = None,
     threads: int = 1,
     cache_dir: str | os.PathLike[str] | None = None,
+    balancer: str = "round_robin",
 ) -> RamsisRun:
     """Simulates one method on one configuration of the paper's evaluation.
 
@@ -277,12 +281,14 @@ def run_experiment(
     ``trace_mode``) is given. slo_ms: default the task's first (tightest) SLO. loads: the policy
     grid used with a trace. ms_duration_s: the length of each simulation that builds
     ModelSwitching's table; ms_table: a given table instead. data: the RAMSIS data folder;
-    cache_dir: where the scenario's profile and policy files go (see ``cache.py``).
+    cache_dir: where the scenario's profile and policy files go (see ``cache.py``). balancer:
+    RAMSIS's load balancer, "round_robin" (the paper's) or "shortest_queue" (Appendix I): its
+    policies model it and its scheduler uses it.
     """
     setup = _setup(
         task, scheduler, workers, load=load, trace=trace, slo_ms=slo_ms, duration_s=duration_s,
         seed=seed, data=data, loads=loads, trace_mode=trace_mode, ms_duration_s=ms_duration_s,
-        ms_table=ms_table, threads=threads, cache_dir=cache_dir,
+        ms_table=ms_table, threads=threads, cache_dir=cache_dir, balancer=balancer,
     )  # fmt: skip
     start = time.perf_counter()
     result = simulate_scenario(setup.scenario)
@@ -313,6 +319,7 @@ def compare_methods(
     processes: int = 1,
     backend: str = "local",
     ray_address: str | None = None,
+    balancer: str = "round_robin",
 ) -> pd.DataFrame:
     """Runs every method on every configuration: the constant ``loads`` x ``workers``, or with
     ``trace`` the trace x ``workers``. Returns a DataFrame, one row per run (``RamsisRun.row()``):
@@ -321,7 +328,8 @@ def compare_methods(
     ``ms_tables``: {workers: table} to give ModelSwitching a table (e.g. the artifact's) instead
     of generating one with ``ms_duration_s`` runs. The runs go through ``servelab.sweep``:
     ``processes`` (default 1: in this process), ``backend`` ("local" or "ray") and
-    ``ray_address`` as there; the task, the trace and the tables are sent once."""
+    ``ray_address`` as there; the task, the trace and the tables are sent once. ``balancer``:
+    RAMSIS's (see :func:`run_experiment`)."""
     t = get_task(task, data)
     slo = float(slo_ms) if slo_ms is not None else t.slos_ms[0]
     rows = []
@@ -345,6 +353,7 @@ def compare_methods(
         "trace": lt if trace is not None else None, "slo": slo,
         "duration_s": duration_s, "seed": seed, "data": data, "ms_duration_s": ms_duration_s,
         "ms_tables": ms_tables, "threads": threads, "cache_dir": cache_dir,
+        "balancer": balancer,
     }  # fmt: skip
     try:
         frame = sweep(

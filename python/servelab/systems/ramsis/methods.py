@@ -2,7 +2,8 @@
 
 - RAMSIS: a policy set as the artifact makes it (FLD D=100, N=32, maximal batching, Poisson
   arrivals, round-robin over the workers, 100 value-iteration sweeps), one policy per load of the
-  grid (:func:`ramsis_policies`).
+  grid (:func:`ramsis_policies`); ``balancer="shortest_queue"`` models shortest-queue-first
+  instead (Appendix I), and the scheduler then balances that way.
 - ModelSwitching: a choice table from one simulation per model and load (:func:`make_ms_table`).
 - Jellyfish+: its rule needs nothing made offline.
 
@@ -43,17 +44,20 @@ def ramsis_policies(
     loads: Sequence[float],
     threads: int = 1,
     data: str | os.PathLike[str] | None = None,
+    balancer: str = "round_robin",
 ) -> PolicySet:
     """RAMSIS's policy set for a task as the artifact makes it, one policy per load of ``loads``
-    (no refinement); kept per configuration (the result does not depend on ``threads``)."""
+    (no refinement); kept per configuration (the result does not depend on ``threads``).
+    ``balancer``: the load balancer the MDPs model and the online scheduler then uses,
+    "round_robin" (the paper's) or "shortest_queue" (its Appendix I)."""
     t = get_task(task, data)
     grid = tuple(float(x) for x in loads)
-    key = (t.digest, float(slo_ms), int(workers), grid)
+    key = (t.digest, float(slo_ms), int(workers), grid, str(balancer))
     return _POLICY_SETS.get(
         key,
         lambda: policy_set(
             t, slo_ms=float(slo_ms), workers=int(workers), loads=list(grid), max_accuracy_gap=0.0,
-            threads=threads,
+            threads=threads, balancer=balancer,
         ),
     )  # fmt: skip
 
@@ -97,18 +101,21 @@ def method_spec(
     threads: int = 1,
     data: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    balancer: str = "round_robin",
 ) -> str:
     """The scheduler spec of one method as the experiments configure it: with a known constant
     ``load``, or (load None) with the load monitor over the ``loads`` grid. ``ms_table`` ({load:
     model} or a model_switching_table result) replaces ModelSwitching's generated table, e.g. with
     the artifact's own (``data.read_policy_gen``). RAMSIS's policy set is written to a file in
-    ``cache_dir`` (see ``cache.py``) that the spec names."""
+    ``cache_dir`` (see ``cache.py``) that the spec names; ``balancer`` is the one its policies
+    model and its scheduler uses (the baselines serve a central queue and ignore it)."""
     grid = [float(load)] if load is not None else [float(x) for x in loads]
     known = float(load) if load is not None else 0.0
     if method == "ramsis":
         policies = ramsis_policies(
-            task, slo_ms=slo_ms, workers=workers, loads=grid, threads=threads, data=data
-        )
+            task, slo_ms=slo_ms, workers=workers, loads=grid, threads=threads, data=data,
+            balancer=balancer,
+        )  # fmt: skip
         return ramsis_spec(policies, load_qps=known, cache_dir=cache_dir)
     if method == "jellyfish":
         return jellyfish_spec(loads=grid, load_qps=known, slo_ms=slo_ms)

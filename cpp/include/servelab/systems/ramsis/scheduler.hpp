@@ -1,5 +1,6 @@
-// RAMSIS online (paper sec. 3.2): a load monitor (moving average of the arrival rate), a
-// round-robin load balancer into per-worker queues served earliest deadline first, and at each
+// RAMSIS online (paper sec. 3.2): a load monitor (moving average of the arrival rate), the load
+// balancer the policies were generated for (round-robin, the paper's; shortest-queue-first,
+// Appendix I) into per-worker queues served earliest deadline first, and at each
 // decision point of a worker (idle with a non-empty queue) the action of the pre-computed policy of
 // the estimated load for the worker's state (queue length, slack of the earliest deadline).
 #pragma once
@@ -11,6 +12,7 @@
 
 #include "servelab/sched/scheduler.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
+#include "servelab/systems/ramsis/arrivals.hpp"
 #include "servelab/systems/ramsis/load_monitor.hpp"
 #include "servelab/systems/ramsis/policy.hpp"
 
@@ -37,10 +39,10 @@ std::shared_ptr<sched::Scheduler> make_ramsis(PolicyGenerator generate, RamsisOp
 
 // The generator the registered "ramsis" uses without a policy file: a policy set for the models
 // of the first live worker (on its hardware, with the run's decision statistic as the latency),
-// every worker assumed alike, round-robin over all of them, FLD with D = 100, N = min(32, the
+// every worker assumed alike, `balancer` over all of them, FLD with D = 100, N = min(32, the
 // largest batch every model covers), maximal batching, Poisson arrivals. `loads` (queries/s) is
 // the grid; empty: 10 loads evenly up to the cluster's peak throughput with its fastest model.
-PolicyGenerator cluster_policy_generator(std::vector<double> loads);
+PolicyGenerator cluster_policy_generator(std::vector<double> loads, Balancer balancer = Balancer::RoundRobin);
 
 // Reads a policy set (or a single worker policy, as a one-policy set) from a JSON file.
 // RuntimeError when the file cannot be read, ValueError naming the field when it is malformed.
