@@ -78,7 +78,13 @@ def test_shortest_queue_first_end_to_end(task, tmp_path):
     # scenario replays them.
     runs = {
         b: ramsis.run_experiment(
-            task, "ramsis", WORKERS, load=250.0, duration_s=5, seed=4, cache_dir=tmp_path,
+            task,
+            "ramsis",
+            WORKERS,
+            load=250.0,
+            duration_s=5,
+            seed=4,
+            cache_dir=tmp_path,
             balancer=b,
         )  # fmt: skip
         for b in ("round_robin", "shortest_queue")
