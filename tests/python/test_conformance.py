@@ -62,6 +62,19 @@ def _scenario(rate: float, count: int, apps: list[dict[str, Any]], drain_s: floa
     }
 
 
+# The same cluster's GPU instance and CPU instances as co-located instances: two on one GPU
+# machine (both models) and two on each of two 8-core CPU machines, slowing each other down by a
+# quarter per co-runner in the simulator.
+COLOCATED = {
+    **_scenario(30, 3000, TWO_APPS, drain_s=60),
+    "machines": [{"name": "gpu", "count": 1}, {"name": "cpu", "count": 2, "cores": 8}],
+    "workers": [
+        {"hardware": "g4dn.xlarge", "count": 2, "models": ["rm2", "wnd"], "machine": "gpu"},
+        {"hardware": "c5n.2xlarge", "count": 2, "models": ["rm2"], "machine": "cpu"},
+    ],
+    "interference": "per_corunner(slowdown=0.25)",
+}
+
 # (world, case) -> scenario without its scheduler. The cluster serves about 55 queries/s of the
 # Kairos size mix: "moderate" loads it to ~55%, "overloaded" to ~160% (a queue builds up and the
 # 1 s drain cuts the backlog off, so dropped records appear), "two_apps" mixes a tight-SLO app of
@@ -70,6 +83,7 @@ CASES: dict[tuple[str, str], dict[str, Any]] = {
     ("sim", "moderate"): _scenario(30, 3000, [RM2], drain_s=60),
     ("sim", "overloaded"): _scenario(90, 3000, [RM2], drain_s=1),
     ("sim", "two_apps"): _scenario(40, 3000, TWO_APPS, drain_s=60),
+    ("sim", "colocated"): COLOCATED,
     ("serve", "two_apps"): _scenario(40, 60, TWO_APPS, drain_s=5),
 }
 # Light load (~25%) for the cross-world comparison: little queueing, so decisions rarely hinge on
@@ -100,8 +114,14 @@ def run(name: str, world: str, case: str, seed: int = 0, repeat: int = 0) -> ser
 
 
 def expected_workers(scenario: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """(hardware, models) of each initial worker, in worker-id order."""
-    return [(w["hardware"], w["models"]) for w in scenario["workers"] for _ in range(w["count"])]
+    """(hardware, models) of each initial worker, in worker-id order (a group placed on machines
+    has `count` instances on each)."""
+    machines = {m["name"]: m.get("count", 1) for m in scenario.get("machines", [])}
+    return [
+        (w["hardware"], w["models"])
+        for w in scenario["workers"]
+        for _ in range(w["count"] * machines.get(w.get("machine"), 1))
+    ]
 
 
 def latencies_ms(res: servelab.Result) -> np.ndarray:
@@ -272,11 +292,20 @@ def test_summary_agrees_with_records(name, world, case):
     assert s["latency_ms"]["max"] == pytest.approx(lat.max(), rel=1e-12)
 
     # Money: workers pay price x active time; queries share what their batches cost.
+    # A declared machine is paid once, over the whole run, by its first instance, and its k
+    # instances' batches are charged price / k.
     price = np.array([PROFILE.price(h) for h in res.hardware_names])[w["hardware"]]
     assert s["cost_dollars"] == pytest.approx(float(w["cost"].sum()), rel=1e-12)
-    np.testing.assert_allclose(w["cost"], price * w["active_ns"] / 3.6e12, rtol=1e-9)
+    sharing = np.bincount(w["machine"])[w["machine"]]
+    declared = sum(m.get("count", 1) for m in CASES[(world, case)].get("machines", []))
+    paid = price * w["active_ns"] / 3.6e12  # a worker added during the run: its own machine
+    on_declared = w["machine"] < declared
+    paid[on_declared] = 0.0
+    first = np.unique(w["machine"][on_declared], return_index=True)[1]
+    paid[first] = price[first] * res.meta["duration_ns"] / 3.6e12
+    np.testing.assert_allclose(w["cost"], paid, rtol=1e-9)
     per_worker = np.bincount(c["worker"][done], weights=c["cost"][done], minlength=len(price))
-    np.testing.assert_allclose(per_worker, price * w["busy_ns"] / 3.6e12, rtol=1e-6)
+    np.testing.assert_allclose(per_worker, price / sharing * w["busy_ns"] / 3.6e12, rtol=1e-6)
     assert s["batch_cost_dollars"] == pytest.approx(
         float(np.nansum(c["cost"], dtype=np.float64)), rel=1e-12
     )

@@ -383,7 +383,10 @@ void ClusterState::dispatch_checked(WorkerId worker, ModelId model, std::span<co
 BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish) {
   Worker& w = workers_[worker];
   const RunningBatch& batch = w.batch;
-  const double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
+  double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
+  // On a declared machine its instances share its price: a batch pays its share of the time.
+  if (declared_machines_ > 0 && w.machine < declared_machines_) [[unlikely]]
+    batch_cost /= static_cast<double>(machines_[static_cast<std::size_t>(w.machine)].instances.size());
   if (batch.queries.size() == 1) {
     // Its size is the batch's items: no reads of its record. The int8 status column may alias
     // anything, so it is written last (the other columns' addresses are read before it).
