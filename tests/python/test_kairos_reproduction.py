@@ -5,6 +5,7 @@ instances."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from servelab import kairos
@@ -42,3 +43,92 @@ def test_kairos_over_ribbon_grows_with_the_cpu_share(folder):
     assert frame["cpu_share"].tolist() == pytest.approx([0.0, 13 * 0.149 / (0.526 + 13 * 0.149)])
     with pytest.raises(ValueError, match="at least one"):
         kairos.compare_on_configs(folder, [], size=SMALL)
+
+
+# ---- Fig. 10: sub-configuration pruning and schemes it does not fit ---------------------------
+
+
+def test_adding_an_instance_lowers_ribbons_throughput_not_kaiross(folder):
+    # dien at 1,000 queries: one t3.xlarge beside one g4dn takes queries first come, first served
+    # and serves them beyond QoS: Ribbon drops from about 96 to about 52 QPS (2,000 queries: 95.7
+    # and 51.6), while Kairos gains (89 -> 97). So "fewer instances never serve more" fails.
+    one, more = {"g4dn.xlarge": 1}, {"g4dn.xlarge": 1, "t3.xlarge": 1}
+
+    def rate(config, spec):
+        return kairos.evaluate_config(folder, config, spec, model="dien", queries=1000).rate
+
+    ribbon = rate(one, "ribbon") / rate(more, "ribbon")
+    assert 1.4 <= ribbon <= 2.5, ribbon
+    assert 0.75 <= rate(one, "kairos") / rate(more, "kairos") <= 1.0
+
+
+def test_non_monotone_pairs():
+    values = {(1, 0): 10.0, (1, 1): 5.0, (2, 0): 10.1, (2, 1): 12.0, (0, 1): 1.0}
+    assert kairos.non_monotone_pairs(values) == [((1, 0), (1, 1), 10.0, 5.0)]
+    assert kairos.non_monotone_pairs(values, rel_tol=1.0) == []
+    assert kairos.non_monotone_pairs({(1, 0): 10.0, (2, 0): 9.95}, rel_tol=0.01) == []
+    with pytest.raises(ValueError, match="rel_tol"):
+        kairos.non_monotone_pairs(values, rel_tol=-1)
+
+
+def test_monotone_pruning_default_by_distributor():
+    assert kairos.monotone_pruning_for("kairos(variant='artifact')")
+    assert kairos.monotone_pruning_for("clockwork")
+    assert not kairos.monotone_pruning_for("ribbon")
+    assert not kairos.monotone_pruning_for("drs(threshold=300)")
+    assert not kairos.monotone_pruning_for("some_other_scheduler")  # no pruning: always correct
+
+
+def trap(frame):
+    """Values on ``frame``'s configurations where the optimum (2.0) is a sub-configuration of the
+    top bound's configuration (1.0), every other configuration 0: the shape of Ribbon's spaces,
+    where a GPU pool beats the bigger mixes containing it."""
+    types = frame.attrs["types"]
+    counts = [tuple(int(n) for n in row) for row in frame[types].to_numpy()]
+    top = counts[0]
+    sub = next(c for c in counts[1:] if all(a <= b for a, b in zip(c, top, strict=True)))
+    values = dict.fromkeys(counts, 0.0)
+    values[top], values[sub] = 1.0, 2.0
+    return values, sub
+
+
+def test_search_without_sub_configuration_pruning_reaches_the_optimum(folder):
+    frame = kairos.upper_bounds(folder, "rm2")
+    values, sub = trap(frame)
+    pruned = kairos.search(frame, objective=values, method="kairos+")
+    assert pruned.best_value == 1.0  # the top configuration pruned the optimum below it
+    exact = kairos.search(frame, objective=values, method="kairos+", monotone_pruning=False)
+    assert exact.best_value == 2.0 and tuple(exact.best_config) == sub
+    for method in ("random", "hill_climbing", "exhaustive"):
+        r = kairos.search(frame, objective=values, method=method, monotone_pruning=False, seed=1)
+        assert r.best_value == 2.0, method
+    table = kairos.compare_searches(
+        frame, objective=values, methods=("kairos+", "random"), monotone_pruning=False
+    )
+    assert table["reached_optimum"].all()
+
+
+def test_fig10_prunes_by_scheme_and_reports_what_pruning_would_miss(folder):
+    frame = kairos.upper_bounds(folder, "rm2")
+    values, _ = trap(frame)
+    table = kairos.exploration_overhead(
+        folder, "rm2", distributors={"ribbon": "ribbon", "kairos": "kairos"},
+        known={"ribbon": values, "kairos": values},
+    )  # fmt: skip
+    ribbon, kairos_row = table.loc["ribbon"], table.loc["kairos"]
+    assert not ribbon["monotone_pruning"] and kairos_row["monotone_pruning"]
+    assert ribbon["rate"] == 2.0 and ribbon["kairos_plus_rate"] == 2.0
+    assert 2 <= ribbon["evaluations_to_optimum"] <= len(frame)
+    assert np.isnan(ribbon["pruned_to_optimum"])  # the paper's pruning never reaches it
+    assert np.isnan(kairos_row["evaluations_to_optimum"])  # forced on: misses it too
+    assert ribbon["non_monotone"] >= 1 and ribbon["above_bound"] == 0
+    forced = kairos.exploration_overhead(
+        folder, "rm2", distributors={"ribbon": "ribbon"}, known={"ribbon": values},
+        monotone_pruning={"ribbon": True},
+    )  # fmt: skip
+    assert np.isnan(forced.loc["ribbon", "evaluations_to_optimum"])
+    with pytest.raises(ValueError, match="not compared"):
+        kairos.exploration_overhead(
+            folder, "rm2", distributors={"ribbon": "ribbon"}, known={"ribbon": values},
+            monotone_pruning={"drs": False},
+        )  # fmt: skip

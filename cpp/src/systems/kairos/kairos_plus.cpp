@@ -9,7 +9,7 @@
 namespace servelab::kairos {
 
 solvers::search::Problem search_problem(const BoundTable& table, solvers::search::Objective objective,
-                                        bool bound_pruning) {
+                                        bool bound_pruning, bool monotone_pruning) {
   if (table.configs.empty()) throw ValueError("the bound table is empty: no feasible configuration to search");
   auto bounds = std::make_shared<std::map<solvers::search::Config, double>>();
   for (std::size_t i = 0; i < table.configs.size(); ++i) bounds->emplace(table.configs.config(i), table.bound[i]);
@@ -22,13 +22,14 @@ solvers::search::Problem search_problem(const BoundTable& table, solvers::search
         return it->second;
       });
   problem.bound_pruning = bound_pruning;
+  problem.monotone_pruning = monotone_pruning;
   return problem;
 }
 
 solvers::search::SearchResult search_configs(const BoundTable& table, solvers::search::Objective objective,
                                              std::string_view method, const solvers::search::SearchOptions& options,
-                                             const ParamArgs& args, bool bound_pruning) {
-  const solvers::search::Problem problem = search_problem(table, std::move(objective), bound_pruning);
+                                             const ParamArgs& args, bool bound_pruning, bool monotone_pruning) {
+  const solvers::search::Problem problem = search_problem(table, std::move(objective), bound_pruning, monotone_pruning);
   return solvers::search::run_search(problem, method, options, args);
 }
 

@@ -64,7 +64,15 @@ _PUBLIC = {
         "tune_drs_threshold",
     ),
     "fluid": ("FluidBound", "fluid_bounds", "fluid_size_classes", "fluid_upper_bound"),
-    "kairos_plus": ("METHODS", "compare_searches", "search", "search_trace"),
+    "kairos_plus": (
+        "METHODS",
+        "MONOTONE_DISTRIBUTORS",
+        "compare_searches",
+        "monotone_pruning_for",
+        "non_monotone_pairs",
+        "search",
+        "search_trace",
+    ),
     "oracle": (
         "BestOracle",
         "OracleResult",

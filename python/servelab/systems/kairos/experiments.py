@@ -517,12 +517,22 @@ def _scheme_rate(
 
 
 def _config_rate(
-    scheme: str, counts: tuple[int, ...], spec: str, types: list[str], folder: Path,
+    scheme: str, counts: tuple[int, ...], spec: str | None, types: list[str], folder: Path,
     search: Mapping[str, Any],
 ) -> dict[str, float]:  # fmt: skip
-    """One configuration under one scheme for exploration_overhead (module level, as above)."""
+    """One configuration under one scheme for exploration_overhead (module level, as above);
+    ``spec`` None is DRS with its threshold hill-climbed for this configuration (one evaluation
+    when it has a single type: the threshold then changes nothing)."""
     present = {t: n for t, n in zip(types, counts, strict=True) if n}
+    if spec is None:
+        if len(present) == 1:
+            return {"rate": evaluate_config(folder, present, "drs", **search).rate}
+        return {"rate": tune_drs_threshold(folder, present, **search).rate}
     return {"rate": evaluate_config(folder, present, spec, **search).rate}
+
+
+#: exploration_overhead's distributor column for DRS tuned per configuration.
+TUNED_DRS = "drs (threshold hill-climbed per configuration)"
 
 
 def exploration_overhead(
@@ -534,6 +544,9 @@ def exploration_overhead(
     distributors: Mapping[str, str] | None = None,
     known: Mapping[str, Mapping[tuple[int, ...], float]] | None = None,
     formula: str = "artifact",
+    tune_drs: bool = False,
+    monotone_pruning: bool | Mapping[str, bool] | None = None,
+    budget: float | None = None,
     processes: int = 1,
     backend: str = "local",
     ray_address: str | None = None,
@@ -544,20 +557,33 @@ def exploration_overhead(
 
     Every configuration is measured under every scheme (its optimum is the exhaustive one), then
     Kairos+ runs over those values. distributors: scheme -> scheduler spec (default Kairos,
-    Ribbon, DRS with its default threshold per configuration, since tuning it by hill climbing
-    for each configuration would multiply the runs, and CLKWRK). known: scheme -> {counts tuple
-    (the frame's type order): allowable throughput} already measured, used instead of simulating.
+    Ribbon, DRS and CLKWRK). tune_drs: measure the scheme "drs" with its threshold hill-climbed
+    for each configuration (:func:`tune_drs_threshold`), as the paper's DRS is; False (default,
+    cheaper): its default threshold per configuration. known: scheme -> {counts tuple (the
+    frame's type order): allowable throughput} already measured, used instead of simulating.
+    budget: the space's budget ($/h; default instance.json's).
+
+    monotone_pruning: whether Kairos+ prunes the sub-configurations of what it evaluated, per
+    scheme (a mapping) or for all (a bool); None (default): as the distributor allows
+    (:func:`~servelab.kairos.monotone_pruning_for`: not for Ribbon and DRS, whose first come,
+    first served throughput can rise when an instance is removed, so that the pruning can skip
+    their optimum).
 
     One row per scheme: the optimum ``config`` and its ``rate``; ``evaluations`` until Kairos+
     stops; ``evaluations_to_optimum`` and ``share_to_optimum`` (of the space), NaN when Kairos+
-    stops without it (its sub-configuration pruning assumes that removing instances never helps,
-    which FCFS-like distributors break); ``kairos_plus_rate``, the best Kairos+ found.
+    stops without it (only possible when a pruning's assumption fails: a sub-configuration
+    serving more, or a measured rate above its bound); ``kairos_plus_rate``, the best Kairos+
+    found; ``monotone_pruning`` (what the search used); ``pruned_to_optimum``, the same count
+    with sub-configuration pruning (NaN: the pruning skipped the optimum); ``non_monotone``, how
+    many (configuration, one more instance) pairs serve more with fewer instances by more than
+    the rate search's tolerance; ``above_bound``, how many configurations measure above their
+    upper bound (by more than that tolerance).
 
     The measurements (every configuration x scheme not in ``known``) are the points of one
     ``servelab.sweep``: ``processes``, ``backend`` and ``ray_address`` as there.
     """
     from .bounds import upper_bounds
-    from .kairos_plus import search
+    from .kairos_plus import monotone_pruning_for, non_monotone_pairs, search
 
     folder, run, qos = _comparison(source, model, size, qos_ms)
     schemes = dict(
@@ -565,13 +591,21 @@ def exploration_overhead(
         if distributors is not None
         else {"kairos": "kairos", "ribbon": "ribbon", "drs": "drs", "clockwork": "clockwork"}
     )
-    frame = upper_bounds(folder, model, formula=formula)
+    if isinstance(monotone_pruning, Mapping):
+        unknown = set(monotone_pruning) - set(schemes)
+        if unknown:
+            raise ValueError(f"monotone_pruning names schemes not compared: {sorted(unknown)}")
+    frame = upper_bounds(folder, model, formula=formula, budget=budget)
     types = list(frame.attrs["types"])
     space = [tuple(int(n) for n in row) for row in frame[types].to_numpy()]
+    bound = dict(zip(space, frame["bound"].astype(float), strict=True))
     values = {scheme: dict((known or {}).get(scheme, {})) for scheme in schemes}
+    specs = {
+        scheme: None if tune_drs and spec == "drs" else spec for scheme, spec in schemes.items()
+    }
     points = [
-        {"scheme": scheme, "counts": key, "spec": spec}
-        for scheme, spec in schemes.items()
+        {"scheme": scheme, "counts": key, "spec": specs[scheme]}
+        for scheme in schemes
         for key in space
         if key not in values[scheme]
     ]
@@ -583,22 +617,40 @@ def exploration_overhead(
     ):
         values[point["scheme"]][point["counts"]] = found["rate"]
     rows = []
+    noise = float(run["rel_tol"])
     for scheme, spec in schemes.items():
         measured = values[scheme]
         optimum = max(space, key=lambda key: (measured[key], [-n for n in key]))
-        found = search(frame, objective=measured, method="kairos+")
         best = measured[optimum]
-        to_opt = found.evaluations_to_reach(best, tolerance=1e-9 * max(1.0, abs(best)))
+        tol = 1e-9 * max(1.0, abs(best))
+        if isinstance(monotone_pruning, Mapping):
+            prune = bool(monotone_pruning.get(scheme, monotone_pruning_for(spec)))
+        elif monotone_pruning is None:
+            prune = monotone_pruning_for(spec)
+        else:
+            prune = bool(monotone_pruning)
+        found = search(frame, objective=measured, method="kairos+", monotone_pruning=prune)
+        to_opt = found.evaluations_to_reach(best, tolerance=tol)
+        pruned = (
+            found
+            if prune
+            else search(frame, objective=measured, method="kairos+", monotone_pruning=True)
+        )
+        pruned_to = pruned.evaluations_to_reach(best, tolerance=tol)
         rows.append(
             {
                 "scheme": scheme,
-                "distributor": spec,
+                "distributor": TUNED_DRS if specs[scheme] is None else spec,
                 "config": {t: n for t, n in zip(types, optimum, strict=True) if n},
                 "rate": best,
                 "evaluations": found.evaluations,
                 "evaluations_to_optimum": to_opt if to_opt else math.nan,
                 "share_to_optimum": to_opt / len(space) if to_opt else math.nan,
                 "kairos_plus_rate": found.best_value,
+                "monotone_pruning": prune,
+                "pruned_to_optimum": pruned_to if pruned_to else math.nan,
+                "non_monotone": len(non_monotone_pairs(measured, rel_tol=noise)),
+                "above_bound": sum(measured[k] > bound[k] * (1 + noise) for k in space),
             }
         )
     out = pd.DataFrame(rows).set_index("scheme")
