@@ -39,8 +39,8 @@ void init_cluster(py::module_& m) {
       .def_readonly("config", &cluster::WorkerGroup::config)
       .def_readonly("machine", &cluster::WorkerGroup::machine)
       .def("__repr__", [](const cluster::WorkerGroup& g) {
-        return str("WorkerGroup(hardware='", g.hardware, "', count=", g.count, ", models=[", g.models.size(),
-                   " names]", g.machine.empty() ? "" : ", machine='" + g.machine + "'", ")");
+        return str("WorkerGroup(hardware='", g.hardware, "', count=", g.count, ", models=[", g.models.size(), " names]",
+                   g.machine.empty() ? "" : ", machine='" + g.machine + "'", ")");
       });
   py::class_<cluster::MachineGroup>(m, "MachineGroup",
                                     "`count` identical machines that worker groups place instances on (co-location).")

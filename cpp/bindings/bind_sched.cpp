@@ -199,11 +199,15 @@ void def_view_machines(ViewClass& view) {
           [](const ClusterView& v, const IntArg& machine) {
             return resources_dict(v.machine_resources(to_machine(machine)));
           },
-          py::arg("machine"), "{'cores', 'memory_mb', 'accel_memory_mb', 'llc_ways', 'memory_bw_gbps'} (0: not modelled).")
+          py::arg("machine"),
+          "{'cores', 'memory_mb', 'accel_memory_mb', 'llc_ways', 'memory_bw_gbps'} (0: not modelled).")
       .def(
           "free_resources",
-          [](const ClusterView& v, const IntArg& machine) { return resources_dict(v.free_resources(to_machine(machine))); },
-          py::arg("machine"), "What its instances have not taken: cores and ways not in their knobs, memory not in their models.")
+          [](const ClusterView& v, const IntArg& machine) {
+            return resources_dict(v.free_resources(to_machine(machine)));
+          },
+          py::arg("machine"),
+          "What its instances have not taken: cores and ways not in their knobs, memory not in their models.")
       .def(
           "running_model", [](const ClusterView& v, const IntArg& w) { return v.running_model(to_worker(w)); },
           py::arg("worker"), "The model of the worker's running batch, or -1.")

@@ -29,7 +29,8 @@ void init_sim(py::module_& m) {
       .def("__repr__", &cluster::LoopModel::describe);
   bind_registry<cluster::LoopModel>(m, "loop_model", "loop_models", &catalogue::loop_models);
   py::class_<cluster::InterferenceModel, std::shared_ptr<cluster::InterferenceModel>>(
-      m, "InterferenceModel", "How co-located instances slow each other down, for the simulator (make_interference_model).")
+      m, "InterferenceModel",
+      "How co-located instances slow each other down, for the simulator (make_interference_model).")
       .def("describe", &cluster::InterferenceModel::describe)
       .def("__repr__", &cluster::InterferenceModel::describe);
   bind_registry<cluster::InterferenceModel>(m, "interference_model", "interference_models",

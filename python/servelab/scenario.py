@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import reprlib
 from collections.abc import Mapping
-import dataclasses
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -58,7 +58,8 @@ _TOP_KEYS = {
     "decision_statistic", "service", "drain_s", "records", "machines", "interference",
 }  # fmt: skip
 _MACHINE_KEYS = {
-    "name", "count", "hardware", "cores", "memory_mb", "accel_memory_mb", "llc_ways", "memory_bw_gbps",
+    "name", "count", "hardware", "cores", "memory_mb", "accel_memory_mb", "llc_ways",
+    "memory_bw_gbps",
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor", "arrivals"}

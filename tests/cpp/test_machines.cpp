@@ -235,8 +235,7 @@ TEST(Machines, BadMachinesNameTheFieldAndValue) {
   spec.workers[0].machine = "box";
   spec.workers[0].config = {{"cores", 3}};
   spec.machines = {{"box", 1, "", {.cores = 4}}};
-  EXPECT_NE(error_of(spec).find("ask for cores=6 in all, more than its cores=4"), std::string::npos)
-      << error_of(spec);
+  EXPECT_NE(error_of(spec).find("ask for cores=6 in all, more than its cores=4"), std::string::npos) << error_of(spec);
   spec.workers[0].config = {};
   spec.machines[0].resources.memory_mb = -1;
   EXPECT_NE(error_of(spec).find("machines[0].memory_mb=-1 must be a finite number >= 0"), std::string::npos);

@@ -44,3 +44,15 @@ def test_gpu_benchmark_smoke():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ratio torch / servelab" in proc.stdout or "skipped: " in proc.stdout
+
+
+def test_colocated_benchmark_smoke():
+    """Runs the co-located benchmark small: it checks servelab's re-timed finish times against
+    the plain-Python simulator of the same world first."""
+    runner = RUNNER.parent / "bench_colocated.py"
+    proc = subprocess.run(
+        [sys.executable, str(runner), "--smoke"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "finish times within 0 ns" in proc.stdout
+    assert "re-timing cost" in proc.stdout

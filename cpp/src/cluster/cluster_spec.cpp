@@ -20,9 +20,8 @@ namespace {
 void check_resources(const std::string& where, const sched::MachineResources& r) {
   if (r.cores < 0) throw ValueError(str(where, ".cores=", r.cores, " must be >= 0 (0: not modelled)"));
   if (r.llc_ways < 0) throw ValueError(str(where, ".llc_ways=", r.llc_ways, " must be >= 0 (0: not modelled)"));
-  const std::pair<const char*, double> amounts[] = {{"memory_mb", r.memory_mb},
-                                                    {"accel_memory_mb", r.accel_memory_mb},
-                                                    {"memory_bw_gbps", r.memory_bw_gbps}};
+  const std::pair<const char*, double> amounts[] = {
+      {"memory_mb", r.memory_mb}, {"accel_memory_mb", r.accel_memory_mb}, {"memory_bw_gbps", r.memory_bw_gbps}};
   for (const auto& [name, value] : amounts) {
     if (!std::isfinite(value) || value < 0) {
       throw ValueError(str(where, ".", name, "=", value, " must be a finite number >= 0 (0: not modelled)"));

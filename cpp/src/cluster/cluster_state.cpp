@@ -678,8 +678,8 @@ void ClusterState::check_memory_fits(sched::MachineId machine, double extra_mb, 
   const auto left = free_resources(machine);
   const double room = accel ? left.accel_memory_mb : left.memory_mb;
   if (extra_mb > room) {
-    throw ValueError(str(action, ": machine=", machine, " has ", room, " MB of ", accel ? "accel_memory_mb" : "memory_mb",
-                         " free, the models need ", extra_mb, " MB"));
+    throw ValueError(str(action, ": machine=", machine, " has ", room, " MB of ",
+                         accel ? "accel_memory_mb" : "memory_mb", " free, the models need ", extra_mb, " MB"));
   }
 }
 

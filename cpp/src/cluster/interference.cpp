@@ -188,35 +188,40 @@ double checked_slowdown(const InterferenceModel& model, const sched::ClusterView
 }
 
 void register_interference_models(InterferenceModelRegistry& registry) {
-  registry.add({"none", "No interference: every batch runs at its profile time, whatever shares its machine.",
-                {},
-                [](const Params&) -> std::shared_ptr<InterferenceModel> { return std::make_shared<NoInterference>(); }});
-  registry.add({"per_corunner",
-                "A fixed slowdown per co-runner: a batch runs 1 + slowdown x (instances running a batch on its "
-                "machine besides it) times slower (INFaaS's linear interference).",
-                {float_param("slowdown", 0.1, 0, 1000, "the extra time each co-runner adds, as a share of the time alone")},
-                [](const Params& p) -> std::shared_ptr<InterferenceModel> {
-                  return std::make_shared<PerCoRunner>(p.get_float("slowdown"));
-                }});
-  registry.add({"cpu_share",
-                "Busy threads share the machine's cores (machines[].cores): with T threads of running batches (each "
-                "instance's threads_knob, default 1) plus `controller` on C cores, each runs max(1, T / C) times "
-                "slower; an instance with cores of its own (the 'cores' knob) shares only those.",
-                {string_param("threads_knob", "threads", "the instance knob giving its batch's threads (default 1)"),
-                 float_param("controller", 0, 0, 1024, "threads the serving loop's controller keeps busy on the machine")},
-                [](const Params& p) -> std::shared_ptr<InterferenceModel> {
-                  if (p.get_string("threads_knob").empty()) throw ValueError("cpu_share: threads_knob='' names no knob");
-                  return std::make_shared<CpuShare>(p.get_string("threads_knob"), p.get_float("controller"));
-                }});
-  registry.add({"measured",
-                "Slowdowns measured by co-runner set (servelab.profile(..., co_located=...) fits it): table='m:c1+c2=1.4; "
-                "m:c1=1.2' gives the slowdown of a batch of m while batches of c1 and c2 run on its machine; a set not "
-                "in the table multiplies its pairs' entries, and a pair not in it adds `otherwise` per co-runner.",
-                {string_param("table", "", "entries 'model:co_runner+co_runner=slowdown', separated by ';'"),
-                 float_param("otherwise", 0, 0, 1000, "the slowdown per co-runner for a pair the table lacks, minus 1")},
-                [](const Params& p) -> std::shared_ptr<InterferenceModel> {
-                  return std::make_shared<MeasuredInterference>(p.get_string("table"), p.get_float("otherwise"));
-                }});
+  registry.add(
+      {"none",
+       "No interference: every batch runs at its profile time, whatever shares its machine.",
+       {},
+       [](const Params&) -> std::shared_ptr<InterferenceModel> { return std::make_shared<NoInterference>(); }});
+  registry.add(
+      {"per_corunner",
+       "A fixed slowdown per co-runner: a batch runs 1 + slowdown x (instances running a batch on its "
+       "machine besides it) times slower (INFaaS's linear interference).",
+       {float_param("slowdown", 0.1, 0, 1000, "the extra time each co-runner adds, as a share of the time alone")},
+       [](const Params& p) -> std::shared_ptr<InterferenceModel> {
+         return std::make_shared<PerCoRunner>(p.get_float("slowdown"));
+       }});
+  registry.add(
+      {"cpu_share",
+       "Busy threads share the machine's cores (machines[].cores): with T threads of running batches (each "
+       "instance's threads_knob, default 1) plus `controller` on C cores, each runs max(1, T / C) times "
+       "slower; an instance with cores of its own (the 'cores' knob) shares only those.",
+       {string_param("threads_knob", "threads", "the instance knob giving its batch's threads (default 1)"),
+        float_param("controller", 0, 0, 1024, "threads the serving loop's controller keeps busy on the machine")},
+       [](const Params& p) -> std::shared_ptr<InterferenceModel> {
+         if (p.get_string("threads_knob").empty()) throw ValueError("cpu_share: threads_knob='' names no knob");
+         return std::make_shared<CpuShare>(p.get_string("threads_knob"), p.get_float("controller"));
+       }});
+  registry.add(
+      {"measured",
+       "Slowdowns measured by co-runner set (servelab.profile(..., co_located=...) fits it): table='m:c1+c2=1.4; "
+       "m:c1=1.2' gives the slowdown of a batch of m while batches of c1 and c2 run on its machine; a set not "
+       "in the table multiplies its pairs' entries, and a pair not in it adds `otherwise` per co-runner.",
+       {string_param("table", "", "entries 'model:co_runner+co_runner=slowdown', separated by ';'"),
+        float_param("otherwise", 0, 0, 1000, "the slowdown per co-runner for a pair the table lacks, minus 1")},
+       [](const Params& p) -> std::shared_ptr<InterferenceModel> {
+         return std::make_shared<MeasuredInterference>(p.get_string("table"), p.get_float("otherwise"));
+       }});
 }
 
 }  // namespace servelab::cluster

@@ -168,7 +168,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   }
   // A partition changed: the batches on the worker's machine run at new rates from now.
   void config_changed(WorkerId worker) override {
-    if (interference_) retime(state_->machine(worker));
+    if (interference_ && state_->machine(worker) != retime_after_hook_) retime(state_->machine(worker));
   }
 
  private:
@@ -207,10 +207,13 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     p.since = p.start;
     p.notice = notice;
     p.slowdown = 0;  // none yet: retime() schedules its end
-    retime(state_->machine(worker));
+    const sched::MachineId machine = state_->machine(worker);
+    if (machine != retime_after_hook_) retime(machine);
   }
   // The batches running on `machine` progress at new rates from now: each keeps the work done at
-  // its old rate and gets a new end (a new event; the old one goes stale) when its rate changed.
+  // its old rate and gets a new end when its rate changed. The machine has one pending end
+  // event, its earliest batch end (ties: the lowest position among its instances); a new one is
+  // pushed only when that changes, and the old one goes stale.
   void retime(sched::MachineId machine) {
     running_.clear();
     for (const WorkerId w : state_->instances(machine)) {
@@ -223,29 +226,58 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         p.since = now_;
       }
     }
+    WorkerId first = -1;
+    Nanos first_end = 0;
     for (std::size_t i = 0; i < running_.size(); ++i) {
       const WorkerId w = running_[i];
       Progress& p = progress_[static_cast<std::size_t>(w)];
-      if (p.work_left == 0 && p.slowdown > 0) continue;  // done, its end not noticed yet
-      co_runners_.assign(running_.begin(), running_.end());
-      co_runners_.erase(co_runners_.begin() + static_cast<std::ptrdiff_t>(i));
-      const double slowdown = cluster::checked_slowdown(*interference_, *state_, w, co_runners_);
-      if (slowdown == p.slowdown) continue;  // same rate, same end
-      p.slowdown = slowdown;
-      p.finish = p.since + static_cast<Nanos>(std::llround(p.work_left * slowdown));
-      p.event = seq_;
-      push(p.finish + p.notice, EventKind::BatchDone, w);
+      if (p.work_left > 0 || p.slowdown == 0) {  // (else done, its end not noticed yet)
+        co_runners_.clear();
+        for (std::size_t j = 0; j < running_.size(); ++j) {
+          if (j != i) co_runners_.push_back(running_[j]);
+        }
+        const double slowdown = cluster::checked_slowdown(*interference_, *state_, w, co_runners_);
+        if (slowdown != p.slowdown) {
+          p.slowdown = slowdown;
+          // Rounded half up (the value is >= 0), inline: llround is a library call.
+          p.finish = p.since + static_cast<Nanos>(p.work_left * slowdown + 0.5);
+        }
+      }
+      if (first < 0 || p.finish + p.notice < first_end) {
+        first = w;
+        first_end = p.finish + p.notice;
+      }
+    }
+    const auto m = static_cast<std::size_t>(machine);
+    if (machine_end_.size() <= m) machine_end_.resize(m + 1);
+    MachineEnd& end = machine_end_[m];
+    if (first < 0) {
+      end.event = -1;
+    } else if (end.event < 0 || end.worker != first || end.at != first_end) {
+      end = {seq_, first_end, first};
+      push(first_end, EventKind::BatchDone, first);
     }
   }
-  // A batch's end under an interference model: stale ends (re-timed since) are skipped; the
+  // A batch's end under an interference model: ends made stale by a re-timing are skipped; the
   // machine's other batches speed up from now.
   void finish_shared_batch(const Event& e, sched::Scheduler& scheduler) {
     const auto worker = static_cast<WorkerId>(e.payload);
+    const sched::MachineId machine = state_->machine(worker);
+    if (e.seq != machine_end_[static_cast<std::size_t>(machine)].event) return;
     const Progress& p = progress_[static_cast<std::size_t>(worker)];
-    if (e.seq != p.event) return;
     const auto done = state_->finish_batch(worker, p.start, p.finish);
-    retime(state_->machine(worker));
-    scheduler.on_batch_done(done, *state_, *state_);
+    machine_end_[static_cast<std::size_t>(machine)].event = -1;
+    // The hook usually starts the next batch on this machine at once: one re-timing after it
+    // for both changes (at the same time, so the same result as one for each).
+    retime_after_hook_ = machine;
+    try {
+      scheduler.on_batch_done(done, *state_, *state_);
+    } catch (...) {
+      retime_after_hook_ = -1;
+      throw;
+    }
+    retime_after_hook_ = -1;
+    retime(machine);
   }
 
   Nanos service_time(WorkerId worker, HardwareId hardware, const RunningBatch& batch) {
@@ -322,10 +354,16 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     double work_left = 0;  // ns of work alone still to do at `since`
     double slowdown = 0;   // since `since` (0: not yet timed)
     Nanos since = 0, start = 0, finish = 0, notice = 0;
-    std::int64_t event = -1;  // the seq of its current end event
+  };
+  struct MachineEnd {  // a machine's pending end event: its seq (-1: none), time and worker
+    std::int64_t event = -1;
+    Nanos at = 0;
+    WorkerId worker = -1;
   };
   const cluster::InterferenceModel* const interference_ = spec_.interference.get();
   std::vector<Progress> progress_;
+  std::vector<MachineEnd> machine_end_;
+  sched::MachineId retime_after_hook_ = -1;     // a machine re-timed once the running hook returns
   std::vector<WorkerId> running_, co_runners_;  // retime()'s scratch
   // Neither config model, loop model nor interference: a batch's time is the table's.
   const bool plain_ = fixed_service_ && !spec_.config_model && !loop_ && !interference_;

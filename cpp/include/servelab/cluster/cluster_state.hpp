@@ -325,7 +325,7 @@ class ClusterState final : public sched::ClusterView,
   std::uint64_t seed_;
   std::vector<Worker> workers_;
   std::vector<Machine> machines_;
-  sched::MachineId declared_machines_ = 0;  // machines 0..declared_machines_-1 were declared
+  sched::MachineId declared_machines_ = 0;   // machines 0..declared_machines_-1 were declared
   std::vector<FirstModel> first_models_;     // by worker, handed to the view's base (model_for's fast path)
   std::vector<std::int64_t> queue_lengths_;  // by worker, handed to the view's base (worker_queue_length)
   WorkerId worker_count_ = 0;                // workers_.size(), kept: every action checks its worker id against it

@@ -16,11 +16,11 @@ using MachineId = std::int32_t;
 // A machine's resources, or what is left of them. 0 means "not modelled": no limit is checked
 // and interference models that need the value say so.
 struct MachineResources {
-  std::int32_t cores = 0;         // CPU cores (instances get them through their "cores" knob)
-  double memory_mb = 0;           // host memory (instances take their models' profile memory)
-  double accel_memory_mb = 0;     // accelerator memory (as memory_mb, for accelerator hardware)
-  std::int32_t llc_ways = 0;      // last-level-cache ways (the "llc_ways" knob)
-  double memory_bw_gbps = 0;      // memory bandwidth, GB/s
+  std::int32_t cores = 0;      // CPU cores (instances get them through their "cores" knob)
+  double memory_mb = 0;        // host memory (instances take their models' profile memory)
+  double accel_memory_mb = 0;  // accelerator memory (as memory_mb, for accelerator hardware)
+  std::int32_t llc_ways = 0;   // last-level-cache ways (the "llc_ways" knob)
+  double memory_bw_gbps = 0;   // memory bandwidth, GB/s
 };
 
 // The integer knobs (ClusterView::config) that give an instance a share of its machine.
