@@ -134,6 +134,7 @@ WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> 
   Machine& host = machines_[static_cast<std::size_t>(machine)];
   w.machine = machine;
   w.pays = host.instances.empty();  // a machine is paid once, by its first instance
+  w.on_declared = host.declared;
   host.instances.push_back(id);
   workers_.push_back(std::move(w));
   worker_count_ = static_cast<WorkerId>(workers_.size());
@@ -385,7 +386,7 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
   const RunningBatch& batch = w.batch;
   double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
   // On a declared machine its instances share its price: a batch pays its share of the time.
-  if (declared_machines_ > 0 && w.machine < declared_machines_) [[unlikely]]
+  if (w.on_declared) [[unlikely]]
     batch_cost /= static_cast<double>(machines_[static_cast<std::size_t>(w.machine)].instances.size());
   if (batch.queries.size() == 1) {
     // Its size is the batch's items: no reads of its record. The int8 status column may alias
@@ -753,8 +754,7 @@ RunResult ClusterState::finish(Nanos end, std::string_view reason, std::string w
     result.workers.busy.push_back(w.busy);
     result.workers.active.push_back(active);
     // A declared machine is paid from the start to the end of the run, by its first instance.
-    const bool declared = w.machine < declared_machines_;
-    const Nanos paid = !w.pays ? 0 : declared ? end : active;
+    const Nanos paid = !w.pays ? 0 : w.on_declared ? end : active;
     result.workers.cost.push_back(price_per_ns_[w.hardware] * static_cast<double>(paid));
     result.workers.batches.push_back(w.batches);
     result.workers.machine.push_back(w.machine);

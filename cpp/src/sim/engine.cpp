@@ -129,14 +129,14 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         }
       }
       now_ = e.time;
-      if (interference_ && e.kind == EventKind::BatchDone) [[unlikely]] {
-        finish_shared_batch(e, scheduler);
-        continue;
-      }
-      if (loop_ && e.kind == EventKind::BatchDone) {  // the batch's own start and end, seen `notice` later
-        const auto worker = static_cast<WorkerId>(e.payload);
-        const auto w = static_cast<std::size_t>(worker);
-        scheduler.on_batch_done(state_->finish_batch(worker, loop_start_[w], loop_finish_[w]), *state_, *state_);
+      if (own_ends_ && e.kind == EventKind::BatchDone) [[unlikely]] {
+        if (interference_) {
+          finish_shared_batch(e, scheduler);
+        } else {  // the batch's own start and end, seen `notice` later
+          const auto worker = static_cast<WorkerId>(e.payload);
+          const auto w = static_cast<std::size_t>(worker);
+          scheduler.on_batch_done(state_->finish_batch(worker, loop_start_[w], loop_finish_[w]), *state_, *state_);
+        }
         continue;
       }
       const Nanos started =
@@ -365,6 +365,8 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   std::vector<MachineEnd> machine_end_;
   sched::MachineId retime_after_hook_ = -1;     // a machine re-timed once the running hook returns
   std::vector<WorkerId> running_, co_runners_;  // retime()'s scratch
+  // Batch ends that carry their own start and finish (a loop model, interference).
+  const bool own_ends_ = loop_ || interference_;
   // Neither config model, loop model nor interference: a batch's time is the table's.
   const bool plain_ = fixed_service_ && !spec_.config_model && !loop_ && !interference_;
 };

@@ -226,7 +226,11 @@ class ClusterState final : public sched::ClusterView,
     HardwareId hardware = 0;
     WorkerStatus status = WorkerStatus::Idle;
     bool removing = false;
+    // Machines, in the line's padding (the slot keeps its size and offsets): whether it pays its
+    // machine (its first instance) and whether the machine is a declared one (shared price).
+    bool pays = true, on_declared = false;
     ModelId loading = -1;
+    sched::MachineId machine = -1;
     Nanos busy_until = 0, last_latency = -1, busy = 0;
     std::int64_t batches = 0;
     QueryId batch_first = -1;  // batch.queries[0], here so a one-query batch ends without its vector
@@ -236,8 +240,6 @@ class ClusterState final : public sched::ClusterView,
     std::vector<ModelId> models;  // in load order (first_models_ follows every change)
     std::map<std::string, std::int64_t, std::less<>> config;
     Nanos added = 0, stopped = -1;
-    sched::MachineId machine = -1;
-    bool pays = true;  // false: an instance on a machine another instance pays for
   };
 
   // A machine: a declared one (RunSpec::machines) hosting its groups' instances, or the machine
