@@ -11,7 +11,12 @@ worker ran it; ``noticed_ns``: the controller took up the batch's end)::
 
 ``calibrate`` observes (the stages), replays (the service times at the run's load become the
 profile, :func:`servelab.profile_from_run`) and fits the loop's three delays as quantile tables
-(the ``measured_loop`` loop model, see ``servelab.list_loop_models()``).
+(the ``measured_loop`` loop model, see ``servelab.list_loop_models()``). The served workers share
+one host: a batch that ran while others ran took longer. ``calibrate`` fits that too (a
+``per_corunner`` interference model, see ``servelab.list_interference_models()``) and profiles the
+batches' times with it taken out, so the simulated host slows its batches as the load makes them
+overlap: a calibration taken at one load then predicts the others (``Calibration.simulate``
+places the scenario's workers on one machine with that model).
 """
 
 from __future__ import annotations
@@ -112,19 +117,98 @@ def loop_breakdown(result: Any):  # -> pandas.DataFrame
 
 @dataclass
 class Calibration:
-    """What :func:`calibrate` fitted: ``profile`` (the run's service times),
-    ``loop_model`` (the loop's delays, a ``measured_loop``) and the ``breakdown`` it saw."""
+    """What :func:`calibrate` fitted: ``profile`` (the run's service times, alone),
+    ``loop_model`` (the loop's delays, a ``measured_loop``), ``interference`` (how much a
+    co-running batch on the host slowed a batch, a ``per_corunner`` spec; None when not fitted)
+    and the ``breakdown`` it saw."""
 
     profile: Any
     loop_model: Any
     breakdown: Any
     batches: int
+    interference: str | None = None
 
     def simulate(self, scenario: Any = None, **overrides: Any):
-        """``servelab.simulate`` of ``scenario`` on this calibration's profile and loop model."""
+        """``servelab.simulate`` of ``scenario`` on this calibration: its profile and loop model,
+        and, with an interference model, every worker as an instance on one host machine."""
         from .run import simulate
 
+        if self.interference is not None:
+            scenario = on_one_host(scenario, overrides)
+            overrides = {"interference": self.interference, **overrides}
         return simulate(scenario, profile=self.profile, loop_model=self.loop_model, **overrides)
+
+
+def on_one_host(scenario: Any, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``scenario`` (anything ``servelab.simulate`` takes; ``overrides`` applied first) as a dict
+    whose worker groups are all instances on one machine, ``host``: the served run's machine."""
+    from .scenario import Scenario, load_scenario
+
+    overrides = dict(overrides or {})
+    base = scenario if isinstance(scenario, Scenario) else load_scenario(scenario or {})
+    data = base.to_dict()
+    for key in ("workers", "workload", "profile", "scheduler", "seed"):
+        if overrides.get(key) is not None:
+            data[key] = overrides.pop(key)
+    data["workers"] = [{**w, "machine": "host"} for w in data["workers"]]
+    data["machines"] = [{"name": "host", "count": 1}]
+    return data
+
+
+class _HostTimeline:
+    """How many batches ran on the served host over time (every worker shares it): the edges
+    (starts and ends, in time order) and the count between each edge and the next."""
+
+    def __init__(self, batches: Any):
+        import numpy as np
+
+        self.start = batches["start_ns"].to_numpy()
+        self.finish = batches["finish_ns"].to_numpy()
+        times = np.concatenate([self.start, self.finish])
+        steps = np.concatenate([np.ones(len(self.start)), -np.ones(len(self.finish))])
+        order = np.lexsort((steps, times))  # at equal times, ends before starts
+        self.times = times[order]
+        self.running = np.cumsum(steps[order])[:-1]  # between edge k and edge k + 1
+        self.gaps = np.diff(self.times).astype(np.float64)
+        self.at_start = np.searchsorted(self.times, self.start, side="left")
+        self.at_finish = np.searchsorted(self.times, self.finish, side="left")
+
+    def alone(self, slowdown: float) -> Any:
+        """Each batch's time alone if every other running batch slowed it by ``slowdown``: the
+        integral of 1 / (1 + slowdown x others) over its run (progress rate, as the simulator's
+        ``per_corunner`` model)."""
+        import numpy as np
+
+        others = np.maximum(self.running - 1.0, 0.0)
+        area = np.concatenate([[0.0], np.cumsum(self.gaps / (1.0 + slowdown * others))])
+        return area[self.at_finish] - area[self.at_start]
+
+
+def fit_corunner_slowdown(batches: Any, groups: Any, *, max_slowdown: float = 3.0) -> float:
+    """The slowdown s per co-running batch (the ``per_corunner`` model) under which the batches'
+    times alone agree best within each group (``groups``: a code 0..k-1 per batch, e.g. one per
+    hardware, model and items; a group's batches did the same work): the s in 0..max_slowdown
+    minimising their squared deviation from their group's mean, relative to it (a grid of 0.01,
+    then of 0.0005 around the best)."""
+    import numpy as np
+
+    g = np.asarray(groups)
+    if len(g) == 0:
+        return 0.0
+    line = _HostTimeline(batches)
+    if not np.any(line.running > 1):
+        return 0.0  # no batch ever ran beside another: nothing to fit
+    counts = np.bincount(g)
+
+    def spread(s: float) -> float:
+        alone = line.alone(s)
+        mean = np.bincount(g, weights=alone) / counts
+        return float(np.sum((alone / mean[g] - 1.0) ** 2))
+
+    coarse = np.arange(0.0, max_slowdown + 1e-9, 0.01)
+    best = float(coarse[np.argmin([spread(s) for s in coarse])])
+    fine = np.arange(max(0.0, best - 0.01), min(max_slowdown, best + 0.01) + 1e-9, 0.0005)
+    return float(fine[np.argmin([spread(s) for s in fine])])
 
 
 def _arrival_delays(arrival_ns: Any, taken_ns: Any, batches: Any, workers: int) -> Any:
@@ -170,19 +254,44 @@ def _quantiles_us(values_ns: Any, count: int) -> list[float]:
 
 
 def calibrate(
-    served: Any, *, base: Any = None, quantiles: int = 33, min_samples: int = 5
+    served: Any,
+    *,
+    base: Any = None,
+    quantiles: int = 33,
+    min_samples: int = 5,
+    interference: bool = True,
 ) -> Calibration:
     """The profile and loop model that make the simulator reproduce ``served`` (a
-    ``servelab.serve`` result): its service times at its load (``profile_from_run`` with
-    ``base`` and ``min_samples``) and its loop's delays as ``quantiles`` quantiles each
-    (``measured_loop``): wake (dispatch -> start, one per batch), notice (finish -> taken up,
-    one per batch) and arrival (arrival -> taken up, one per query that found a worker free and
-    the controller caught up: see ``_arrival_delays``)."""
+    ``servelab.serve`` result): its service times (``profile_from_run`` with ``base`` and
+    ``min_samples``) and its loop's delays as ``quantiles`` quantiles each (``measured_loop``):
+    wake (dispatch -> start, one per batch), notice (finish -> taken up, one per batch) and
+    arrival (arrival -> taken up, one per query that found a worker free and the controller
+    caught up: see ``_arrival_delays``).
+
+    ``interference=True`` (default): each other batch running on the host is taken to slow a
+    batch by s, fitted so that batches of the same work agree on their time alone
+    (:func:`fit_corunner_slowdown`); the profile holds the times alone (progress rate taken out)
+    and ``Calibration.interference`` is ``per_corunner(slowdown=s)``.
+    False: the profile holds the times as served, at the run's own overlap."""
     _served(served, "calibrate")
     if isinstance(quantiles, bool) or not isinstance(quantiles, int) or not 2 <= quantiles <= 1001:
         raise ValueError(f"quantiles={quantiles!r} must be an integer in 2..1001")
-    profile = profile_from_run(served, base=base, min_samples=min_samples)
+    if not isinstance(interference, bool):
+        raise ValueError(f"interference={interference!r} must be True or False")
     batches = served.batches()  # one wake and one notice per batch
+    model = None
+    if interference:
+        import numpy as np
+
+        hardware = served.workers["hardware"][batches["worker"].to_numpy()]
+        keys = np.stack([hardware, batches["model"].to_numpy(), batches["items"].to_numpy()])
+        groups = np.unique(keys, axis=1, return_inverse=True)[1].ravel()
+        slowdown = fit_corunner_slowdown(batches, groups)
+        alone = _HostTimeline(batches).alone(slowdown)
+        profile = profile_from_run(served, base=base, min_samples=min_samples, service_ns=alone)
+        model = f"per_corunner(slowdown={slowdown:g})"
+    else:
+        profile = profile_from_run(served, base=base, min_samples=min_samples)
     wake = (batches["start_ns"] - batches["dispatch_ns"]).to_numpy()
     notice = (batches["noticed_ns"] - batches["finish_ns"]).to_numpy()
     c = served.columns
@@ -203,4 +312,5 @@ def calibrate(
         loop_model=_core.make_loop_model(spec),
         breakdown=loop_breakdown(served),
         batches=len(batches),
+        interference=model,
     )

@@ -158,7 +158,11 @@ def profile(
 
 
 def profile_from_run(
-    result: Any, base: profiles.Profile | None = None, *, min_samples: int = 5
+    result: Any,
+    base: profiles.Profile | None = None,
+    *,
+    min_samples: int = 5,
+    service_ns: Any = None,
 ) -> profiles.Profile:
     """A profile whose latencies are the service times a serving run measured (``finish - start``
     of each completed batch, one sample per batch), keyed by the worker's hardware, the model and
@@ -167,11 +171,11 @@ def profile_from_run(
 
     ``base`` (optional) supplies everything else: prices, accuracies, memory, and the latency of
     every (hardware, model, batch) the run saw fewer than ``min_samples`` times; without it,
-    hardware prices are 0 and only the run's batches are profiled.
+    hardware prices are 0 and only the run's batches are profiled. ``service_ns`` (optional):
+    the batches' times to use instead, one per row of ``result.batches()`` (``servelab.calibrate``
+    passes them with the co-runners' slowdown taken out).
     """
     import numpy as np
-
-    from .results import COMPLETED
 
     min_samples = _count("min_samples", min_samples, 1)
     if getattr(result, "meta", {}).get("world") != "serve":
@@ -179,23 +183,26 @@ def profile_from_run(
             f"result={result!r} is not a serving run (meta['world'] is "
             f"{getattr(result, 'meta', {}).get('world')!r}): its service times were not measured"
         )
-    c = result.columns
-    done = c["status"] == COMPLETED
-    worker, start = c["worker"][done], c["start_ns"][done]
-    # One sample per batch: the queries of a batch share its worker and start.
-    _, first = np.unique(np.stack([worker, start]), axis=1, return_index=True)
+    batches = result.batches()
+    times = (batches["finish_ns"] - batches["start_ns"]).to_numpy()
+    if service_ns is not None:
+        times = np.asarray(service_ns)
+        if times.shape != (len(batches),):
+            raise ValueError(
+                f"service_ns has shape {times.shape}: it needs one time per batch ({len(batches)})"
+            )
     hw_of_worker = result.workers["hardware"]
     keys = zip(
-        hw_of_worker[worker[first]].tolist(),
-        c["model"][done][first].tolist(),
-        c["batch_items"][done][first].tolist(),
-        (c["finish_ns"][done][first] - start[first]).tolist(),
+        hw_of_worker[batches["worker"].to_numpy()].tolist(),
+        batches["model"].tolist(),
+        batches["items"].tolist(),
+        times.tolist(),
         strict=True,
     )
     samples: dict[tuple[str, str, int], list[float]] = {}
     for hw, model, items, ns in keys:
         key = (result.meta["hardware"][hw], result.meta["models"][model], int(items))
-        samples.setdefault(key, []).append(max(int(ns), 1) / 1e6)
+        samples.setdefault(key, []).append(max(int(round(ns)), 1) / 1e6)
     measured = {k: v for k, v in samples.items() if len(v) >= min_samples}
     if not measured:
         raise ValueError(
@@ -214,5 +221,5 @@ def profile_from_run(
         data["hardware"].setdefault(hw, {"price_per_hour": 0.0})
         data["models"].setdefault(model, {})
         data["latency"].append({"hardware": hw, "model": model, "batch": items, "samples_ms": ms})
-    data["description"] = f"service times measured in a serving run ({len(first)} batches)"
+    data["description"] = f"service times measured in a serving run ({len(batches)} batches)"
     return profiles.Profile.from_dict(data)

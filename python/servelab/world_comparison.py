@@ -225,7 +225,10 @@ def sim_vs_real(
             meta["calibration"] = calibration
         scenario["profile"] = profile
         meta["pilot_batches"] = int(pilot.workers["batches"].sum())
-    simulated = simulate(scenario, loop_model=loop_model)
+    if calibration is not None and getattr(calibration, "interference", None):
+        simulated = calibration.simulate(scenario)  # its workers on one host, slowing each other
+    else:
+        simulated = simulate(scenario, loop_model=loop_model)
     measured = serve(scenario, executor=built)
     return WorldComparison(
         executor=built.describe(),

@@ -158,3 +158,45 @@ def test_arrival_delays_count_stalls_once_and_only_where_a_worker_was_free():
         {"dispatch_ns": [5, 30, 40, 90, 101], "noticed_ns": [9, 39, 90, 100, 110]}
     )
     assert _arrival_delays(arrival, taken, batches, workers=1).tolist() == [5, 20, 1]
+
+
+def _as_served(result: servelab.Result) -> servelab.Result:
+    """A simulated run dressed as a served one (stage stamps at the instants the simulator
+    knows), so calibrate's fit can be checked against the world that produced it."""
+    c = dict(result.columns)
+    c["taken_ns"] = c["arrival_ns"].copy()
+    c["noticed_ns"] = c["finish_ns"].copy()
+    c["exec_ns"] = c["finish_ns"] - c["start_ns"]
+    return servelab.Result(c, result.workers, {**result.meta, "world": "serve"})
+
+
+@pytest.mark.parametrize("slowdown", [0.0, 0.15, 0.6])
+def test_calibrate_recovers_a_corunner_slowdown_and_the_times_alone(slowdown):
+    sc = _scenario(count=3000, rate=700.0, workers=3)  # 2 ms alone: about 50% busy, overlapping
+    sc["service"] = "mean"
+    sc["machines"] = [{"name": "host"}]
+    sc["workers"] = [{**sc["workers"][0], "machine": "host"}]
+    sc["interference"] = f"per_corunner(slowdown={slowdown})"
+    served = _as_served(servelab.simulate(sc))
+    cal = servelab.calibrate(served)
+    fitted = float(cal.interference.split("=")[1].rstrip(")"))
+    assert fitted == pytest.approx(slowdown, abs=0.005)
+    alone_ms = cal.profile.latency("cpu", "model", 1)
+    true_ms = sc["profile"].latency("cpu", "model", 1)
+    assert alone_ms == pytest.approx(true_ms, rel=0.002)
+    # Replayed on one host with the fitted model, the run comes back (fixed service times).
+    again = cal.simulate({k: v for k, v in sc.items() if k not in ("machines", "interference")})
+    assert again.meta["interference"] == cal.interference
+    assert again.summary()["latency_ms"]["p50"] == pytest.approx(
+        served.summary()["latency_ms"]["p50"], rel=0.01
+    )
+
+
+def test_calibrate_without_interference_keeps_the_served_times():
+    sc = _scenario(count=400, rate=700.0, workers=3)
+    sc["service"] = "mean"
+    served = _as_served(servelab.simulate(sc))
+    cal = servelab.calibrate(served, interference=False)
+    assert cal.interference is None
+    with pytest.raises(ValueError, match="interference='yes' must be True or False"):
+        servelab.calibrate(served, interference="yes")
