@@ -88,8 +88,13 @@ def test_rows_the_docs_say_reproduce(table):
             if r.verdict == "outside":
                 assert "4 g4dn" in r.cause and "artifact example" in r.cause, r.cause
     elif paper == "ramsis":
-        assert (table["verdict"] == "within").all(), reproduction.format_table(table)
-        assert len(table) == 8
+        assert_within(table, "accuracy gain")  # the artifact's setting: all eight
+        assert len(rows(table, "accuracy gain")) == 8
+        # The resource saving: text reproduces; image is capped by what the profiles can serve,
+        # which the Table 3 rows show (the trace's peak needs 62 workers at 150 ms).
+        assert_within(table, "resource saving vs both, mean, % of workers (text")
+        for r in rows(table, "Table 3").itertuples():
+            assert r.verdict == "outside" and "needs 62" in r.cause, r.cause
     elif paper == "infaas":
         assert_within(table, "Table 3")
         t3 = rows(table, "Table 3")

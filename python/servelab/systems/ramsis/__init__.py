@@ -48,20 +48,24 @@ _EXPORTS = {
         "schedulers",
     ),
     **dict.fromkeys(
-        ("expected_violation", "make_ms_table", "method_spec", "ramsis_policies", "satisfiable"),
+        (
+            "expected_violation", "make_ms_table", "method_spec", "ramsis_policies", "satisfiable",
+            "trace_capacity", "worker_capacity",
+        ),
         "methods",
     ),
     **dict.fromkeys(
         (
-            "RamsisRun", "compare_methods", "experiment_scenario", "paper_evaluation",
-            "run_experiment", "summarize",
+            "RamsisRun", "WORKER_GRID", "compare_methods", "experiment_scenario",
+            "paper_evaluation", "resource_saving_curve", "run_experiment", "summarize",
         ),
         "experiments",
     ),
     **dict.fromkeys(
         (
-            "ARTIFACT_GAINS", "CONSTANT_LOADS", "METHODS", "POLICY_LOADS", "TRACE_DURATION_S",
-            "EvaluationPart", "accuracy_gains", "format_evaluation",
+            "ARTIFACT_GAINS", "CONSTANT_LOADS", "METHODS", "PAPER_SAVINGS", "POLICY_LOADS",
+            "TRACE_DURATION_S", "EvaluationPart", "accuracy_gains", "format_evaluation",
+            "resource_savings",
         ),
         "paper",
     ),

@@ -75,6 +75,7 @@ from .paper import (
     EvaluationPart,
     accuracy_gains,
     artifact_gains,
+    resource_savings,
 )
 from .tasks import HARDWARE, TaskData
 
@@ -378,6 +379,62 @@ def _method_row(
         slo_ms=slo, ms_table=None if ms_tables is None else ms_tables.get(workers), **settings,
     )  # fmt: skip
     return run.row()
+
+
+#: The worker counts of the paper's Fig. 5 (sec. 7.1): 20 to 100 in steps of 10.
+WORKER_GRID: tuple[int, ...] = tuple(range(20, 101, 10))
+
+
+def resource_saving_curve(
+    task: str | TaskData = "image",
+    *,
+    slos_ms: Sequence[float] | None = None,
+    workers: Sequence[int] = WORKER_GRID,
+    trace: Any = True,
+    loads: Sequence[float] | None = None,
+    ms_duration_s: float = TRACE_DURATION_S,
+    threads: int = 1,
+    data: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    processes: int = 1,
+    balancer: str = "round_robin",
+) -> pd.DataFrame:
+    """RAMSIS's resource saving (the same accuracy with fewer workers) over SLOs and loads: every
+    method on the ``workers`` grid for each SLO of ``slos_ms`` (default the task's three) on the
+    trace (``trace``, default the Twitter trace of ``data``; None: none) and at each constant
+    load of ``loads`` (None: none), then :func:`~servelab.ramsis.resource_savings`. Returns its
+    per-point frame; attrs: ``summary`` (all settings), ``by_setting`` (one row per SLO and load:
+    mean and highest saving per baseline, in %) and ``runs`` (compare_methods' rows).
+    ModelSwitching's tables come from ``ms_duration_s`` runs per model and load (the artifact
+    ships them for 60-80 workers only)."""
+    t = get_task(task, data)
+    slos = tuple(float(x) for x in (slos_ms if slos_ms is not None else t.slos_ms))
+    frames = []
+    for slo in slos:
+        common = dict(
+            workers=tuple(workers), slo_ms=slo, ms_duration_s=ms_duration_s, threads=threads,
+            data=data, cache_dir=cache_dir, processes=processes, balancer=balancer,
+        )  # fmt: skip
+        if trace is not None:
+            frames.append(compare_methods(t, trace=trace, **common))
+        if loads:
+            frames.append(compare_methods(t, loads=tuple(loads), **common))
+    if not frames:
+        raise ValueError("give trace= or loads=: there is no setting to compare")
+    runs = pd.concat(frames, ignore_index=True)
+    out = resource_savings(runs)
+    by_setting = []
+    for (slo, load), part in out.groupby(["slo_ms", "load_qps"], dropna=False, sort=True):
+        entry: dict[str, Any] = {"slo_ms": slo, "load_qps": load}
+        for baseline in ("jellyfish", "model_switching"):
+            have = part.loc[part["baseline"] == baseline, "saving"].dropna()
+            entry[f"{baseline}_mean"] = 100 * have.mean() if len(have) else np.nan
+            entry[f"{baseline}_max"] = 100 * have.max() if len(have) else np.nan
+        by_setting.append(entry)
+    out.attrs.update(
+        {"by_setting": pd.DataFrame(by_setting), "runs": runs, "task": t.name, "slos_ms": slos}
+    )
+    return out
 
 
 def paper_evaluation(

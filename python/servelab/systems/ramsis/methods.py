@@ -129,6 +129,61 @@ def method_spec(
     raise KeyError(f"method={method!r} is not one of {', '.join(METHODS)}")
 
 
+def worker_capacity(
+    task: str | TaskData, *, slo_ms: float, data: str | os.PathLike[str] | None = None
+) -> tuple[str, float]:
+    """The most queries per second one worker can serve within ``slo_ms`` by the task's latency
+    table (the p95 the simulator uses): the largest batch / latency(batch) over every model and
+    batch (up to the table's largest) whose latency is within the SLO, ignoring any wait, so an
+    upper bound of what a worker sustains. Returns (model, queries/s)."""
+    t = get_task(task, data)
+    table = t.table
+    best = ("", 0.0)
+    for i, model in enumerate(table.models):
+        row = np.asarray(table.latency_s[i], dtype=float)
+        batches = np.arange(1, len(row) + 1)
+        fits = row * 1e3 <= float(slo_ms)
+        if fits.any():
+            qps = float((batches[fits] / row[fits]).max())
+            if qps > best[1]:
+                best = (model, qps)
+    return best
+
+
+def trace_capacity(
+    task: str | TaskData = "image",
+    *,
+    workers: Sequence[int] = tuple(range(20, 101, 10)),
+    trace: Any = True,
+    data: str | os.PathLike[str] | None = None,
+) -> Any:
+    """Whether a trace can be served at all by K workers at each SLO of the task: one row per
+    (SLO, K) with the fastest worker's capacity (:func:`worker_capacity`), K times it, the
+    trace's peak and mean load, the share of the trace's time its load exceeds K workers'
+    capacity, and the fewest workers whose capacity covers the peak. Served queries beyond
+    capacity wait without bound, so a K whose capacity is below the peak for a share of the
+    trace cannot keep violations low there."""
+    import pandas as pd
+
+    t = get_task(task, data)
+    lt = resolve_trace(trace, data)
+    loads = lt.per_second().astype(float)
+    rows = []
+    for slo in t.slos_ms:
+        model, qps = worker_capacity(t, slo_ms=slo, data=data)
+        for k in workers:
+            rows.append(
+                {
+                    "slo_ms": float(slo), "workers": int(k), "fastest_model": model,
+                    "worker_qps": qps, "capacity_qps": k * qps,
+                    "trace_peak_qps": float(loads.max()), "trace_mean_qps": float(loads.mean()),
+                    "time_over_capacity": float((loads > k * qps).mean()),
+                    "workers_for_peak": int(np.ceil(loads.max() / qps)) if qps > 0 else None,
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def expected_violation(
     task: str | TaskData,
     *,

@@ -35,6 +35,95 @@ ARTIFACT_GAINS: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
+#: The paper's resource savings (abstract, sec. 7.1, on the Twitter trace): how many fewer workers
+#: RAMSIS needs for the accuracy of each baseline, in % of the baseline's workers, (average,
+#: highest); "both": the average over both baselines (the abstract's 18.77% and 28.28%).
+PAPER_SAVINGS: dict[str, dict[str, tuple[float, float]]] = {  # fmt: skip
+    "image": {
+        "model_switching": (20.01, 50.00),
+        "jellyfish": (17.53, 42.86),
+        "both": (18.77, 50.00),
+    },
+    "text": {
+        "model_switching": (25.31, 44.44),
+        "jellyfish": (31.25, 75.00),
+        "both": (28.28, 75.00),
+    },
+}
+#: Fig. 5 keeps only the points whose SLO violation rate is below 5% (sec. 7.1).
+FIG5_MAX_VIOLATION = 0.05
+
+
+def resource_savings(
+    frame: Any, *, max_violation: float = FIG5_MAX_VIOLATION, tolerance_pp: float = 0.0
+) -> Any:
+    """The same accuracy with fewer workers (the paper's abstract and sec. 7.1), from a frame of
+    runs over a grid of worker counts (compare_methods' columns: method, workers, slo_ms,
+    load_qps, accuracy_per_satisfied_query, violation_rate; several SLOs or loads may be stacked).
+
+    For every baseline run kept in Fig. 5 (violation rate below ``max_violation``) with K workers
+    and accuracy A: the fewest workers K' of the grid at which RAMSIS, in the same setting (SLO,
+    load or trace), is kept too and reaches A (within ``tolerance_pp`` percentage points); the
+    saving is (K - K') / K. One row per baseline run: slo_ms, load_qps (NaN for the trace),
+    baseline, workers, accuracy, ramsis_workers and saving (a fraction; NaN when RAMSIS reaches A
+    at no worker count of the grid, negative when it needs more). attrs["summary"]: per baseline
+    and for both, the mean and highest saving in % over the rows that have one, and their count.
+    """
+    import numpy as np
+    import pandas as pd
+
+    df = frame.copy()
+    df["load_qps"] = df["load_qps"].astype(float)
+    keys = ["slo_ms", "load_qps"]
+    kept = df[df["violation_rate"] < max_violation]
+    rows = []
+    for setting, group in df.groupby(keys, dropna=False, sort=True):
+        ours = kept[
+            (kept["slo_ms"] == setting[0])
+            & (kept["load_qps"].isna() if pd.isna(setting[1]) else kept["load_qps"] == setting[1])
+            & (kept["method"] == "ramsis")
+        ].sort_values("workers")
+        for baseline in BASELINES:
+            base = group[(group["method"] == baseline) & (group["violation_rate"] < max_violation)]
+            for r in base.sort_values("workers").itertuples():
+                enough = ours[
+                    100 * ours["accuracy_per_satisfied_query"]
+                    >= 100 * r.accuracy_per_satisfied_query - tolerance_pp
+                ]
+                k = int(enough["workers"].min()) if len(enough) else None
+                rows.append(
+                    {
+                        "slo_ms": setting[0], "load_qps": setting[1], "baseline": baseline,
+                        "workers": int(r.workers),
+                        "accuracy": float(r.accuracy_per_satisfied_query),
+                        "ramsis_workers": k,
+                        "saving": (r.workers - k) / r.workers if k is not None else np.nan,
+                    }
+                )  # fmt: skip
+    out = pd.DataFrame(
+        rows,
+        columns=["slo_ms", "load_qps", "baseline", "workers", "accuracy", "ramsis_workers",
+                 "saving"],
+    )  # fmt: skip
+    summary = {}
+    for name, part in [*((b, out[out["baseline"] == b]) for b in BASELINES), ("both", out)]:
+        have = part["saving"].dropna()
+        summary[name] = {
+            "mean": float(100 * have.mean()) if len(have) else float("nan"),
+            "max": float(100 * have.max()) if len(have) else float("nan"),
+            "points": int(len(have)),
+            "unreached": int(part["saving"].isna().sum()),
+        }
+    if {"jellyfish", "model_switching"} <= set(summary):
+        # The abstract's average is the mean of the two baselines' averages (18.77 = (20.01 +
+        # 17.53) / 2), not of the pooled points.
+        summary["both"]["mean"] = float(
+            np.mean([summary["jellyfish"]["mean"], summary["model_switching"]["mean"]])
+        )
+    out.attrs["summary"] = summary
+    return out
+
+
 @dataclass
 class EvaluationPart:
     """One panel of the evaluation: a task, an SLO and a workload over its configurations."""
