@@ -4,11 +4,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "converters.hpp"
 #include "long_call.hpp"
 #include "numpy_owner.hpp"
 #include "servelab/catalogue/executors.hpp"
@@ -38,19 +40,32 @@ void init_remote(py::module_& m) {
       "A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free\n"
       "one) and runs the batches that `remote` executors send, on `executor` (an ExecutorBuilder).")
       .def(py::init([](const std::string& listen, std::shared_ptr<serve::ExecutorBuilder> executor, bool allow_remote,
-                       const std::string& inputs, std::int64_t width) {
+                       const std::string& inputs, std::int64_t width, const IntArg& max_connections,
+                       double hello_timeout_s, double message_timeout_s) {
              serve::remote::WorkerServerOptions options;
              options.listen = serve::remote::parse_address(listen, "listen", /*listen=*/true);
              options.allow_remote = allow_remote;
              options.inputs = takes_inputs(inputs);
              options.width = width;
+             options.max_connections = to_int<std::int32_t>(max_connections, "max_connections", 1, 1'000'000);
+             const auto millis = [](double s, const char* name) {
+               if (!(s >= 0.001 && s <= 86'400))
+                 throw ValueError(str(name, "=", s, " must be in 0.001..86400 seconds"));
+               return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1e3));
+             };
+             options.hello_timeout = millis(hello_timeout_s, "hello_timeout_s");
+             options.message_timeout = millis(message_timeout_s, "message_timeout_s");
              return std::make_unique<serve::remote::WorkerServer>(std::move(executor), options,
                                                                   &catalogue::executors());
            }),
            py::arg("listen"), py::arg("executor"), py::kw_only(), py::arg("allow_remote") = false,
-           py::arg("inputs") = "none", py::arg("width") = 0,
+           py::arg("inputs") = "none", py::arg("width") = 0, py::arg("max_connections") = 64,
+           py::arg("hello_timeout_s") = 10.0, py::arg("message_timeout_s") = 30.0,
            "`inputs`: which of a run's inputs the executor reads ('none', 'arrays' for an executor written in\n"
-           "Python, 'float_rows' of `width` features for torchscript), told to each controller.")
+           "Python, 'float_rows' of `width` features for torchscript), told to each controller.\n"
+           "At most `max_connections` connections are served at once (one more is refused, naming the limit); a\n"
+           "connection must send its hello within hello_timeout_s and finish each message it starts within\n"
+           "message_timeout_s, or it is closed; a message's body is allocated as its bytes arrive.")
       .def_property_readonly("address", &serve::remote::WorkerServer::address,
                              "The bound address (a TCP port 0 resolved).")
       .def_property_readonly("executor", &serve::remote::WorkerServer::executor, "The hosted executor's spec.")

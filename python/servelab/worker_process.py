@@ -90,6 +90,9 @@ def run_worker(
     allow_remote: bool = False,
     ready: Callable[[str, str], None] | None = None,
     cores: Sequence[int] | None = None,
+    max_connections: int = 64,
+    hello_timeout_s: float = 10.0,
+    message_timeout_s: float = 30.0,
 ) -> None:
     """Hosts ``executor`` at ``listen`` (``unix:PATH`` or ``tcp:HOST:PORT``; port 0 picks a free
     one) and serves ``remote`` executors until Ctrl-C or SIGTERM, then returns.
@@ -100,6 +103,11 @@ def run_worker(
     executor is built. ``ready(address, executor)`` is called once listening (default: prints
     one line). Bad arguments raise ValueError (a core that does not exist or is not allowed
     names the allowed set); an address in use raises RuntimeError.
+
+    What peers can make the worker hold is bounded: at most ``max_connections`` connections at
+    once (one more is refused, naming the limit), a hello within ``hello_timeout_s`` and each
+    message, once started, within ``message_timeout_s`` (or the connection is closed; a
+    controller may idle between batches), and a message's body is allocated as it arrives.
     """
     from . import _core
     from .executors import make_executor
@@ -112,7 +120,14 @@ def run_worker(
     builder = make_executor(executor)
     inputs, width = _inputs_taken(builder)
     worker = _core.RemoteWorker(
-        str(listen), builder, allow_remote=bool(allow_remote), inputs=inputs, width=width
+        str(listen),
+        builder,
+        allow_remote=bool(allow_remote),
+        inputs=inputs,
+        width=width,
+        max_connections=max_connections,
+        hello_timeout_s=hello_timeout_s,
+        message_timeout_s=message_timeout_s,
     )
     try:
         if ready is None:
@@ -397,6 +412,13 @@ def add_parser(sub: Any) -> None:
         metavar="LIST",
         help="pin this process (every thread) to these CPUs, e.g. 0 or 0,1",
     )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=64,
+        metavar="N",
+        help="serve at most N controller connections at once (default 64; one more is refused)",
+    )
     p.add_argument("--json", action="store_true", help="print the ready line as JSON")
     p.set_defaults(run=_cmd_worker)
 
@@ -417,7 +439,14 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     def ready(address: str, executor: str) -> None:
         _print_ready(address, executor, args.json, cores)
 
-    run_worker(args.listen, args.executor, allow_remote=args.allow_remote, ready=ready, cores=cores)
+    run_worker(
+        args.listen,
+        args.executor,
+        allow_remote=args.allow_remote,
+        ready=ready,
+        cores=cores,
+        max_connections=args.max_connections,
+    )
     return 0
 
 

@@ -40,7 +40,26 @@ struct Session {
   Socket socket;
   std::jthread thread;
   std::atomic<bool> finished{false};
+  // When the connection must have sent what it is reading now (steady clock ns; 0: no limit);
+  // the server's thread shuts the socket past it, which ends the blocked read.
+  std::atomic<std::int64_t> deadline{0};
+  void expect_by(std::chrono::milliseconds limit) {
+    deadline = std::chrono::duration_cast<std::chrono::nanoseconds>((Clock::now() + limit).time_since_epoch()).count();
+  }
 };
+
+// Reads a body of `length` bytes into `body` as they arrive, a chunk at a time: a peer that
+// announces a large body and sends little makes the worker hold only what it sent.
+void read_body(Socket& socket, std::size_t length, Bytes& body, boost::system::error_code& ec) {
+  constexpr std::size_t kFirstChunk = std::size_t{64} << 10;
+  body.clear();
+  while (body.size() < length && !ec) {
+    // Chunks as large as what came so far: at most twice the bytes received, few reads.
+    const std::size_t have = body.size(), chunk = std::min(std::max(kFirstChunk, have), length - have);
+    body.resize(have + chunk);
+    asio::read(socket, asio::buffer(body.data() + have, chunk), ec);
+  }
+}
 
 // "name(a=1)" as the registry would describe it once built (every parameter, in spec order),
 // without building it: what a Hello asks for, compared with what this worker hosts.
@@ -98,9 +117,21 @@ struct WorkerServer::Impl {
   asio::basic_socket_acceptor<Protocol> acceptor{io};
   std::atomic<bool> stopping{false};
   std::list<std::unique_ptr<Session>> sessions;
+  std::int32_t max_connections = 64;
+  std::chrono::milliseconds hello_timeout{10'000}, message_timeout{30'000};
 
   void bind(const WorkerServerOptions& options) {
     listen = options.listen;
+    if (options.max_connections < 1) {
+      throw ValueError(str("worker: max_connections=", options.max_connections, " must be >= 1"));
+    }
+    if (options.hello_timeout.count() < 1 || options.message_timeout.count() < 1) {
+      throw ValueError(str("worker: hello_timeout=", options.hello_timeout.count(),
+                           " ms and message_timeout=", options.message_timeout.count(), " ms must be >= 1 ms"));
+    }
+    max_connections = options.max_connections;
+    hello_timeout = options.hello_timeout;
+    message_timeout = options.message_timeout;
     inputs = options.inputs;
     width = options.width;
     needs_profile = parse_spec(builder->describe()).first == "emulated";
@@ -147,6 +178,7 @@ struct WorkerServer::Impl {
           if (accept_error) std::this_thread::sleep_for(kPoll);  // e.g. out of descriptors: retry later
         }
         reap();
+        expire();
         core::check_interrupt();
       }
     } catch (...) {
@@ -174,8 +206,35 @@ struct WorkerServer::Impl {
     sessions.remove_if([](const std::unique_ptr<Session>& s) { return s->finished.load(); });
   }
 
+  // Shuts the sockets of connections past their deadline (their threads then end and are reaped).
+  void expire() {
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    for (auto& s : sessions) {
+      const auto deadline = s->deadline.load();
+      if (deadline > 0 && now > deadline && !s->finished) {
+        s->deadline = 0;
+        ::shutdown(s->socket.native_handle(), SHUT_RDWR);
+      }
+    }
+  }
+
   void start(std::unique_ptr<Session> session) {
     set_no_delay(session->socket, listen);
+    reap();
+    if (static_cast<std::int64_t>(sessions.size()) >= max_connections) {  // refused, on this thread
+      HelloReply reply;
+      reply.status = Status::Refused;
+      reply.text = str("the worker serves at most max_connections=", max_connections,
+                       " connections at once; try again when one ends");
+      Bytes out;
+      encode(reply, out);
+      boost::system::error_code ignored;
+      session->socket.non_blocking(true, ignored);  // never wait on a peer that does not read
+      asio::write(session->socket, asio::buffer(out), ignored);
+      session->socket.shutdown(Socket::shutdown_both, ignored);
+      return;
+    }
+    session->expect_by(hello_timeout);
     Session* s = session.get();
     sessions.push_back(std::move(session));
     s->thread = std::jthread([this, s](std::stop_token stop) {
@@ -238,6 +297,9 @@ struct WorkerServer::Impl {
     };
     for (;;) {
       boost::system::error_code ec;
+      // Before the hello, the hello deadline runs; between messages of a connection that has
+      // said hello, none (a run may idle); within a message, the message deadline.
+      if (executor || awaiting_profile) s.deadline = 0;
       asio::read(s.socket, asio::buffer(header_bytes), ec);
       if (ec || stop.stop_requested()) return;
       Header header;
@@ -246,9 +308,10 @@ struct WorkerServer::Impl {
       } catch (const ProtocolError& e) {
         return reject(0, e.what());
       }
-      body.resize(header.length);
-      asio::read(s.socket, asio::buffer(body), ec);
+      if (executor || awaiting_profile) s.expect_by(message_timeout);
+      read_body(s.socket, header.length, body, ec);
       if (ec || stop.stop_requested()) return;
+      s.deadline = 0;  // the message is in: handling it (building an executor, a batch) has no limit
       const auto received = Clock::now();
       try {
         if (header.type == MessageType::Hello) {

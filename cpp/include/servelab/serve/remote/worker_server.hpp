@@ -3,11 +3,18 @@
 // it receives, one at a time, on a thread of its own.
 //
 // A connection that breaks the protocol gets an error reply and is closed; the server goes on.
+// What a peer can make the worker hold is bounded: a message's body is allocated as its bytes
+// arrive (a header announcing 64 MiB costs nothing until they come), at most max_connections are
+// served at once (one more gets a refusal naming the limit and is closed), a connection must say
+// hello within hello_timeout and finish a message it has started within message_timeout, or it is
+// closed. A controller may stay idle between batches for as long as its run lasts.
 // serve() returns on stop() and throws Interrupted on Ctrl-C (check_interrupt(), polled every
 // 20 ms); either way every connection is closed and its thread joined first (a running batch is
 // asked to stop through its stop token).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -27,6 +34,10 @@ struct WorkerServerOptions {
   // features for torchscript. The executor is handed the inputs a batch carries either way.
   TakesInputs inputs = TakesInputs::None;
   std::int64_t width = 0;
+  // Bounds on what peers can hold (see above).
+  std::int32_t max_connections = 64;
+  std::chrono::milliseconds hello_timeout{10'000};
+  std::chrono::milliseconds message_timeout{30'000};
 };
 
 class WorkerServer {
