@@ -56,7 +56,7 @@ def _closed_within(s: socket.socket, seconds: float) -> bool:
         while True:
             if not s.recv(4096):
                 return True
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except ConnectionResetError:
         return True
