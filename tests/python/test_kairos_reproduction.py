@@ -132,3 +132,17 @@ def test_fig10_prunes_by_scheme_and_reports_what_pruning_would_miss(folder):
             folder, "rm2", distributors={"ribbon": "ribbon"}, known={"ribbon": values},
             monotone_pruning={"drs": False},
         )  # fmt: skip
+
+
+def test_fig15b_a_looser_qos_target_lets_a_cpu_pool_match_kairos_on_rm2(folder):
+    # rm2 at 420 ms (Table 3's 350 ms + 20%), bounds derived for that target: Kairos still picks
+    # 1 g4dn + 13 r5n, but 16 r5n.large alone now meets QoS and serves as much (2,000 queries:
+    # 0.89x; at 350 ms Kairos is 2.03x the best pool, 4 g4dn).
+    loose = kairos.compare_with_homogeneous(folder, "rm2", size=SMALL, qos_ms=420.0)
+    assert loose["homogeneous"] == "16 x r5n.large"
+    assert loose["kairos_config"] == {"g4dn.xlarge": 1, "r5n.large": 13}
+    assert 0.7 <= loose["improvement"] <= 1.15, loose["improvement"]
+    cheap = kairos.compare_with_homogeneous(folder, "rm2", size=SMALL, budget=1.5)
+    price = {"g4dn.xlarge": 0.526, "c5n.2xlarge": 0.432, "r5n.large": 0.149, "t3.xlarge": 0.1664}
+    assert sum(n * price[t] for t, n in cheap["kairos_config"].items()) <= 1.5
+    assert cheap["pools"].attrs["budget"] == 1.5

@@ -726,6 +726,7 @@ def compare_with_homogeneous(
     qos_ms: float | None = None,
     kairos: str = "kairos",
     formula: str = "artifact",
+    budget: float | None = None,
     processes: int = 1,
     backend: str = "local",
     ray_address: str | None = None,
@@ -733,14 +734,20 @@ def compare_with_homogeneous(
     """Fig. 8 for one model: Kairos (its one-shot configuration from the upper bounds, ``formula``,
     served by ``kairos``; the budget it leaves unused is not compensated) against the best
     homogeneous pool under the same budget (scaled up to the whole budget). ``processes``,
-    ``backend`` and ``ray_address``: where the pools' searches run (see ``best_homogeneous``)."""
+    ``backend`` and ``ray_address``: where the pools' searches run (see ``best_homogeneous``).
+    Fig. 15: ``budget`` ($/h) replaces instance.json's; a ``qos_ms`` given also derives the bounds
+    for that target from the latency data (default: the artifact's allocator_profile.json, made
+    for Table 3's targets)."""
     folder, run, qos = _comparison(source, model, size, qos_ms)
-    choice = select_config(folder, model, formula=formula)
+    bound_args: dict[str, Any] = {} if qos_ms is None else {"qos_ms": qos}
+    if budget is not None:
+        bound_args["budget"] = budget
+    choice = select_config(folder, model, formula=formula, **bound_args)
     config = {t: n for t, n in choice.config.items() if n}
     found = evaluate_config(folder, config, kairos, **_evaluate_kw(model, qos, run))
     pools = best_homogeneous(
-        folder, model, size=size, qos_ms=qos, processes=processes, backend=backend,
-        ray_address=ray_address,
+        folder, model, size=size, qos_ms=qos, budget=budget, processes=processes,
+        backend=backend, ray_address=ray_address,
     )  # fmt: skip
     best = pools.iloc[0]
     return {
