@@ -12,11 +12,11 @@ worker ran it; ``noticed_ns``: the controller took up the batch's end)::
 ``calibrate`` observes (the stages), replays (the service times at the run's load become the
 profile, :func:`servelab.profile_from_run`) and fits the loop's three delays as quantile tables
 (the ``measured_loop`` loop model, see ``servelab.list_loop_models()``). The served workers share
-one host: a batch that ran while others ran took longer. ``calibrate`` fits that too (a
-``per_corunner`` interference model, see ``servelab.list_interference_models()``) and profiles the
-batches' times with it taken out, so the simulated host slows its batches as the load makes them
-overlap: a calibration taken at one load then predicts the others (``Calibration.simulate``
-places the scenario's workers on one machine with that model).
+one host: a batch that ran while others ran took longer. ``calibrate(..., interference=True)``
+fits that too (a ``per_corunner`` interference model, see ``servelab.list_interference_models()``)
+and profiles the batches' times with it taken out, so the simulated host slows its batches as the
+load makes them overlap (``Calibration.simulate`` places the scenario's workers on one machine
+with that model).
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def calibrate(
     base: Any = None,
     quantiles: int = 33,
     min_samples: int = 5,
-    interference: bool = True,
+    interference: bool = False,
 ) -> Calibration:
     """The profile and loop model that make the simulator reproduce ``served`` (a
     ``servelab.serve`` result): its service times (``profile_from_run`` with ``base`` and
@@ -268,11 +268,13 @@ def calibrate(
     arrival (arrival -> taken up, one per query that found a worker free and the controller
     caught up: see ``_arrival_delays``).
 
-    ``interference=True`` (default): each other batch running on the host is taken to slow a
-    batch by s, fitted so that batches of the same work agree on their time alone
+    ``interference=True``: each other batch running on the host is taken to slow a batch by s,
+    fitted so that batches of the same work agree on their time alone
     (:func:`fit_corunner_slowdown`); the profile holds the times alone (progress rate taken out)
-    and ``Calibration.interference`` is ``per_corunner(slowdown=s)``.
-    False: the profile holds the times as served, at the run's own overlap."""
+    and ``Calibration.interference`` is ``per_corunner(slowdown=s)``, so that a prediction at
+    another load sees the overlap that load brings. The fit takes every slowdown that comes with
+    overlap as the co-runners' doing: on a machine where other work runs, it is noise. False
+    (default): the profile holds the times as served, at the run's own overlap."""
     _served(served, "calibrate")
     if isinstance(quantiles, bool) or not isinstance(quantiles, int) or not 2 <= quantiles <= 1001:
         raise ValueError(f"quantiles={quantiles!r} must be an integer in 2..1001")

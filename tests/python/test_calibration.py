@@ -178,7 +178,7 @@ def test_calibrate_recovers_a_corunner_slowdown_and_the_times_alone(slowdown):
     sc["workers"] = [{**sc["workers"][0], "machine": "host"}]
     sc["interference"] = f"per_corunner(slowdown={slowdown})"
     served = _as_served(servelab.simulate(sc))
-    cal = servelab.calibrate(served)
+    cal = servelab.calibrate(served, interference=True)
     fitted = float(cal.interference.split("=")[1].rstrip(")"))
     assert fitted == pytest.approx(slowdown, abs=0.005)
     alone_ms = cal.profile.latency("cpu", "model", 1)
@@ -196,7 +196,7 @@ def test_calibrate_without_interference_keeps_the_served_times():
     sc = _scenario(count=400, rate=700.0, workers=3)
     sc["service"] = "mean"
     served = _as_served(servelab.simulate(sc))
-    cal = servelab.calibrate(served, interference=False)
+    cal = servelab.calibrate(served)
     assert cal.interference is None
     with pytest.raises(ValueError, match="interference='yes' must be True or False"):
         servelab.calibrate(served, interference="yes")

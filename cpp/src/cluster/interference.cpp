@@ -34,6 +34,11 @@ class PerCoRunner final : public InterferenceModel {
                   std::span<const sched::WorkerId> co_runners) const override {
     return 1.0 + slowdown_ * static_cast<double>(co_runners.size());
   }
+  void slowdowns(const sched::ClusterView&, std::span<const sched::WorkerId> running,
+                 std::span<double> out) const override {
+    const double each = 1.0 + slowdown_ * static_cast<double>(running.size() - 1);
+    std::fill(out.begin(), out.end(), each);
+  }
   std::string describe() const override { return str("per_corunner(slowdown=", slowdown_, ")"); }
 
  private:
@@ -177,14 +182,28 @@ class MeasuredInterference final : public InterferenceModel {
 
 }  // namespace
 
-double checked_slowdown(const InterferenceModel& model, const sched::ClusterView& view, sched::WorkerId worker,
-                        std::span<const sched::WorkerId> co_runners) {
-  const double s = model.slowdown(view, worker, co_runners);
-  if (!std::isfinite(s) || s <= 0 || s > kMaxSlowdown) {
-    throw ValueError(str("interference model ", model.describe(), " gave slowdown=", s, " for worker=", worker,
-                         " with ", co_runners.size(), " co-runners: it must be a number in (0, ", kMaxSlowdown, "]"));
+void InterferenceModel::slowdowns(const sched::ClusterView& view, std::span<const sched::WorkerId> running,
+                                  std::span<double> out) const {
+  std::vector<sched::WorkerId> others;
+  others.reserve(running.size());
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    others.assign(running.begin(), running.end());
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    out[i] = slowdown(view, running[i], others);
   }
-  return s;
+}
+
+void checked_slowdowns(const InterferenceModel& model, const sched::ClusterView& view,
+                       std::span<const sched::WorkerId> running, std::span<double> out) {
+  model.slowdowns(view, running, out);
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    const double s = out[i];
+    if (!std::isfinite(s) || s <= 0 || s > kMaxSlowdown) [[unlikely]] {
+      throw ValueError(str("interference model ", model.describe(), " gave slowdown=", s, " for worker=", running[i],
+                           " with ", running.size() - 1, " co-runners: it must be a number in (0, ", kMaxSlowdown,
+                           "]"));
+    }
+  }
 }
 
 void register_interference_models(InterferenceModelRegistry& registry) {

@@ -226,17 +226,15 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         p.since = now_;
       }
     }
+    slowdowns_.resize(running_.size());
+    cluster::checked_slowdowns(*interference_, *state_, running_, slowdowns_);
     WorkerId first = -1;
     Nanos first_end = 0;
     for (std::size_t i = 0; i < running_.size(); ++i) {
       const WorkerId w = running_[i];
       Progress& p = progress_[static_cast<std::size_t>(w)];
       if (p.work_left > 0 || p.slowdown == 0) {  // (else done, its end not noticed yet)
-        co_runners_.clear();
-        for (std::size_t j = 0; j < running_.size(); ++j) {
-          if (j != i) co_runners_.push_back(running_[j]);
-        }
-        const double slowdown = cluster::checked_slowdown(*interference_, *state_, w, co_runners_);
+        const double slowdown = slowdowns_[i];
         if (slowdown != p.slowdown) {
           p.slowdown = slowdown;
           // Rounded half up (the value is >= 0), inline: llround is a library call.
@@ -363,8 +361,9 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   const cluster::InterferenceModel* const interference_ = spec_.interference.get();
   std::vector<Progress> progress_;
   std::vector<MachineEnd> machine_end_;
-  sched::MachineId retime_after_hook_ = -1;     // a machine re-timed once the running hook returns
-  std::vector<WorkerId> running_, co_runners_;  // retime()'s scratch
+  sched::MachineId retime_after_hook_ = -1;  // a machine re-timed once the running hook returns
+  std::vector<WorkerId> running_;            // retime()'s scratch
+  std::vector<double> slowdowns_;
   // Batch ends that carry their own start and finish (a loop model, interference).
   const bool own_ends_ = loop_ || interference_;
   // Neither config model, loop model nor interference: a batch's time is the table's.

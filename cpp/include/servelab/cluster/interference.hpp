@@ -31,6 +31,11 @@ class InterferenceModel {
   // knobs (config: "cores", "llc_ways", ...), the machine's resources.
   virtual double slowdown(const sched::ClusterView& view, sched::WorkerId worker,
                           std::span<const sched::WorkerId> co_runners) const = 0;
+  // The slowdown of every batch running on one machine at once: out[i] for running[i], each
+  // with the others as its co-runners (running: the machine's busy instances, ascending). The
+  // engine calls this; the default asks slowdown() for each, a model may answer all in one go.
+  virtual void slowdowns(const sched::ClusterView& view, std::span<const sched::WorkerId> running,
+                         std::span<double> out) const;
   // The model and its parameters, e.g. "per_corunner(slowdown=0.2)".
   virtual std::string describe() const = 0;
 };
@@ -42,9 +47,9 @@ using InterferenceModelRegistry = Registry<InterferenceModel>;
 // models, as servelab.profile measures it).
 void register_interference_models(InterferenceModelRegistry& registry);
 
-// model.slowdown(...), checked: ValueError naming the model, the worker and the value when it is
-// not a finite number > 0.
-double checked_slowdown(const InterferenceModel& model, const sched::ClusterView& view, sched::WorkerId worker,
-                        std::span<const sched::WorkerId> co_runners);
+// model.slowdowns(...), checked: ValueError naming the model, the worker and the value when one
+// is not a finite number > 0.
+void checked_slowdowns(const InterferenceModel& model, const sched::ClusterView& view,
+                       std::span<const sched::WorkerId> running, std::span<double> out);
 
 }  // namespace servelab::cluster
