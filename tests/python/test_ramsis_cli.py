@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -70,6 +71,10 @@ def test_simulate_all_methods_at_a_constant_load_and_on_the_trace(capsys, data):
     assert replay.summary()["queries"] == trace["queries"]
     assert main(["ramsis", "simulate", "--data", data, "--load", "1000", "--duration-s", "5"]) == 0
     assert "accuracy %" in capsys.readouterr().out
+    (sqf,) = run_json(capsys, "simulate", "--data", data, "--workers", "60", "--load", "2000",
+                      "--duration-s", "5", "--balancer", "shortest_queue")  # fmt: skip
+    policies = json.loads(Path(sqf["scheduler"].split("'")[1]).read_text(encoding="utf-8"))
+    assert {p["balancer"] for p in policies["policies"]} == {"shortest_queue"}
 
 
 def test_bad_arguments_are_reported(capsys, data, tmp_path):
@@ -134,6 +139,10 @@ def test_bad_numbers_are_refused_by_the_parser(capsys, argv, expected):
         (["simulate", "--load", "100", "--trace-mode", "stretched"], "--trace-mode needs --trace"),
         (["simulate", "--load", "100", "--method", "jellyfish", "--policies", "set.json"],
          "--policies cannot be combined with --method jellyfish"),
+        (["simulate", "--load", "100", "--method", "jellyfish", "--balancer", "shortest_queue"],
+         "--balancer cannot be combined with --method jellyfish"),
+        (["simulate", "--load", "100", "--policies", "set.json", "--balancer", "round_robin"],
+         "--balancer cannot be combined with --policies"),
     ],
 )  # fmt: skip
 def test_options_that_would_be_ignored_are_refused(capsys, data, argv, expected):

@@ -236,7 +236,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             task, chosen, args.workers, load=args.load, trace=True if args.trace else None,
             slo_ms=slo, duration_s=args.duration_s, seed=args.seed, data=args.data,
             trace_mode=args.trace_mode or DEFAULT_TRACE_MODE, threads=args.threads,
-            cache_dir=args.cache_dir,
+            cache_dir=args.cache_dir, balancer=args.balancer or "round_robin",
         )  # fmt: skip
         rows.append(
             {
@@ -269,6 +269,14 @@ def _check_simulate_options(args: argparse.Namespace) -> None:
     if args.policies and args.method not in ("ramsis", "all"):
         raise conflicting_options(
             "--policies", f"--method {args.method}", "only RAMSIS reads a policy set"
+        )
+    if args.balancer is not None and args.method not in ("ramsis", "all"):
+        raise conflicting_options(
+            "--balancer", f"--method {args.method}", "only RAMSIS balances over worker queues"
+        )
+    if args.balancer is not None and args.policies:
+        raise conflicting_options(
+            "--balancer", "--policies", "a policy file names the balancer it was generated for"
         )
 
 
@@ -352,6 +360,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="simulated seconds (default 30 at a constant load, 300 on the trace)",
     )
     sim.add_argument("--policies", help="RAMSIS: a policy set JSON file instead of generating")
+    sim.add_argument(
+        "--balancer",
+        choices=["round_robin", "shortest_queue"],
+        help="RAMSIS: the load balancer its generated policies model and its scheduler uses "
+        "(default round_robin, the paper's; a --policies file names its own)",
+    )
     sim.add_argument(
         "--seed",
         type=random_seed,
