@@ -138,6 +138,8 @@ void init_recsys(py::module_& m) {
       .def_readonly("query_feature", &Spec::query_feature)
       .def_readonly("top", &Spec::top)
       .def_readonly("tasks", &Spec::tasks)
+      .def_readonly("gmf", &Spec::gmf, "NCF's GMF branch: the two pooled features multiplied element-wise (or [])")
+      .def_readonly("predict", &Spec::predict, "the prediction layers over [GMF, top output] (NCF; or [])")
       .def_property_readonly("lookups_per_sample", &Spec::lookups_per_sample)
       .def_property_readonly("interaction_width", &Spec::interaction_width)
       .def_property_readonly("outputs", &Spec::outputs)

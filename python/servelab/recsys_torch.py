@@ -1,8 +1,8 @@
 """The recommendation models of servelab.recsys rebuilt in torch, from exported weights.
 
 The same graph as servelab's C++ forward pass, written with torch's own modules
-(``nn.EmbeddingBag(mode="sum")``, ``nn.Linear``, ``nn.GRU``), so anyone can check servelab's
-outputs, or time the model in torch eager, with identical weights::
+(``nn.EmbeddingBag(mode="sum")``, ``nn.Linear``, ``nn.GRU``; NCF's GMF branch as ``user * item``),
+so anyone can check servelab's outputs, or time the model in torch eager, with identical weights::
 
     model = servelab.recsys.build("dien", scale=0.001, seed=0)
     module = servelab.recsys_torch.torch_model(model.spec, model.export_weights())
@@ -58,7 +58,10 @@ class RecsysTorch(nn.Module):
             self.bags.append(bag)
         self.bottom = _mlp(weights, "bottom", relu_after_last=True)
         self.tasks = nn.ModuleList(_mlp(weights, f"task{t}", False) for t in range(len(spec.tasks)))
-        self.top = _mlp(weights, "top", relu_after_last=len(self.tasks) > 0)
+        # NCF: the GMF branch's two features and the prediction layers (ReLU after each).
+        self.gmf = [int(f) for f in spec.gmf]
+        self.predict = _mlp(weights, "predict", relu_after_last=True)
+        self.top = _mlp(weights, "top", relu_after_last=len(self.tasks) > 0 or len(self.gmf) > 0)
         self.gru: nn.GRU | None = None
         if self.sequence_op == "gru_attention":
             self.gru = nn.GRU(self.dim, self.dim, batch_first=True)
@@ -75,15 +78,22 @@ class RecsysTorch(nn.Module):
             start += f["lookups"]
         self.query_feature = int(spec.query_feature)
 
+    def _bag(self, feature: int, sparse: torch.Tensor) -> torch.Tensor:
+        lo, hi = self.columns[feature]
+        return self.bags[self.features[feature]["table"]](sparse[:, lo:hi])
+
     def embeddings(
         self, sparse: torch.Tensor
     ) -> tuple[list[torch.Tensor], torch.Tensor | None, torch.Tensor | None]:
-        """The gather: each pooled feature's bag sum, the query feature's, the sequence's rows."""
+        """The gather: each pooled feature's bag sum (NCF's GMF features aside), the query
+        feature's, the sequence's rows."""
         pooled: list[torch.Tensor] = []
         query = None
         sequence = None
         for i, (f, (lo, hi)) in enumerate(zip(self.features, self.columns, strict=True)):
             bag = self.bags[f["table"]]
+            if i in self.gmf:
+                continue
             if f["sequence"]:
                 sequence = nn.functional.embedding(
                     sparse[:, lo:hi], bag.weight
@@ -102,6 +112,10 @@ class RecsysTorch(nn.Module):
             raise ValueError(
                 f"sparse (embedding indices) must hold integers, got dtype {sparse.dtype}"
             )
+        if self.gmf:  # NCF: GMF and the MLP tower, no dense features
+            user, item = (self._bag(self.gmf[0], sparse), self._bag(self.gmf[1], sparse))
+            tower = self.top(torch.cat(self.embeddings(sparse)[0], dim=1))
+            return self.predict(torch.cat([user * item, tower], dim=1))
         d = self.bottom(dense) if len(self.bottom) else dense
         pooled, query, sequence = self.embeddings(sparse)
         if self.interaction == "dot":

@@ -161,6 +161,10 @@ TEST(RecsysModels, EveryModelRunsWithTheRightShape) {
     ASSERT_EQ(out.cols, spec.outputs());
     for (const float v : out.data) {
       EXPECT_TRUE(std::isfinite(v));
+      if (!spec.predict.empty()) {
+        EXPECT_GE(v, 0.0f);  // NCF: DeepRecSys's final layer, ReLU units
+        continue;
+      }
       EXPECT_GT(v, 0.0f);  // sigmoid and softmax outputs
       EXPECT_LT(v, 1.0f);
     }
@@ -188,6 +192,20 @@ TEST(RecsysModels, DescriptionsFollowTheArchitectures) {
   EXPECT_EQ(sr::with_interaction(rm1, sr::Interaction::Dot).interaction_width(), 32 + 9 * 8 / 2);
   EXPECT_EQ(sr::builtin("mtwnd").outputs(), 3);
   EXPECT_EQ(sr::builtin("din").outputs(), 2);
+  // NCF (DeepRecSys's ncf.py): GMF over tables 0-1, the tower over tables 2-3, a 64-unit final layer.
+  const auto ncf = sr::builtin("ncf");
+  EXPECT_EQ(ncf.gmf, (std::vector<int>{0, 1}));
+  EXPECT_EQ(ncf.dense_columns(), 0);
+  EXPECT_EQ(ncf.interaction_width(), 2 * 64);
+  EXPECT_EQ(ncf.predict_in(), 64 + 64);
+  EXPECT_EQ(ncf.outputs(), 64);
+  EXPECT_THROW(sr::with_interaction(ncf, sr::Interaction::Dot), servelab::ValueError);
+  auto bad = ncf;
+  bad.gmf = {0, 0};
+  EXPECT_THROW(bad.validate(), servelab::ValueError);
+  bad = ncf;
+  bad.predict.clear();
+  EXPECT_THROW(bad.validate(), servelab::ValueError);
   EXPECT_EQ(sr::scaled(rm1, 0.5).tables[0].rows, 2'000'000);
   EXPECT_THROW(sr::builtin("rm9"), servelab::KeyError);
   EXPECT_THROW(sr::scaled(rm1, 0.0), servelab::ValueError);

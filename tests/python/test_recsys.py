@@ -25,6 +25,36 @@ def test_the_catalogue_lists_every_model():
     assert recsys.spec("rm1", interaction="dot").interaction == "dot"
 
 
+def test_ncf_has_deeprecsys_gmf_branch_and_mlp_tower():
+    # DeepRecSys models/ncf.py with ncf.json: tables 0-1 feed GMF (element-wise), tables 2-3 the
+    # tower 128-256-256-128-64, the final layer [64 GMF + 64 tower] -> 64; no dense feature read.
+    ncf = recsys.spec("ncf", scale=1.0)
+    assert [rows for _, rows in ncf.tables] == [140_000, 140_000, 28_000, 28_000]
+    assert ncf.gmf == [0, 1] and ncf.dim == 64
+    assert ncf.interaction_width == 2 * 64 and ncf.top == [256, 256, 128, 64]
+    assert ncf.predict == [64] and ncf.outputs == 64
+    tower = 128 * 256 + 256 * 256 + 256 * 128 + 128 * 64
+    assert ncf.mlp_macs_per_sample == tower + 64 + 128 * 64
+    model = recsys.build("ncf", backend="reference", scale=SCALE, seed=3)
+    weights = model.export_weights()
+    assert weights["predict.0.weight"].shape == (64, 128) and "bottom.0.weight" not in weights
+    dense, sparse = model.inputs(6, seed=4)
+    out = model.run(dense, sparse)
+    # The dense column is read by no layer; the GMF features change the output.
+    np.testing.assert_array_equal(model.run(dense + 1.0, sparse), out)
+    other = sparse.copy()
+    other[:, 0] = (other[:, 0] + 1) % model.spec.tables[0][1]
+    assert not np.array_equal(model.run(dense, other), out)
+    # By hand from the weights: relu(W_p [u_mf * i_mf, tower(u_mlp, i_mlp)] + b_p).
+    rows = [weights[f"tables.{t}"][sparse[:, t]] for t in range(4)]
+    x = np.concatenate([rows[2], rows[3]], axis=1).astype(np.float64)
+    for layer in range(4):
+        x = np.maximum(x @ weights[f"top.{layer}.weight"].T + weights[f"top.{layer}.bias"], 0)
+    joined = np.concatenate([rows[0] * rows[1], x], axis=1)
+    want = np.maximum(joined @ weights["predict.0.weight"].T + weights["predict.0.bias"], 0)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-6)
+
+
 @pytest.fixture(params=MODELS)
 def reference_model(request):
     return recsys.build(request.param, backend="reference", scale=SCALE, seed=3)
@@ -35,7 +65,10 @@ def test_outputs_are_probabilities_of_the_right_shape(reference_model):
     out = reference_model.run(dense, sparse)
     spec = reference_model.spec
     assert out.shape == (5, spec.outputs) and out.dtype == np.float32
-    assert np.all((out > 0) & (out < 1))
+    if spec.predict:  # NCF: DeepRecSys's final layer, 64 ReLU units
+        assert np.all(out >= 0) and np.any(out > 0)
+    else:
+        assert np.all((out > 0) & (out < 1))
     if spec.outputs == 2:  # DIN, DIEN: softmax over two classes
         np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-6)
     timed, stages = reference_model.run_timed(dense, sparse)

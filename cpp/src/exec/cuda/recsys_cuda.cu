@@ -109,16 +109,20 @@ class CudaRecsys final : public RecsysModel {
  private:
   // Every gather of a batch, in the host pass's order: pooled features into the interaction's
   // input (target 0: z for cat, the vectors for dot), the sequence's steps into its own buffer
-  // (target 1). Fixed by the spec, so made once.
+  // (target 1), or NCF's two GMF features into theirs (target 1: a model with a GMF branch has no
+  // sequence). Fixed by the spec, so made once.
   std::vector<BagJobOnDevice> bag_jobs() {
     const auto& s = spec_;
     std::vector<BagJobOnDevice> jobs;
     pooled_column_.assign(s.features.size(), -1);
-    long long index_column = 0, out_column = s.bottom_out();
+    long long index_column = 0, out_column = s.dense_columns();
     for (std::size_t i = 0; i < s.features.size(); ++i) {
       const auto& f = s.features[i];
       const float* table = tables_[static_cast<std::size_t>(f.table)].get();
-      if (f.sequence) {
+      if (s.in_gmf(i)) {
+        const long long at = s.gmf[0] == static_cast<int>(i) ? 0 : s.dim;
+        jobs.push_back({table, index_column, at, f.lookups, 1});
+      } else if (f.sequence) {
         for (int step = 0; step < f.lookups; ++step)
           jobs.push_back({table, index_column + step, static_cast<long long>(step) * s.dim, 1, 1});
       } else {
@@ -150,6 +154,8 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   const bool gru = seq >= 0 && s.sequence_op == SequenceOp::GruAttention;
   const std::int64_t z_cols = s.interaction_width(), vector_cols = (s.pooled_count() + 1) * dim;
   const std::int64_t top_cols = s.top.back(), tasks = static_cast<std::int64_t>(s.tasks.size());
+  const bool gmf = !s.gmf.empty();
+  const std::int64_t joined_cols = gmf ? s.predict_in() : 0;
   const std::int64_t out_cols = s.outputs();
   const auto n = [](std::int64_t count) { return static_cast<std::size_t>(count); };
 
@@ -160,6 +166,7 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   for (std::int64_t t = 0; t < tasks; ++t) scratch = std::max(scratch, device_mlp(kFirstTask + t).scratch_floats(rows));
   if (gru) scratch = std::max(scratch, device_mlp(kGruInput).scratch_floats(rows * steps));
   if (gru) scratch = std::max(scratch, device_mlp(kGruHidden).scratch_floats(rows));
+  if (gmf) scratch = std::max(scratch, device_mlp(kPredict).scratch_floats(rows));
   ArenaLayout layout;
   const std::size_t sparse_at = layout.add<std::int32_t>(n(rows * batch.sparse_cols));
   const std::size_t dense_at = layout.add<float>(n(rows * s.dense));
@@ -171,8 +178,10 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   const std::size_t h_at = layout.add<float>(gru ? n(rows * dim) : 0);
   const std::size_t hh_at = layout.add<float>(gru ? n(rows * 3 * dim) : 0);
   const std::size_t states_at = layout.add<float>(gru ? n(rows * steps * dim) : 0);
-  const std::size_t top_at = layout.add<float>(n(rows * top_cols));
-  const std::size_t out_at = layout.add<float>(tasks > 0 ? n(rows * tasks) : 0);
+  const std::size_t gmf_at = layout.add<float>(gmf ? n(rows * 2 * dim) : 0);
+  const std::size_t joined_at = layout.add<float>(n(rows * joined_cols));
+  const std::size_t top_at = layout.add<float>(gmf ? 0 : n(rows * top_cols));
+  const std::size_t out_at = layout.add<float>(tasks > 0 || gmf ? n(rows * out_cols) : 0);
   const std::size_t scratch_at = layout.add<float>(scratch);
 
   auto lease = lanes_.acquire();
@@ -203,14 +212,15 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   if (!s.bottom.empty()) {
     clock.time(&StageTimes::mlp_s,
                [&] { device_mlp(kBottom).run(lane, dense, rows, s.dense, pooled_into, pooled_stride, work); });
-  } else {
+  } else if (s.dense_columns() > 0) {
     cuda::check(cudaMemcpy2DAsync(pooled_into, pooled_stride * sizeof(float), dense, s.dense * sizeof(float),
                                   s.dense * sizeof(float), n(rows), cudaMemcpyDeviceToDevice, lane.stream),
                 "cudaMemcpy2DAsync");
   }
   float* const sequence = floats(sequence_at);
   clock.time(&StageTimes::gather_s, [&] {
-    const cuda::BagTargets targets{{pooled_into, sequence}, {pooled_stride, steps * dim}};
+    const cuda::BagTargets targets = gmf ? cuda::BagTargets{{pooled_into, floats(gmf_at)}, {pooled_stride, 2 * dim}}
+                                         : cuda::BagTargets{{pooled_into, sequence}, {pooled_stride, steps * dim}};
     cuda::launch_embedding_bags(jobs_.get(), static_cast<int>(jobs_.size()), sparse, batch.sparse_cols, rows,
                                 static_cast<int>(dim), targets, lane.stream);
   });
@@ -237,10 +247,20 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
                            static_cast<int>(steps), static_cast<int>(dim), rows, z + z_cols - dim, z_cols, lane.stream);
   }
 
-  // The top MLP, then the heads (each writes its column of the output) or the output activation.
+  // The top MLP, then the heads (each writes its column of the output), NCF's prediction layers
+  // or the output activation.
   float* const top = floats(top_at);
   float* result = top;
-  if (tasks > 0) {
+  if (gmf) {
+    // The tower writes into [GMF product, tower output]'s last columns, the product its first.
+    float* const joined = floats(joined_at);
+    clock.time(&StageTimes::mlp_s,
+               [&] { device_mlp(kTop).run(lane, z, rows, z_cols, joined + dim, joined_cols, work); });
+    cuda::launch_gmf_product(floats(gmf_at), rows, static_cast<int>(dim), joined, joined_cols, lane.stream);
+    result = floats(out_at);
+    clock.time(&StageTimes::mlp_s,
+               [&] { device_mlp(kPredict).run(lane, joined, rows, joined_cols, result, out_cols, work); });
+  } else if (tasks > 0) {
     clock.time(&StageTimes::mlp_s, [&] { device_mlp(kTop).run(lane, z, rows, z_cols, top, top_cols, work); });
     result = floats(out_at);
     for (std::int64_t t = 0; t < tasks; ++t) {

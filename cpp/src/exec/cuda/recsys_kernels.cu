@@ -136,6 +136,19 @@ __global__ void gru_step_kernel(const float* __restrict__ xi, long long xi_strid
   }
 }
 
+// NCF's GMF branch: out[b * out_stride + c] = pair[b, c] * pair[b, dim + c] (pair is [rows, 2 dim]).
+__global__ void gmf_product_kernel(const float* __restrict__ pair, long long rows, int dim, float* __restrict__ out,
+                                   long long out_stride) {
+  const long long n = rows * dim;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long b = i / dim;
+    const int c = static_cast<int>(i - b * dim);
+    const float* p = pair + b * 2 * dim;
+    out[b * out_stride + c] = p[c] * p[dim + c];
+  }
+}
+
 // One thread per row: the models' class counts are a handful.
 __global__ void softmax_rows_kernel(float* x, long long rows, int cols) {
   const long long r = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -198,6 +211,14 @@ void launch_gru_step(const float* xi, long long xi_stride, const float* hh, floa
   if (n == 0) return;
   gru_step_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(xi, xi_stride, hh, h, states, states_stride, rows, dim);
   check(cudaGetLastError(), "gru_step_kernel launch");
+}
+
+void launch_gmf_product(const float* pair, long long rows, int dim, float* out, long long out_stride,
+                        cudaStream_t stream) {
+  const long long n = rows * dim;
+  if (n == 0) return;
+  gmf_product_kernel<<<blocks_for(n, 256), 256, 0, stream>>>(pair, rows, dim, out, out_stride);
+  check(cudaGetLastError(), "gmf_product_kernel launch");
 }
 
 void launch_softmax_rows(float* x, long long rows, int cols, cudaStream_t stream) {

@@ -1,6 +1,7 @@
 // The recommendation models' stages other than the MLPs, as CUDA kernels queued on a stream:
 // every embedding bag of a batch in one launch, DLRM's dot interaction, behaviour-sequence
-// attention (DIN, DIEN), a GRU step's gates (DIEN) and a softmax over each row's classes. They
+// attention (DIN, DIEN), a GRU step's gates (DIEN), NCF's GMF product and a softmax over each row's
+// classes. They
 // compute what the shared host code in exec/recsys/model.cpp computes, in float.
 #pragma once
 
@@ -46,6 +47,11 @@ void launch_attention(const float* query, long long query_stride, const float* s
 // states (row stride states_stride).
 void launch_gru_step(const float* xi, long long xi_stride, const float* hh, float* h, float* states,
                      long long states_stride, long long rows, int dim, cudaStream_t stream);
+
+// NCF's GMF branch: out[b, c] = pair[b, c] * pair[b, dim + c] for c < dim, pair [rows, 2 dim],
+// out with row stride out_stride.
+void launch_gmf_product(const float* pair, long long rows, int dim, float* out, long long out_stride,
+                        cudaStream_t stream);
 
 // Each row of x ([rows, cols]) replaced by its softmax.
 void launch_softmax_rows(float* x, long long rows, int cols, cudaStream_t stream);

@@ -60,16 +60,24 @@ Spec multi_task_wide_and_deep() {
 }
 
 Spec ncf() {
+  // DeepRecSys's models/ncf.py: tables 0-1 feed the GMF (matrix factorisation) branch, tables 2-3
+  // the MLP tower over their concatenation (2 x 64 -> 256-256-128-64, ReLU after every layer), and
+  // the final layer maps [GMF, tower] (64 + 64) to ncf.json's last width, 64, with ReLU. The table
+  // lists 512 dense features (arch_mlp_bot) that the model never reads: here the batch carries
+  // one dense column, read by no layer.
   Spec s;
   s.name = "ncf";
   s.doc =
-      "Neural collaborative filtering: user and item embeddings (two of each) with 512 dense "
-      "features through the MLP tower 256-256-128-64-64 and a one-unit prediction layer";
-  s.dense = 512;
+      "Neural collaborative filtering (NeuMF): a GMF branch (user x item embeddings, element-wise) "
+      "and an MLP tower 256-256-128-64 over two more user/item embeddings, joined by a final "
+      "layer of 64 ReLU units; no dense features";
+  s.dense = 1;
   s.dim = 64;
-  s.tables = {{"user_mlp", 140'000}, {"user_mf", 140'000}, {"item_mlp", 28'000}, {"item_mf", 28'000}};
+  s.tables = {{"user_mf", 140'000}, {"item_mf", 140'000}, {"user_mlp", 28'000}, {"item_mlp", 28'000}};
   for (int i = 0; i < 4; ++i) s.features.push_back({s.tables[i].name, i, 1, false});
-  s.top = {256, 256, 128, 64, 64, 1};
+  s.gmf = {0, 1};
+  s.top = {256, 256, 128, 64};
+  s.predict = {64};
   return s;
 }
 

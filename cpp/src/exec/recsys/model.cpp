@@ -267,14 +267,20 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
   const std::int64_t steps = seq >= 0 ? s.features[seq].lookups : 0;
   // Not zeroed first: the gather writes every element (DIN's is 8 MB at batch 256).
   const std::unique_ptr<float[]> sequence(seq >= 0 ? new float[static_cast<std::size_t>(rows * steps * dim)] : nullptr);
+  // NCF's GMF features: each into its own dim columns of gmf_in, multiplied after the gather.
+  Matrix gmf_in = s.gmf.empty() ? Matrix() : Matrix(rows, 2 * dim);
   std::vector<BagJob> jobs;
   std::vector<std::int64_t> pooled_column(s.features.size(), -1);
-  std::int64_t index_column = 0, out_column = s.bottom_out();
+  std::int64_t index_column = 0, out_column = s.dense_columns();
   for (std::size_t i = 0; i < s.features.size(); ++i) {
     const auto& f = s.features[i];
     const float* table = weights_.tables[f.table].data.data();
     const std::int64_t table_rows = s.tables[f.table].rows;
-    if (f.sequence) {
+    if (s.in_gmf(i)) {
+      const std::int64_t at = s.gmf[0] == static_cast<int>(i) ? 0 : dim;
+      jobs.push_back({table, batch.sparse + index_column, batch.sparse_cols, f.lookups, gmf_in.data.data() + at,
+                      gmf_in.cols, table_rows});
+    } else if (f.sequence) {
       for (std::int64_t step = 0; step < steps; ++step) {
         jobs.push_back({table, batch.sparse + index_column + step, batch.sparse_cols, 1, sequence.get() + step * dim,
                         steps * dim, table_rows});
@@ -314,7 +320,7 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
     std::copy_n(d.data, rows * d.cols, dense_part.data.begin());
     copy_columns(dense_part, vectors, 0);
     dot_interaction(vectors, s.pooled_count() + 1, dim, z);
-  } else {
+  } else if (s.dense_columns() > 0) {
     for (std::int64_t b = 0; b < rows; ++b)
       std::copy_n(d.data + b * d.cols, d.cols, &z.data[static_cast<std::size_t>(b * z.cols)]);
   }
@@ -347,6 +353,17 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
   core::check_interrupt();
 
   Matrix top = mlp(kTop, z.view());
+  if (!s.predict.empty()) {
+    // NCF: [GMF product, tower output] through the prediction layers, whose ReLU is the output.
+    Matrix joined(rows, s.predict_in());
+    for (std::int64_t b = 0; b < rows; ++b) {
+      const float* g = &gmf_in.data[static_cast<std::size_t>(b * 2 * dim)];
+      float* out = &joined.data[static_cast<std::size_t>(b * joined.cols)];
+      for (std::int64_t c = 0; c < dim; ++c) out[c] = g[c] * g[dim + c];
+      std::copy_n(&top.data[static_cast<std::size_t>(b * top.cols)], top.cols, out + dim);
+    }
+    return mlp(kPredict, joined.view());
+  }
   if (!s.tasks.empty()) {
     Matrix out(rows, static_cast<std::int64_t>(s.tasks.size()));
     for (std::size_t t = 0; t < s.tasks.size(); ++t) {

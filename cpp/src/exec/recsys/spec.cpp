@@ -19,6 +19,21 @@ int Spec::pooled_count() const {
   return n;
 }
 
+int Spec::interaction_pooled() const {
+  int n = 0;
+  for (std::size_t i = 0; i < features.size(); ++i) n += features[i].sequence || in_gmf(i) ? 0 : 1;
+  return n;
+}
+
+bool Spec::in_gmf(std::size_t feature) const {
+  for (const int f : gmf) {
+    if (f == static_cast<int>(feature)) return true;
+  }
+  return false;
+}
+
+std::int64_t Spec::predict_in() const { return dim + (top.empty() ? 0 : top.back()); }
+
 int Spec::sequence_feature() const {
   for (std::size_t i = 0; i < features.size(); ++i) {
     if (features[i].sequence) return static_cast<int>(i);
@@ -33,11 +48,12 @@ std::int64_t Spec::interaction_width() const {
     return bottom_out() + vectors * (vectors - 1) / 2;
   }
   const std::int64_t interest = sequence_op == SequenceOp::None ? 0 : dim;
-  return bottom_out() + pooled * dim + interest;
+  return dense_columns() + interaction_pooled() * dim + interest;
 }
 
 std::int64_t Spec::outputs() const {
   if (!tasks.empty()) return static_cast<std::int64_t>(tasks.size());
+  if (!predict.empty()) return predict.back();
   return top.empty() ? interaction_width() : top.back();
 }
 
@@ -61,6 +77,7 @@ std::int64_t chain_macs(std::int64_t in, const std::vector<std::int64_t>& widths
 std::int64_t Spec::mlp_macs_per_sample() const {
   std::int64_t macs = chain_macs(dense, bottom) + chain_macs(interaction_width(), top);
   for (const auto t : tasks) macs += chain_macs(top.back(), {t, 1});
+  if (!predict.empty()) macs += dim + chain_macs(predict_in(), predict);  // the GMF product, then the layers
   const int seq = sequence_feature();
   if (sequence_op == SequenceOp::GruAttention && seq >= 0) macs += 2 * 3 * dim * dim * features[seq].lookups;
   return macs;
@@ -103,6 +120,25 @@ void Spec::validate() const {
       fail(str("query_feature=", query_feature, " must name a pooled feature"));
     }
     if (interaction == Interaction::Dot) fail("interaction=dot does not take a behaviour sequence");
+  }
+  for (std::size_t i = 0; i < predict.size(); ++i) {
+    if (predict[i] < 1) fail(str("predict[", i, "]=", predict[i], " must be at least 1"));
+  }
+  if (!gmf.empty()) {
+    if (gmf.size() != 2 || gmf[0] == gmf[1])
+      fail(str("gmf has ", gmf.size(), " features; it takes two different ones"));
+    for (std::size_t i = 0; i < gmf.size(); ++i) {
+      if (gmf[i] < 0 || gmf[i] >= static_cast<int>(features.size()) || features[gmf[i]].sequence) {
+        fail(str("gmf[", i, "]=", gmf[i], " must name a pooled feature"));
+      }
+    }
+    if (predict.empty()) fail("gmf is set but predict is empty: the GMF branch joins the tower in the predict layers");
+    if (!tasks.empty()) fail("gmf and tasks cannot both be set");
+    if (sequence_op != SequenceOp::None) fail("gmf does not take a behaviour sequence");
+    if (interaction == Interaction::Dot) fail("interaction=dot does not take a GMF branch");
+    if (interaction_pooled() < 1) fail("gmf takes every pooled feature: the MLP tower has no input");
+  } else if (!predict.empty()) {
+    fail("predict is set without gmf: the prediction layers join the GMF branch and the tower");
   }
   if (interaction == Interaction::Dot && bottom_out() != dim) {
     fail(str("interaction=dot needs the bottom output width (", bottom_out(), ") to equal dim (", dim, ")"));

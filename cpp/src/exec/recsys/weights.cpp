@@ -31,6 +31,8 @@ std::string slot_name(std::size_t slot) {
       return "gru_input";
     case kGruHidden:
       return "gru_hidden";
+    case kPredict:
+      return "predict";
     default:
       return str("task", slot - kFirstTask);
   }
@@ -50,12 +52,16 @@ std::vector<std::vector<std::int64_t>> Weights::mlp_widths(const Spec& spec) {
     widths[kGruInput] = {spec.dim, 3 * spec.dim};
     widths[kGruHidden] = {spec.dim, 3 * spec.dim};
   }
+  if (!spec.predict.empty()) {
+    widths[kPredict] = {spec.predict_in()};
+    widths[kPredict].insert(widths[kPredict].end(), spec.predict.begin(), spec.predict.end());
+  }
   for (std::size_t t = 0; t < spec.tasks.size(); ++t) widths[kFirstTask + t] = {spec.top.back(), spec.tasks[t], 1};
   return widths;
 }
 
 bool Weights::relu_after_last(const Spec& spec, std::size_t slot) {
-  return slot == kBottom || (slot == kTop && !spec.tasks.empty());
+  return slot == kBottom || slot == kPredict || (slot == kTop && (!spec.tasks.empty() || !spec.predict.empty()));
 }
 
 Weights Weights::zeros(const Spec& spec) {

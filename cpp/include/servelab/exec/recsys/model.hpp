@@ -1,5 +1,5 @@
 // A recommendation model ready to run: the forward pass every backend shares (embedding bags,
-// interaction, behaviour-sequence attention, GRU, output heads), with the two parts that differ
+// interaction, behaviour-sequence attention, GRU, NCF's GMF branch, output heads), with the two parts that differ
 // between backends behind virtual calls: the MLPs (matrix multiplies) and the embedding gather.
 #pragma once
 
@@ -36,10 +36,10 @@ class RecsysModel {
   RecsysModel(const RecsysModel&) = delete;
   RecsysModel& operator=(const RecsysModel&) = delete;
 
-  // Scores one batch: [rows, spec().outputs()] (sigmoid per output, or softmax over the classes of
-  // DIN/DIEN). `threads` > 0 asks backends that parallelise for that many threads (the others
-  // ignore it). ValueError naming the model and the value for a wrong width or an index out of
-  // range, or `threads` outside [0, kMaxThreads]. Thread-safe: concurrent calls are allowed.
+  // Scores one batch: [rows, spec().outputs()] (sigmoid per output, a softmax over the classes of
+  // DIN/DIEN, or NCF's final ReLU layer). `threads` > 0 asks backends that parallelise for that many threads (the
+  // others ignore it). ValueError naming the model and the value for a wrong width or an index out of range, or
+  // `threads` outside [0, kMaxThreads]. Thread-safe: concurrent calls are allowed.
   Matrix run(const Batch& batch, int threads = 0) const;
   // The same, adding the time of each stage to `times`.
   Matrix run(const Batch& batch, int threads, StageTimes& times) const;

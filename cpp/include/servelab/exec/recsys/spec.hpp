@@ -1,6 +1,7 @@
 // servelab's own descriptions of the recommendation models that DeepRecSys, Ribbon and Kairos
 // serve (DLRM RM1-RM3, Wide&Deep, MT-WnD, NCF, DIN, DIEN): embedding tables read through sparse
-// features, a bottom MLP over the dense features, an interaction, a top MLP and output heads.
+// features, a bottom MLP over the dense features, an interaction, a top MLP and output heads
+// (task heads, or NCF's prediction layer over its GMF branch and its MLP tower).
 // One structure describes them all, so every backend runs the same graph (see docs/recsys.md).
 #pragma once
 
@@ -43,11 +44,24 @@ struct Spec {
   // Task heads after the top MLP (MT-WnD): head i is Linear(top.back(), tasks[i]), ReLU,
   // Linear(tasks[i], 1). Empty: the top MLP's last layer is the output.
   std::vector<std::int64_t> tasks;
+  // NCF's GMF branch: two pooled features (user, item) multiplied element-wise. Set, the model
+  // takes no dense features into its graph (the batch's `dense` columns are read by no layer), the
+  // top MLP (the "MLP tower", ReLU after its last layer too) reads only the other pooled features,
+  // and the `predict` layers (Linear + ReLU each, as DeepRecSys's final layer) map
+  // [GMF product, tower output] to the output. Empty: no GMF branch, and `predict` must be empty.
+  std::vector<int> gmf;
+  std::vector<std::int64_t> predict;
 
   // Sizes that follow from the above.
   std::int64_t bottom_out() const { return bottom.empty() ? dense : bottom.back(); }
+  // Columns of the interaction's input taken by the dense part (the bottom output): bottom_out(),
+  // or 0 for a model with a GMF branch (its graph reads no dense feature).
+  std::int64_t dense_columns() const { return gmf.empty() ? bottom_out() : 0; }
+  bool in_gmf(std::size_t feature) const;   // whether the feature feeds the GMF branch
+  std::int64_t predict_in() const;          // input width of the prediction layers: dim + top.back()
   std::int64_t lookups_per_sample() const;  // columns of the sparse input
   int pooled_count() const;                 // features summed into one row each
+  int interaction_pooled() const;           // pooled features in the interaction (not the GMF's)
   int sequence_feature() const;             // index of the sequence feature, -1 when none
   std::int64_t interaction_width() const;   // input width of the top MLP
   std::int64_t outputs() const;             // columns of the model's output

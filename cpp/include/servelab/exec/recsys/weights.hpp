@@ -15,8 +15,9 @@ namespace servelab::exec::recsys {
 
 // The model's MLPs, by position in Weights::mlps. The GRU of DIEN is kept as two one-layer MLPs
 // (its input and hidden projections, torch.nn.GRU's layout: gates r, z, n), so every backend runs
-// it on its matrix-multiply path. Unused MLPs have no layers.
-enum MlpSlot : std::size_t { kBottom = 0, kTop = 1, kGruInput = 2, kGruHidden = 3, kFirstTask = 4 };
+// it on its matrix-multiply path. kPredict is NCF's final layer over [GMF, tower]. Unused MLPs have
+// no layers.
+enum MlpSlot : std::size_t { kBottom = 0, kTop = 1, kGruInput = 2, kGruHidden = 3, kPredict = 4, kFirstTask = 5 };
 
 // An embedding table, [rows, cols] row-major. Its memory is cache-line aligned (2 MB aligned and in
 // 2 MB pages when large), so each row of a multiple of 16 floats spans whole cache lines.
@@ -35,8 +36,8 @@ struct Weights {
 
   // Layer widths of each slot for `spec` (empty for unused slots).
   static std::vector<std::vector<std::int64_t>> mlp_widths(const Spec& spec);
-  // Whether slot `slot` applies ReLU after its last layer too (the bottom MLP, and the shared top
-  // MLP when task heads follow it).
+  // Whether slot `slot` applies ReLU after its last layer too (the bottom MLP, the shared top MLP
+  // when task heads or prediction layers follow it, and the prediction layers).
   static bool relu_after_last(const Spec& spec, std::size_t slot);
   // Zero weights of the right shapes (to be filled, e.g. from numpy arrays).
   static Weights zeros(const Spec& spec);
@@ -49,7 +50,7 @@ struct Weights {
   void validate(const Spec& spec) const;
 
   // Every tensor with its export name ("tables.3", "bottom.0.weight", "top.2.bias",
-  // "task1.0.weight", "gru.weight_ih", ...), its shape and its data.
+  // "task1.0.weight", "predict.0.weight", "gru.weight_ih", ...), its shape and its data.
   struct Named {
     std::string name;
     std::vector<std::int64_t> shape;
