@@ -45,6 +45,8 @@ const cluster::InterferenceModelRegistry& interference_models() {
   static const cluster::InterferenceModelRegistry registry = [] {  // thread-safe initialisation
     cluster::InterferenceModelRegistry r("interference model");
     cluster::register_interference_models(r);
+    infaas::register_interference_models(r);
+    hera::register_interference_models(r);
     return std::move(r).freeze();
   }();
   return registry;

@@ -16,6 +16,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/systems/infaas/scheduler.hpp"
+#include "colocation.hpp"
 #include "variant_queues.hpp"
 
 namespace servelab::infaas {
@@ -150,7 +151,7 @@ class SmPlus final : public VariantQueues {
     const auto w = static_cast<WorkerId>(tag);
     if (w < initial_ || w >= view.num_workers() || !view.is_idle(w) || !view.worker_queue(w).empty()) return;
     if (view.status(w) == sched::WorkerStatus::Stopped) return;
-    if (view.now() - idle_since_[w] >= idle_) actions.remove_worker(w);
+    if (view.now() - idle_since_[w] >= idle_ && !hosts_others(view, w)) actions.remove_worker(w);
   }
 
  protected:
@@ -171,12 +172,38 @@ class SmPlus final : public VariantQueues {
     if (view.now() + best_wait + view.predicted_latency(best, f.model, query.size) <= query.deadline) {
       return {best, f.model, {}};
     }
-    // Replicate onto an idle worker of the variant's hardware (serve() loads it there).
-    for (WorkerId w = 0; w < view.num_workers(); ++w) {
-      if (view.status(w) == sched::WorkerStatus::Stopped || view.status(w) == sched::WorkerStatus::Starting) continue;
-      if (view.hardware(w) == f.hardware && view.is_idle(w) && !holds(f, w, view) && view.worker_queue(w).empty()) {
+    // On machines that host several instances (machines:), a replica is a new instance beside
+    // the running ones (add_instance, loading while they serve) on the machine of the variant's
+    // hardware with the most free memory that holds it; one load per variant at a time.
+    if (colocates(view, f.hardware)) {
+      if (std::any_of(f.replicas.begin(), f.replicas.end(),
+                      [&](WorkerId r) { return view.status(r) == sched::WorkerStatus::Starting; })) {
+        return {best, f.model, {}};
+      }
+      const double need = view.profile().memory_mb(f.hardware, f.model).value_or(0.0);
+      sched::MachineId target = -1;
+      double most = 0;
+      for (sched::MachineId m = 0; m < view.num_machines(); ++m) {
+        const auto on = view.instances(m);
+        if (on.empty() || view.hardware(on.front()) != f.hardware || !machine_live(view, m)) continue;
+        if (view.status(on.front()) == sched::WorkerStatus::Starting) continue;  // a VM still starting
+        const double room = machine_room(view, m);
+        if (room >= need && (target < 0 || room > most)) target = m, most = room;
+      }
+      if (target >= 0) {
+        const ModelId models[] = {f.model};
+        const WorkerId w = actions.add_instance(target, models);
         f.replicas.push_back(w);
         return {w, f.model, {}};
+      }
+    } else {
+      // Replicate onto an idle worker of the variant's hardware (serve() loads it there).
+      for (WorkerId w = 0; w < view.num_workers(); ++w) {
+        if (view.status(w) == sched::WorkerStatus::Stopped || view.status(w) == sched::WorkerStatus::Starting) continue;
+        if (view.hardware(w) == f.hardware && view.is_idle(w) && !holds(f, w, view) && view.worker_queue(w).empty()) {
+          f.replicas.push_back(w);
+          return {w, f.model, {}};
+        }
       }
     }
     if (starting_ < 0 && live_workers(view) < max_workers_) {  // VM scaling: one start at a time

@@ -38,7 +38,10 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <limits>
+#include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "servelab/core/errors.hpp"
@@ -48,6 +51,7 @@
 #include "servelab/systems/infaas/model_autoscaler.hpp"
 #include "servelab/systems/infaas/profile_variants.hpp"
 #include "servelab/systems/infaas/scheduler.hpp"
+#include "colocation.hpp"
 #include "variant_queues.hpp"
 
 namespace servelab::infaas {
@@ -87,6 +91,11 @@ class InfaasScheduler final : public VariantQueues {
     if (ms_.fast_up) out += str(out.empty() ? "" : ", ", "fast_up=true");
     if (!ms_.concurrent_loads) out += str(out.empty() ? "" : ", ", "concurrent_loads=false");
     if (ms_.solver != d.solver) out += str(out.empty() ? "" : ", ", "autoscaler='", ms_.solver, "'");
+    if (ms_.instance_cores != d.instance_cores) out += str(out.empty() ? "" : ", ", "instance_cores=", ms_.instance_cores);
+    if (ms_.q_wait) out += str(out.empty() ? "" : ", ", "q_wait=true");
+    if (ms_.accel_instances != d.accel_instances) {
+      out += str(out.empty() ? "" : ", ", "accel_instances=", ms_.accel_instances);
+    }
     if (!app_models_.empty()) {
       std::string apps;
       for (const auto& m : app_models_) apps += (apps.empty() ? "" : ",") + m;
@@ -163,7 +172,7 @@ class InfaasScheduler final : public VariantQueues {
     const std::size_t n = static_cast<std::size_t>(view.num_workers());
     busy_ns_.assign(n, 0), util_.assign(n, 0.0), slow_.assign(n, 0), offline_batch_.assign(n, 0);
     busy_task_.assign(n, {}), task_share_.assign(n, {});
-    goals_.clear(), down_since_.clear(), needs_vm_.clear(), p99_.clear(), pending_.clear();
+    goals_.clear(), down_since_.clear(), needs_vm_.clear(), p99_.clear(), pending_.clear(), added_instance_.clear();
     if (ms_.period_s > 0) {
       meter_.reset(static_cast<std::int32_t>(std::ceil(ms_.window_s / ms_.period_s - 1e-9)), ms_.period_s);
     }
@@ -207,7 +216,11 @@ class InfaasScheduler final : public VariantQueues {
         const Variant& var = store_->variant(v);
         if (var.accuracy < req.accuracy || var.max_batch() < req.batch || var.task != req.task) continue;
         for (const Instance& i : store_->instances(v)) {
-          if (i.state != VariantState::Overloaded || !store_->alive(i.worker)) continue;
+          // Interfered instances too: they still serve, more slowly (Sec. 4.1 avoids them when it
+          // can; a cold start instead would load a new instance for every slowed batch).
+          if ((i.state != VariantState::Overloaded && i.state != VariantState::Interfered) || !store_->alive(i.worker)) {
+            continue;
+          }
           const Nanos wait = wait_ns(i.worker, view);
           if (overloaded.variant < 0 || wait < overloaded_wait) {
             overloaded = {ChoiceKind::Active, v, i.worker, {}}, overloaded_wait = wait;
@@ -223,6 +236,25 @@ class InfaasScheduler final : public VariantQueues {
       c = overloaded;
     }
     if (c.kind == ChoiceKind::None) return {-1, -1, c.reason};
+    // A new instance on a worker whose machine has no room for it (co-location, machines:): on
+    // another instance of the machines of its hardware that has room, else the overloaded one.
+    // On such machines a cold start is always a new instance: loading onto a worker that holds
+    // another variant would hold up that variant's queries for the load time.
+    if (c.kind == ChoiceKind::Inactive && c.worker >= 0 &&
+        (!fits(view, c.worker, c.variant) || colocates(view, store_->variant(c.variant).hardware))) {
+      const WorkerId added = place_instance(c.variant, view, actions);
+      if (added >= 0) {
+        store_->load(c.variant, added);
+        last_chosen_[added][c.variant] = view.now();
+        return {added, model_[c.variant], {}};
+      }
+      if (overloaded.variant >= 0) {
+        c = overloaded;
+      } else if (!fits(view, c.worker, c.variant)) {
+        return {-1, -1, str("no machine of '", store_->variant(c.variant).hardware, "' has room for variant '",
+                            store_->variant(c.variant).name, "'")};
+      }
+    }
     WorkerId w = c.worker;
     if (w < 0) {  // every worker of its hardware holds it already (none Active): the least loaded
       for (const Instance& i : store_->instances(c.variant)) {
@@ -267,6 +299,14 @@ class InfaasScheduler final : public VariantQueues {
         if (view.models(w).size() == 1 && !view.central_queue().empty()) continue;  // offline work waits
         actions.unload_model(w, m);
         last_chosen_[w].erase(it->second);
+      }
+      // An instance this policy added on a machine that is left with nothing stops (its memory
+      // is free for the next one); a VM's first instance stays (it stands for the VM).
+      if (view.models(w).empty() && view.worker_queue(w).empty() && added_instance_.contains(w)) {
+        actions.remove_worker(w);
+        store_->remove_worker(w);
+        added_instance_.erase(w);
+        last_chosen_[w].clear();
       }
       return;
     }
@@ -456,9 +496,11 @@ class InfaasScheduler final : public VariantQueues {
       // average sees a fifth of it after one period); scaling down follows the window's average.
       const double load = std::max(meter_.qps(app), ms_.fast_up ? meter_.last_qps(app) : 0.0) +
                           static_cast<double>(backlog[app]) / ms_.window_s;
-      ScalingProblem problem =
-          application_problem(*store_, goals_[app], load, ms_.slack, ids, availability(goals_[app].task));
+      AppGoals goals = goals_[app];
+      if (ms_.q_wait) goals.q_slo_ms = goals.slo_ms / 2;
+      ScalingProblem problem = application_problem(*store_, goals, load, ms_.slack, ids, availability(goals.task));
       if (ids.empty()) continue;
+      add_instance_slots(problem, ids, view);
       for (const VariantId v : pending_for) count_pending(problem, ids, v);
       ScalingPlan plan = plan_scaling(problem, solve_);
       if (plan.status == "needs_vm") needs_vm_ = wanted_hardware(problem, ids);
@@ -586,6 +628,18 @@ class InfaasScheduler final : public VariantQueues {
           if (target < 0 || (free && !target_free)) target = w, target_free = free;
           if (target_free) break;
         }
+        if (target >= 0 && !fits(view, target, ids[i])) target = -1, target_free = false;
+        // On machines that host several instances, a new instance loads beside the running ones
+        // (add_instance: the others keep serving) unless an idle, free worker can take it.
+        const bool reuse = target >= 0 && target_free && view.is_idle(target) && view.worker_queue(target).empty();
+        if (!reuse && colocates(view, store_->variant(ids[i]).hardware)) {
+          const WorkerId added = place_instance(ids[i], view, actions);
+          if (added >= 0) {
+            pending_[added] = Pending{ids[i], placed ? std::vector<std::pair<VariantId, WorkerId>>{} : removed, app};
+            placed = true;
+            continue;
+          }
+        }
         if (target < 0) break;
         Pending p{ids[i], placed ? std::vector<std::pair<VariantId, WorkerId>>{} : removed, app};
         placed = true;
@@ -612,6 +666,7 @@ class InfaasScheduler final : public VariantQueues {
   void complete_pending(WorkerId w, const sched::ClusterView& view, sched::Actions& actions) {
     const auto it = pending_.find(w);
     if (it == pending_.end() || !view.has_model(w, model_[it->second.variant])) return;
+    if (view.status(w) == sched::WorkerStatus::Starting) return;  // an added instance still loading
     const Pending p = std::move(it->second);
     pending_.erase(it);
     store_->load(p.variant, w);
@@ -649,6 +704,102 @@ class InfaasScheduler final : public VariantQueues {
   }
   static constexpr std::int64_t kPollTag = -1;
 
+  // Co-location (machines: with modelled memory; colocation.hpp).
+  bool colocates(const sched::ClusterView& view, const std::string& hardware) const {
+    return infaas::colocates(view, view.profile().hardware_index(hardware));
+  }
+  bool live_machine(const sched::ClusterView& view, sched::MachineId m) const {
+    for (const WorkerId w : view.instances(m)) {
+      if (view.status(w) != sched::WorkerStatus::Stopped && store_->alive(w)) return true;
+    }
+    return false;
+  }
+  // Free memory of machine m, the loads this policy asked for there and not started included.
+  double room(const sched::ClusterView& view, sched::MachineId m) const {
+    double pending = 0;
+    for (const WorkerId w : view.instances(m)) {
+      const auto p = pending_.find(w);
+      if (view.status(w) != sched::WorkerStatus::Stopped && p != pending_.end() &&
+          !view.has_model(w, model_[p->second.variant])) {
+        pending += store_->variant(p->second.variant).memory_mb;
+      }
+    }
+    return machine_room(view, m, pending);
+  }
+  // Instances on machine m holding a model or starting (the CPU instance slots taken).
+  std::int64_t running_instances(const sched::ClusterView& view, sched::MachineId m) const {
+    std::int64_t n = 0;
+    for (const WorkerId w : view.instances(m)) {
+      if (view.status(w) == sched::WorkerStatus::Stopped) continue;
+      n += (!view.models(w).empty() || view.status(w) == sched::WorkerStatus::Starting || pending_.contains(w)) ? 1 : 0;
+    }
+    return n;
+  }
+  // How many more instances of a variant of `memory_mb` machine m takes (constraint (3)).
+  std::int64_t slots(const sched::ClusterView& view, sched::MachineId m, const std::string& hardware,
+                     double memory_mb) const {
+    const double free = room(view, m);
+    std::int64_t n = std::isinf(free) ? 0 : static_cast<std::int64_t>(std::floor(free / std::max(1.0, memory_mb)));
+    if (hardware == "cpu") {
+      const std::int64_t cores = machine_type(view, m).cores;
+      if (cores > 0) n = std::min(n, std::max<std::int64_t>(0, cores / ms_.instance_cores - running_instances(view, m)));
+    } else {
+      n = std::min(n, std::max<std::int64_t>(0, ms_.accel_instances - running_instances(view, m)));
+    }
+    return std::max<std::int64_t>(0, n);
+  }
+  // Whether worker w's machine has room for variant v beside what it holds.
+  bool fits(const sched::ClusterView& view, WorkerId w, VariantId v) const {
+    if (view.has_model(w, model_[v])) return true;
+    return room(view, view.machine(w)) >= store_->variant(v).memory_mb;
+  }
+  // A new instance of v on the live machine of its hardware with the most instance slots for it
+  // (then the fewest instances, then the lowest id); -1 when none has room.
+  WorkerId place_instance(VariantId v, const sched::ClusterView& view, sched::Actions& actions) {
+    const Variant& var = store_->variant(v);
+    const auto hw = view.profile().hardware_index(var.hardware);
+    sched::MachineId best = -1;
+    std::int64_t best_slots = 0, best_n = 0;
+    for (sched::MachineId m = 0; m < view.num_machines(); ++m) {
+      const auto on = view.instances(m);
+      if (on.empty() || view.hardware(on.front()) != hw || !live_machine(view, m)) continue;
+      if (view.status(on.front()) == sched::WorkerStatus::Starting && !view.models(on.front()).empty()) continue;
+      const std::int64_t n = slots(view, m, var.hardware, var.memory_mb);
+      if (n <= 0) continue;
+      const std::int64_t count = running_instances(view, m);
+      if (best < 0 || n > best_slots || (n == best_slots && count < best_n)) best = m, best_slots = n, best_n = count;
+    }
+    if (best < 0) return -1;
+    const ModelId model = model_[v];
+    const WorkerId w = actions.add_instance(best, std::span<const ModelId>(&model, 1));
+    sync_workers(view);
+    grow_monitor(view);
+    added_instance_.insert(w);
+    return w;
+  }
+  // Constraint (3) with co-location: an application's capacity on a hardware type also counts the
+  // instances its machines can still take (memory, and cores on a CPU VM) for its largest candidate.
+  void add_instance_slots(ScalingProblem& problem, const std::vector<VariantId>& ids,
+                          const sched::ClusterView& view) const {
+    for (std::size_t t = 0; t < problem.resource_types.size(); ++t) {
+      const std::string& type = problem.resource_types[t];
+      const std::string hardware = type.substr(0, type.rfind(" workers"));
+      if (!colocates(view, hardware)) continue;
+      double memory = 0;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (problem.requirement[t][i] > 0) memory = std::max(memory, store_->variant(ids[i]).memory_mb);
+      }
+      const auto hw = view.profile().hardware_index(hardware);
+      std::int64_t extra = 0;
+      for (sched::MachineId m = 0; m < view.num_machines(); ++m) {
+        const auto on = view.instances(m);
+        if (on.empty() || view.hardware(on.front()) != hw || !live_machine(view, m)) continue;
+        extra += slots(view, m, hardware, memory);
+      }
+      problem.capacity[t] += static_cast<double>(extra);
+    }
+  }
+
   // Workers added by anyone since the last look join the store (ids stay aligned).
   void sync_workers(const sched::ClusterView& view) {
     while (store_->num_workers() < view.num_workers()) {
@@ -667,18 +818,21 @@ class InfaasScheduler final : public VariantQueues {
     for (WorkerId w = initial_; w < view.num_workers(); ++w) {
       if (!store_->alive(w) || !view.is_idle(w) || !view.worker_queue(w).empty()) continue;
       if (view.now() - last_active_[w] < idle) continue;
+      if (hosts_others(view, w)) continue;  // a VM goes down with its last instance
       actions.remove_worker(w);
+      added_instance_.erase(w);
       store_->remove_worker(w);
       last_chosen_[w].clear();
     }
     if (starting_ >= 0) return;  // one start at a time
-    std::int64_t live = 0, overloaded = 0;
+    std::int64_t live = 0, overloaded = 0;  // live: machines (a VM hosting several instances is one)
+    std::unordered_set<sched::MachineId> live_machines;
     std::unordered_map<sched::HardwareId, std::pair<std::int64_t, std::int64_t>> busy;  // hw -> (over, all)
     std::unordered_map<sched::HardwareId, std::int64_t> overloaded_on;
     std::unordered_map<sched::HardwareId, std::pair<std::int64_t, std::int64_t>> interfered;  // hw -> (hit, all)
     for (WorkerId w = 0; w < view.num_workers(); ++w) {
       if (!store_->alive(w)) continue;
-      ++live;
+      live_machines.insert(view.machine(w));
       auto& [over, all] = busy[view.hardware(w)];
       ++all;
       const double util = std::min(1.0, static_cast<double>(wait_ns(w, view)) / static_cast<double>(poll));
@@ -693,6 +847,7 @@ class InfaasScheduler final : public VariantQueues {
       }
       if (has_overloaded) ++overloaded, ++overloaded_on[view.hardware(w)];
     }
+    live = static_cast<std::int64_t>(live_machines.size());
     if (live >= vm_.max_workers) return;
     sched::HardwareId target = -1;
     for (const auto& [hw, counts] : busy) {  // rule 1: a hardware type over the threshold everywhere
@@ -763,6 +918,7 @@ class InfaasScheduler final : public VariantQueues {
     std::int32_t app = -1;                                 // the application it scales
   };
   std::unordered_map<WorkerId, Pending> pending_;  // by worker: the instance being loaded there
+  std::unordered_set<WorkerId> added_instance_;    // instances this policy added with add_instance
   WorkerId initial_ = 0, starting_ = -1;
   std::vector<Nanos> last_active_;  // by worker: last time it was busy or had queued work
   std::unique_ptr<MetadataStore> store_;

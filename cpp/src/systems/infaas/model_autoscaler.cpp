@@ -78,7 +78,8 @@ ScalingProblem application_problem(const MetadataStore& store, const AppGoals& g
     p.architecture.push_back(0);  // substitutes for one application: an upgrade replaces them all
     // Q_v within the SLO: a batch-4 CPU variant whose batch of 4 misses the SLO carries no more
     // than its batch-1 rate (else it looks like an upgrade it cannot deliver).
-    const double q = goals.slo_ms > 0 ? var.saturation_qps(goals.slo_ms) : var.saturation_qps();
+    const double within = goals.q_slo_ms > 0 ? goals.q_slo_ms : goals.slo_ms;
+    const double q = within > 0 ? var.saturation_qps(within) : var.saturation_qps();
     p.saturation_qps.push_back((q > 0 ? q : var.saturation_qps()) * share);
     p.cost_per_s.push_back(var.cost_per_s);
     p.load_s.push_back(var.load_s);

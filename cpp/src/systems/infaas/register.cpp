@@ -183,9 +183,41 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            {},
                            false,
                            {}},
+                 ParamSpec{"instance_cores",
+                           ParamType::Int,
+                           std::int64_t{4},
+                           "on machines with modelled resources (machines:), the CPU cores one CPU variant "
+                           "instance takes in constraint (3): a CPU VM takes a new instance while its cores / "
+                           "instance_cores exceed the instances it runs (Table 2's CPU variant: 4 CPUs)",
+                           1.0,
+                           4096.0,
+                           false,
+                           {}},
+                 ParamSpec{"accel_instances",
+                           ParamType::Int,
+                           std::int64_t{4},
+                           "on machines with modelled resources, the most variant instances one accelerator (a "
+                           "GPU, an Inferentia chip: its 4 NeuronCores) runs, besides its memory",
+                           1.0,
+                           4096.0,
+                           false,
+                           {}},
+                 ParamSpec{"q_wait",
+                           ParamType::Bool,
+                           false,
+                           "the Model-Autoscaler's saturation QPS Q_v counts a query's wait: the batches whose "
+                           "latency is within half the SLO (a query may wait for a batch in service as long as "
+                           "its own); false: within the SLO",
+                           {},
+                           {},
+                           false,
+                           {}},
                  batch_cap_spec()},
                 [](const Params& p) {
                   ModelScaling ms;
+                  ms.q_wait = p.get_bool("q_wait");
+                  ms.instance_cores = p.get_int("instance_cores");
+                  ms.accel_instances = p.get_int("accel_instances");
                   ms.best_fit = p.get_string("dispatch") == "best_fit";
                   ms.fast_up = p.get_bool("fast_up");
                   ms.concurrent_loads = p.get_bool("concurrent_loads");

@@ -63,6 +63,24 @@ SYSTEMS = ("infaas", "clipper_plus", "sm_plus")
 WINDOW_S = 4.0  # Fig. 5 measures every 4 seconds
 BATCH_CAPS = ("full", "deadline")  # the policies' batch_cap (docs/infaas.md, Sec. 6.1)
 
+#: Sec. 6's EC2 instance types as machines (``machines:``): vCPUs, DRAM and accelerator memory
+#: in MB (m5.2xlarge; p3.2xlarge's V100 16 GB; inf1.2xlarge's one Inferentia chip, 8 GB).
+MACHINE_TYPES = {
+    "cpu": {"cores": 8, "memory_mb": 32768.0},
+    "gpu": {"cores": 8, "memory_mb": 62464.0, "accel_memory_mb": 16384.0},
+    "inferentia": {"cores": 8, "memory_mb": 16384.0, "accel_memory_mb": 8192.0},
+}
+#: How INFaaS's starting plan counts instances per machine (constraint (3) with co-location): a CPU
+#: VM runs cores / 4 (Table 2's CPU variant takes 4 CPUs) at full speed, an Inferentia chip one
+#: per NeuronCore (4), a V100 several small engines (our choice: 4, about 7 GB of its 16 GB).
+INSTANCE_SLOTS = {"cpu": 2, "gpu": 4, "inferentia": 4}
+#: Clipper+'s GPU instances per machine ("the number of variant instances such that Clipper+
+#: achieves the highest performance given available resources"): two per V100, shared among the
+#: popular applications by their share; SM+ starts with one per V100 and adds its own.
+CLIPPER_GPU_INSTANCES = 2
+#: The interference model co-located instances run under (``interference.hpp``: ``infaas``).
+INTERFERENCE = "infaas"
+
 #: The paper's Sec. 6.1 results (INFaaS over each baseline).
 PAPER = {
     "throughput_vs_clipper_plus": 1.1,
@@ -184,18 +202,26 @@ def infaas_workers(
     apps: Sequence[dict[str, Any]],
     first_qps: float,
     tie_break: str | None = None,
+    colocate: bool = False,
 ) -> tuple[list[dict[str, Any]], str]:
     """INFaaS's starting workers and how they were chosen ("ilp" or "fastest");
-    ``tie_break``: ``planner.plan_placement``'s rule among plans of equal cost."""
+    ``tie_break``: ``planner.plan_placement``'s rule among plans of equal cost. With
+    ``colocate`` the plan counts ``INSTANCE_SLOTS`` instances per machine, each priced at its
+    share of the machine, and the groups are instances on machines (``colocated_groups``)."""
     if tie_break not in planner.TIE_BREAKS:
         raise ValueError(f"tie_break={tie_break!r} must be one of {list(planner.TIE_BREAKS)}")
     from ...solvers import lp  # the LP backend is optional
 
     if lp.available():
         demand = [dict(a, qps=first_qps * a["share"]) for a in apps]
-        cost = {hw: catalogue.HARDWARE[hw]["price_per_hour"] / 3600 for hw in INFAAS_WORKERS}
+        price = {hw: catalogue.HARDWARE[hw]["price_per_hour"] / 3600 for hw in INFAAS_WORKERS}
+        if colocate:
+            slots = {hw: n * INSTANCE_SLOTS[hw] for hw, n in INFAAS_WORKERS.items()}
+            cost = {hw: price[hw] / INSTANCE_SLOTS[hw] for hw in INFAAS_WORKERS}
+            plan = planner.plan_placement(variants, demand, slots, cost=cost, tie_break=tie_break)
+            return _colocated_plan(plan, variants, apps), "ilp"
         plan = planner.plan_placement(
-            variants, demand, INFAAS_WORKERS, cost=cost, tie_break=tie_break
+            variants, demand, INFAAS_WORKERS, cost=price, tie_break=tie_break
         )
         return _preload_rest(
             planner.worker_groups(plan, variants, INFAAS_WORKERS), variants, apps
@@ -240,6 +266,105 @@ def _preload_rest(
     return cpu + rest
 
 
+def _colocated_plan(
+    plan: dict[str, Any], variants: Sequence[dict[str, Any]], apps: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """INFaaS's plan as instances on its machines: each hardware's planned instances dealt
+    round-robin over its machines (the variant with the most instances first), then every
+    application the plan left without a variant gets its cheapest CPU variant meeting its SLO
+    as an instance on the CPU machines, round-robin (a registered model is loaded before its
+    queries come)."""
+    by_name = {v["name"]: v for v in variants}
+    placed: dict[str, list[str]] = {f"{hw}{i}": [] for hw, n in INFAAS_WORKERS.items() for i in range(n)}
+    for hw, n in INFAAS_WORKERS.items():
+        mine = sorted(
+            ((name, k) for name, k in plan["instances"].items() if by_name[name]["hardware"] == hw),
+            key=lambda item: (-item[1], item[0]),
+        )
+        deal = [name for name, k in mine for _ in range(k)]
+        for i, name in enumerate(deal):
+            placed[f"{hw}{i % n}"].append(name)
+    planned = set(plan["instances"])
+    k = 0
+    for app in apps:
+        own = [v for v in variants if v["architecture"] == app["architecture"]]
+        if any(v["name"] in planned for v in own):
+            continue
+        fits = [
+            v for v in own
+            if v["hardware"] == "cpu" and v["latency_ms"][0] <= app["slo_ms"]
+            and v["accuracy"] >= app["accuracy_floor"]
+        ]  # fmt: skip
+        if fits:
+            best = min(fits, key=lambda v: (v["cost_per_s"], v["latency_ms"][0], v["name"]))
+            placed[f"cpu{k % INFAAS_WORKERS['cpu']}"].append(best["name"])
+            k += 1
+    for machine, names in placed.items():  # a machine hosts at least one instance
+        if not names:
+            hw = machine.rstrip("0123456789")
+            names.append(next(v["name"] for v in variants if v["hardware"] == hw))
+    return _instances_on(placed, by_name)
+
+
+def _instances_on(
+    placed: dict[str, list[str]], by_name: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Worker groups for {machine name: its instances' variants}: one instance (worker) each."""
+    groups = []
+    for machine, names in placed.items():
+        for name in names:
+            hw = by_name[name]["hardware"]
+            groups.append({"hardware": hw, "count": 1, "models": [name], "machine": machine})
+    return groups
+
+
+def machine_groups(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``machines:`` entries the worker groups name, one machine each, of ``MACHINE_TYPES``."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        name = g.get("machine")
+        if name and name not in out:
+            out[name] = {"name": name, "count": 1, "hardware": g["hardware"], **MACHINE_TYPES[g["hardware"]]}
+    return list(out.values())
+
+
+def colocated_baseline_workers(
+    system: str, pins: Sequence[str], apps: Sequence[dict[str, Any]],
+    variants: Sequence[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The baselines on the same kind of machines INFaaS gets (5 CPU, 7 GPU VMs): every cold
+    application's pinned CPU variant is an instance of its own, dealt round-robin over the CPU
+    VMs; on the GPU VMs Clipper+ runs ``CLIPPER_GPU_INSTANCES`` instances per VM of the popular
+    variants, shared by their applications' shares (largest remainder, one at least), and SM+
+    one per VM, round-robin (it adds instances itself)."""
+    by_name = {v["name"]: v for v in variants}
+    placed: dict[str, list[str]] = {
+        f"{hw}{i}": [] for hw, n in BASELINE_WORKERS.items() for i in range(n)
+    }
+    cold = list(dict.fromkeys(p for p, a in zip(pins, apps, strict=True) if not a["popular"]))
+    for i, name in enumerate(cold):
+        placed[f"cpu{i % BASELINE_WORKERS['cpu']}"].append(name)
+    popular = [(p, a["share"]) for p, a in zip(pins, apps, strict=True) if a["popular"]]
+    gpus = BASELINE_WORKERS["gpu"]
+    if system == "clipper_plus":
+        total = CLIPPER_GPU_INSTANCES * gpus
+        weight = sum(sh for _, sh in popular)
+        exact = [total * sh / weight for _, sh in popular]
+        count = [max(1, int(x)) for x in exact]
+        order = sorted(range(len(popular)), key=lambda i: (-(exact[i] - int(exact[i])), i))
+        for i in order:
+            if sum(count) >= total:
+                break
+            count[i] += 1
+        deal = [p for (p, _), c in zip(popular, count, strict=True) for _ in range(c)]
+    else:
+        names = [p for p, _ in popular]
+        deal = [names[w % len(names)] for w in range(gpus)]
+    for i, name in enumerate(deal):
+        placed[f"gpu{i % gpus}"].append(name)
+    return _instances_on(placed, by_name)
+
+
 def scenario(
     system: str,
     peak_qps: float = 300.0,
@@ -251,8 +376,13 @@ def scenario(
     trace: str | Path | None = None,
     batch_cap: str = "full",
     plan_tie_break: str | None = None,
+    colocate: bool = True,
 ) -> tuple[dict[str, Any], str]:
-    """The scenario of one system and its scheduler spec (module doc). ``batch_cap`` is every
+    """The scenario of one system and its scheduler spec (module doc). ``colocate`` (default):
+    every system's VMs are machines (``MACHINE_TYPES``) hosting several variant instances that
+    run concurrently under the ``infaas`` interference model, and INFaaS and SM+ load new
+    instances beside the running ones; False: one worker per VM running one batch at a time
+    (the setup before machines existed). ``batch_cap`` is every
     system's batch rule (``"full"``: up to the variant's max batch; ``"deadline"``: no larger than
     still finishes its queries in time); the default leaves the spec as it was.
     ``plan_tie_break``: the placement program's rule among INFaaS's equal-cost starting plans
@@ -269,17 +399,21 @@ def scenario(
     rates = twitter_rates(low_qps, peak_qps, trace)
     pins = pinned_variants(variants, apps)
     if system == "infaas":
-        workers, _ = infaas_workers(variants, apps, float(np.mean(rates)), plan_tie_break)
+        workers, _ = infaas_workers(
+            variants, apps, float(np.mean(rates)), plan_tie_break, colocate=colocate
+        )
         own = ",".join(f"{a['architecture']}_*" for a in apps)  # each app's architecture's variants
-        spec = f"infaas(max_workers={max_workers}, app_models='{own}'{cap})"
+        wait = ", q_wait=true" if colocate else ""
+        spec = f"infaas(max_workers={max_workers}, app_models='{own}'{wait}{cap})"
     else:
-        workers = baseline_workers(pins, apps)
+        workers = (colocated_baseline_workers(system, pins, apps, variants) if colocate
+                   else baseline_workers(pins, apps))  # fmt: skip
         listed = ",".join(pins)
         spec = (f"clipper_plus(app_models='{listed}'{cap})" if system == "clipper_plus"
                 else f"sm_plus(max_workers={max_workers}, app_models='{listed}'{cap})")  # fmt: skip
     rate_list = ", ".join(f"{r:.6g}" for r in rates)
     keys = ("name", "slo_ms", "accuracy_floor", "share")
-    return {
+    out = {
         "profile": catalogue.to_profile(variants, prices="ec2"),
         "workers": workers,
         "workload": {
@@ -288,7 +422,11 @@ def scenario(
             "apps": [{k: a[k] for k in keys} for a in apps],
         },
         "drain_s": 10,
-    }, spec
+    }
+    if colocate:
+        out["machines"] = machine_groups(workers)
+        out["interference"] = INTERFERENCE
+    return out, spec
 
 
 def windows(result: Any, horizon_s: float, window_s: float = WINDOW_S) -> pd.DataFrame:
@@ -387,12 +525,14 @@ def run_point(
     trace: str | None = None,
     batch_cap: str = "full",
     plan_tie_break: str | None = None,
+    colocate: bool = True,
 ) -> dict[str, Any]:
     """One system at one point (module level: sweep workers import it): throughput, violations,
-    cost, workers, and Fig. 5's per-window series (as lists)."""
+    cost, workers, machine utilisation and GPU memory (``machine_usage``), and Fig. 5's
+    per-window series (as lists)."""
     sc, spec = scenario(
         system, peak_qps, popular_share, low_qps, step_s, architectures, max_workers, trace,
-        batch_cap, plan_tie_break,
+        batch_cap, plan_tie_break, colocate,
     )  # fmt: skip
     res = _run.simulate(sc, scheduler=spec, seed=seed)
     horizon = sc["workload"]["horizon_s"]
@@ -402,15 +542,88 @@ def run_point(
     within = done & (c["finish_ns"] <= int(horizon * 1e9))
     s = res.summary()
     win = windows(res, horizon)
+    usage = machine_usage(res, sc)
     return {
         "queries": int(len(done)),
         "throughput_qps": float(within.sum()) / horizon,
         "slo_violation_rate": float(1 - met.mean()) if len(met) else 0.0,
         "cost_dollars": float(s["cost_dollars"]),
         "workers_started": len(res.workers_frame()) - sum(g.get("count", 1) for g in sc["workers"]),
+        "machines_started": usage["machines"] - usage["initial_machines"],
         "mean_utilisation": float(np.nanmean(res.workers_frame()["utilisation"])),
+        "machine_utilisation": usage["machine_utilisation"],
+        "gpu_memory_utilisation": usage["gpu_memory_utilisation"],
         "window_throughput_qps": win["throughput_qps"].round(6).tolist(),
         "window_violation_ratio": win["violation_ratio"].round(6).tolist(),
+    }
+
+
+def _union_length(starts: np.ndarray, finishes: np.ndarray) -> float:
+    """The length of the union of intervals [starts, finishes)."""
+    if not len(starts):
+        return 0.0
+    order = np.argsort(starts, kind="stable")
+    s, f = starts[order].astype(np.float64), finishes[order].astype(np.float64)
+    reach = np.maximum.accumulate(f)
+    gap = np.maximum(0.0, s[1:] - reach[:-1])  # idle time before each interval
+    return float(reach[-1] - s[0] - gap.sum())
+
+
+def machine_usage(result: Any, sc: dict[str, Any]) -> dict[str, Any]:
+    """Sec. 6.1's two utilisation figures from the records, per machine (a VM: its instances
+    together; a worker without a declared machine is a VM of its own):
+
+    - ``machine_utilisation``: the mean over machines of the time at least one of its instances
+      ran a batch, over the machine's time (a declared machine: the run; a started VM: its first
+      instance's active time). The paper's "average worker utilization" (48.9 %) does not say how
+      it is measured; this counts a CPU VM running one 4-core batch of its 8 cores as busy.
+    - ``gpu_memory_utilisation``: over the GPU machines, the accelerator memory the instances'
+      variants held (each (instance, variant) from its first batch's start to its last batch's
+      end: a lower bound, since the records do not say when a variant was loaded) over the
+      machines' accelerator memory (``MACHINE_TYPES``) and time. The paper's "average GPU DRAM
+      utilization" is 58.6 %.
+
+    Also ``machines`` (all, started ones included) and ``initial_machines``."""
+    frame = result.workers_frame()
+    machine = frame["machine"].to_numpy()
+    active = frame["active_s"].to_numpy()
+    hardware = frame["hardware"].astype(str).to_numpy()
+    batches = result.batches()
+    names = result.model_names
+    profile = sc["profile"]
+    memory = {}  # (hardware, model name) -> MB
+    worker_of_batch = batches["worker"].to_numpy()
+    starts, finishes = batches["start_ns"].to_numpy(), batches["finish_ns"].to_numpy()
+    ids = np.unique(machine)
+    util, gpu_held, gpu_room = [], 0.0, 0.0
+    accel = MACHINE_TYPES["gpu"]["accel_memory_mb"]
+    for m in ids:
+        members = np.flatnonzero(machine == m)
+        span_s = float(active[members[0]])  # the first instance carries the machine
+        if span_s <= 0:
+            continue
+        sel = np.isin(worker_of_batch, members)
+        busy_s = _union_length(starts[sel], finishes[sel]) / 1e9
+        util.append(min(1.0, busy_s / span_s))
+        if hardware[members[0]] != "gpu":
+            continue
+        gpu_room += accel * span_s
+        mine = batches[sel]
+        for (w, model), group in mine.groupby(["worker", "model"]):
+            name = names[int(model)] if not isinstance(model, str) else model
+            key = (hardware[int(w)], name)
+            if key not in memory:
+                memory[key] = float(profile.memory_mb(key[0], name) or 0.0)
+            held_s = (group["finish_ns"].max() - group["start_ns"].min()) / 1e9
+            gpu_held += memory[key] * held_s
+    initial = len({g.get("machine") or ("worker", i) for i, g in enumerate(sc["workers"])})
+    if not sc.get("machines"):
+        initial = sum(g.get("count", 1) for g in sc["workers"])
+    return {
+        "machine_utilisation": float(np.mean(util)) if util else float("nan"),
+        "gpu_memory_utilisation": gpu_held / gpu_room if gpu_room > 0 else float("nan"),
+        "machines": int(len(ids)),
+        "initial_machines": int(initial),
     }
 
 
@@ -427,6 +640,7 @@ def compare(
     trace: str | Path | None = None,
     batch_cap: str = "full",
     plan_tie_break: str | None = None,
+    colocate: bool = True,
     processes: int = 1,
     backend: str = "local",
     ray_address: str | None = None,
@@ -450,7 +664,7 @@ def compare(
     ]  # fmt: skip
     shared = {
         "low_qps": low_qps, "step_s": step_s, "max_workers": max_workers, "trace": str(trace),
-        "batch_cap": batch_cap, "plan_tie_break": plan_tie_break,
+        "batch_cap": batch_cap, "plan_tie_break": plan_tie_break, "colocate": colocate,
         "architectures": list(architectures) if architectures is not None else None,
     }  # fmt: skip
     try:

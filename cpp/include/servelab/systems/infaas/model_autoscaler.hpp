@@ -49,6 +49,9 @@ struct AppGoals {
   double slo_ms = 0.0;
   double accuracy = 0.0;
   std::string task;  // its variants' task (empty: any)
+  // Q_v is the saturation over the batches whose latency is within this (0: slo_ms). The `infaas`
+  // policy's q_wait sets it to slo_ms / 2: a query may wait for a batch as long as its own.
+  double q_slo_ms = 0.0;
 };
 
 // The ScalingProblem for one application; `ids[i]` is the store's variant of problem index i.

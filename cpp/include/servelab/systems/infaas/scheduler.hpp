@@ -36,6 +36,14 @@ struct ModelScaling {
   bool concurrent_loads = true;
   // The scaling solver by name (scaling_solvers.hpp): "greedy" (Sec. 4.2.2) or "ilp" (Sec. 4.2.1).
   std::string solver = "greedy";
+  // Co-location (machines with modelled memory, machines:): the cores one CPU instance takes in
+  // constraint (3); GPU and Inferentia instances are bounded by the machine's free memory.
+  std::int64_t instance_cores = 4;
+  // ... and the most instances one accelerator (a GPU, an Inferentia chip) runs.
+  std::int64_t accel_instances = 4;
+  // Q_v over the batches within half the SLO (a query may wait for a batch in service as long as
+  // its own); false: within the SLO (constraint (2)).
+  bool q_wait = false;
 };
 
 // Offline applications (Sec. 4.2.3, 6.3.2): their queries wait in the central queue and run
