@@ -60,8 +60,19 @@ class RmuScheduler final : public sched::Scheduler {
     for (int m = 0; m < 2; ++m)
       model_[m] = names_.empty() ? std::min<ModelId>(m, static_cast<ModelId>(profile.models().size()) - 1)
                                  : profile.model_index(names_[m]);  // KeyError if absent
-    // The node's cores: given, else the workers the run starts with (at least 2: one per model).
-    node_.cores = std::max<int>(2, o_.cores > 0 ? static_cast<int>(o_.cores) : view.num_workers());
+    // On a machine (co-located instances, machines:): the node is that machine, its partition
+    // the instances' "cores" and "llc_ways" knobs (see the header).
+    find_machine(view);
+    const auto declared = machine_ >= 0 ? view.machine_resources(machine_) : sched::MachineResources{};
+    // The node's cores: given, else the machine's, else the workers the run starts with (at least
+    // 2: one per model).
+    node_.cores = std::max<int>(2, o_.cores > 0         ? static_cast<int>(o_.cores)
+                                   : declared.cores > 0 ? declared.cores
+                                                        : view.num_workers());
+    if (declared.llc_ways >= 2) node_.llc_ways = declared.llc_ways;
+    if (declared.memory_bw_gbps > 0) node_.mem_bandwidth_gbs = declared.memory_bw_gbps;
+    ways_ = {node_.llc_ways / 2, node_.llc_ways - node_.llc_ways / 2};
+    if (machine_ >= 0) start_ways(view);
     build_manager();
     hardware_ = o_.hardware.empty() ? profile.hardware().at(static_cast<std::size_t>(view.hardware(0))) : o_.hardware;
     profile.hardware_index(hardware_);  // KeyError for an unknown type
@@ -85,6 +96,8 @@ class RmuScheduler final : public sched::Scheduler {
       for (const auto& [model, arrival] : it->second) latencies_[model].push_back(done.finish - arrival);
       running_.erase(it);
     }
+    // A removed instance that stopped gives its core back to one waiting for it.
+    if (partition_pending_) apply_ways(view, actions);
     drain(view, actions);
   }
 
@@ -147,6 +160,7 @@ class RmuScheduler final : public sched::Scheduler {
   bool try_dispatch(const Query& q, int m, const ClusterView& view, Actions& actions) {
     for (const WorkerId w : view.idle_workers()) {
       if (!view.has_model(w, model_[m]) || is_removing(w)) continue;
+      if (cores_declared_ && view.config(w, sched::kCoresKnob, 0) < 1) continue;  // no core of its own yet
       if (q.size > view.max_batch(w, model_[m])) continue;
       const QueryId id = q.id;
       actions.dispatch(w, model_[m], {&id, 1});
@@ -201,7 +215,8 @@ class RmuScheduler final : public sched::Scheduler {
     int have = live_workers(view, model_[m]);
     const std::array<ModelId, 1> models{model_[m]};
     while (have < target) {
-      const WorkerId w = actions.add_worker(hardware_, models, seconds_to_nanos(o_.startup_s, "startup_s"));
+      const WorkerId w = machine_ >= 0 ? actions.add_instance(machine_, models)
+                                       : actions.add_worker(hardware_, models, seconds_to_nanos(o_.startup_s, "startup_s"));
       removing_.resize(std::max(removing_.size(), static_cast<std::size_t>(w) + 1), false);
       ++have;
     }
@@ -210,8 +225,12 @@ class RmuScheduler final : public sched::Scheduler {
       for (WorkerId w = view.num_workers() - 1; w >= 0 && have > target; --w) {
         if (view.status(w) == WorkerStatus::Stopped || is_removing(w) || !view.has_model(w, model_[m])) continue;
         if (pass == 0 && !view.is_idle(w)) continue;
+        // On a machine, a busy instance gives its ways back now (the model's other instances hold
+        // its class of service) and its core when it stops (apply_ways).
+        if (machine_ >= 0 && view.config(w, sched::kLlcWaysKnob, 0) != 0) actions.set_config(w, sched::kLlcWaysKnob, 0);
         actions.remove_worker(w);
         removing_[w] = true;
+        partition_pending_ = machine_ >= 0;
         --have;
       }
     }
@@ -220,6 +239,7 @@ class RmuScheduler final : public sched::Scheduler {
   // Each live worker's LLC ways (its model's) and core (slot 0's workers on the first cores, slot
   // 1's after them), as worker settings an executor on a real node applies (resctrl, affinity).
   void apply_ways(const ClusterView& view, Actions& actions) {
+    if (machine_ >= 0) return apply_partition(view, actions);
     std::int64_t core = 0;
     for (int m = 0; m < 2; ++m) {
       for (WorkerId w = 0; w < view.num_workers(); ++w) {
@@ -232,7 +252,74 @@ class RmuScheduler final : public sched::Scheduler {
     }
   }
 
+  // The machine the models' instances share (-1: workers of their own, the partition only
+  // worker settings): the first worker's, when it hosts several instances or declares cores or
+  // LLC ways.
+  void find_machine(const ClusterView& view) {
+    machine_ = -1;
+    if (view.num_workers() == 0) return;
+    const sched::MachineId m = view.machine(0);
+    const auto r = view.machine_resources(m);
+    if (view.instances(m).size() > 1 || r.cores > 0 || r.llc_ways > 0) machine_ = m;
+    cores_declared_ = machine_ >= 0 && r.cores > 0;
+  }
+
+  // The ways the run starts with: each model's instances' llc_ways, when the scenario gave them.
+  void start_ways(const ClusterView& view) {
+    std::array<int, 2> given{0, 0};
+    for (const WorkerId w : view.instances(machine_))
+      for (int m = 0; m < 2; ++m)
+        if (view.has_model(w, model_[m])) {
+          given[m] += static_cast<int>(view.config(w, sched::kLlcWaysKnob, 0));
+          break;
+        }
+    if (given[0] >= 1 && given[1] >= 1 && given[0] + given[1] <= node_.llc_ways) ways_ = given;
+  }
+
+  // On a machine: each model's ways split over its live instances (lowest ids first get the
+  // remainder; the model's ways are their sum), decreases before increases so that the machine's
+  // total is never exceeded; a core ("cores" = 1) for every live instance while the machine has
+  // one free (an instance being removed keeps its core until it stops); the "core" index for
+  // pinning in the real loop, as without a machine.
+  void apply_partition(const ClusterView& view, Actions& actions) {
+    std::vector<std::pair<WorkerId, std::int64_t>> ways;  // (instance, its share)
+    std::vector<WorkerId> live;
+    for (int m = 0; m < 2; ++m) {
+      if (m == 1 && model_[1] == model_[0]) break;
+      std::vector<WorkerId> mine;
+      for (const WorkerId w : view.instances(machine_))
+        if (view.status(w) != WorkerStatus::Stopped && !is_removing(w) && view.has_model(w, model_[m]))
+          mine.push_back(w);
+      const auto n = static_cast<std::int64_t>(mine.size());
+      for (std::int64_t j = 0; j < n; ++j)
+        ways.emplace_back(mine[static_cast<std::size_t>(j)], ways_[m] / n + (j < ways_[m] % n ? 1 : 0));
+      live.insert(live.end(), mine.begin(), mine.end());
+    }
+    for (int pass = 0; pass < 2; ++pass)
+      for (const auto& [w, k] : ways) {
+        const std::int64_t now = view.config(w, sched::kLlcWaysKnob, 0);
+        if (pass == 0 ? k < now : k > now) actions.set_config(w, sched::kLlcWaysKnob, k);
+      }
+    partition_pending_ = false;
+    std::int64_t index = 0;
+    for (const WorkerId w : live) {
+      if (view.config(w, sched::kCoresKnob, 0) < 1) {
+        if (!cores_declared_ || view.free_resources(machine_).cores >= 1) {
+          actions.set_config(w, sched::kCoresKnob, 1);
+        } else {
+          partition_pending_ = true;  // after a removed instance stops
+        }
+      }
+      if (view.config(w, "core", -1) != index) actions.set_config(w, "core", index);
+      ++index;
+    }
+    for (const WorkerId w : view.instances(machine_))
+      if (is_removing(w) && view.status(w) != WorkerStatus::Stopped) partition_pending_ = true;
+  }
+
   RmuSchedulerOptions o_;
+  sched::MachineId machine_ = -1;
+  bool cores_declared_ = false, partition_pending_ = false;
   std::vector<std::string> names_, table_names_;
   NodeSpec node_;
   std::array<ModelProfile, 2> profiles_;

@@ -5,9 +5,11 @@ managed by the registered schedulers ``hera_rmu`` and ``parties`` in ``servelab.
 Each application has its own arrival process: Poisson at a rate that is constant within each
 window (``piecewise_rate``), following ``rmu.fig14_loads``: both models rise until T1 (a third of
 the run), where model b drops to 20% of its max load; at T2 (two thirds) b jumps 20% -> 60% while
-a drops 70% -> 10%. The profile's service times come from the contention model at Hera's starting
-allocation of the pair and at each model's highest load of the run (the most contention it sees);
-as in ``experiments.node_scenario``, they do not change with the ways the manager sets.
+a drops 70% -> 10%. As in ``experiments.node_scenario``, the node is by default a machine whose
+co-located instances slow each other down under ``hera_contention``, following the cores and ways
+the manager sets as it sets them; ``machine=False`` gives the older scenario, whose service times
+are the contention model's at Hera's starting allocation and each model's highest load of the run,
+fixed for the whole run.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import numpy as np
 
 from ...results import Result
 from ...scenario import Scenario
-from .experiments import HARDWARE, MANAGERS, node_profile
+from .experiments import (
+    HARDWARE,
+    MANAGERS,
+    alone_profile,
+    contention_spec,
+    machine_workers,
+    node_profile,
+)
 from .offline import HeraOffline
 from .rmu import fig14_loads
 
@@ -44,12 +53,14 @@ def fig14_scenario(
     window_s: float = 1.0,
     scale: float = 1.0,
     seed: int = 0,
+    machine: bool = True,
 ) -> Scenario:
     """Fig. 14 on one node: application a (model a) and b (model b), each arriving at
     ``fig14_loads(windows)`` x its isolated max load, one rate per window of ``window_s`` seconds,
     managed by ``manager`` ('hera_rmu' or 'parties') every ``window_s``. The run lasts
     ``windows * window_s`` seconds and starts from Hera's allocation of the pair. ``scale``
-    multiplies every rate (1: the paper's loads; less for a short real-serving check)."""
+    multiplies every rate (1: the paper's loads; less for a short real-serving check).
+    ``machine``: co-located instances under ``hera_contention`` (the module's docstring)."""
     if manager not in MANAGERS:
         raise KeyError(f"manager {manager!r} is unknown; known: {', '.join(MANAGERS)}")
     if not (isinstance(window_s, (int, float)) and np.isfinite(window_s) and window_s > 0):
@@ -73,12 +84,21 @@ def fig14_scenario(
                 "arrivals": _rates_spec(rates, float(window_s)),
             }
         )
-    return Scenario(
-        profile=node_profile(off, a, b, peak_a, peak_b),
-        workers=[
+    extra: dict[str, Any] = {}
+    if machine:
+        machines, workers = machine_workers(off, a, b, start)
+        profile = alone_profile(off, a, b)
+        extra = {"machines": machines, "interference": contention_spec(off, a, b)}
+    else:
+        profile = node_profile(off, a, b, peak_a, peak_b)
+        workers = [
             {"hardware": HARDWARE, "count": start["workers_a"], "models": [a]},
             {"hardware": HARDWARE, "count": start["workers_b"], "models": [b]},
-        ],
+        ]
+    return Scenario(
+        profile=profile,
+        workers=workers,
+        **extra,
         workload={"horizon_s": windows * float(window_s), "apps": apps},
         scheduler=f"{manager}(models='{a},{b}', cores={off.node.cores}, monitor_s={window_s!r})",
         seed=seed,
@@ -114,6 +134,7 @@ def run_fig14(
     window_s: float = 1.0,
     settle_windows: int = 3,
     seed: int = 0,
+    machine: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Simulates ``fig14_scenario`` under each manager. Per manager: ``tails`` (p95 / SLA per
     application and window, ``window_tails``), ``over`` (windows over the SLA per application),
@@ -133,7 +154,9 @@ def run_fig14(
     slo = [off.models[off.index(m)].sla_ms for m in (a, b)]
     out = {}
     for manager in MANAGERS:
-        scenario = fig14_scenario(off, a, b, manager, windows=windows, window_s=window_s, seed=seed)
+        scenario = fig14_scenario(
+            off, a, b, manager, windows=windows, window_s=window_s, seed=seed, machine=machine
+        )
         result = servelab.simulate(scenario)
         tails = window_tails(result, window_s, slo)
         over = tails > 1.0  # NaN (no arrivals) is not over
