@@ -34,7 +34,8 @@ void init_serve(py::module_& m) {
          std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors, double spin_us,
          std::shared_ptr<PyQueryInputs> inputs, std::optional<double> batch_timeout_ms,
          std::optional<std::vector<std::vector<int>>> cores, std::optional<std::string> llc,
-         std::optional<std::string> llc_root, std::vector<cluster::MachineGroup> machines) {
+         std::optional<std::string> llc_root, std::vector<cluster::MachineGroup> machines,
+         std::optional<std::vector<std::vector<int>>> machine_cores) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s,
                                   std::move(machines));
         serve::ServeOptions options;
@@ -57,7 +58,10 @@ void init_serve(py::module_& m) {
         }
         // Worker threads take the GIL only inside a Python executor's call or an inputs callable; a
         // Python scheduler takes it per hook on this thread.
-        const auto pins = cores ? pin_workers(options, std::move(*cores), spec.workers.size()) : nullptr;
+        std::shared_ptr<serve::PinLog> pins;
+        if (cores || machine_cores) pins = std::make_shared<serve::PinLog>();
+        if (machine_cores) pin_machines(options, std::move(*machine_cores), spec, pins);
+        if (cores) pin_workers(options, std::move(*cores), spec.workers.size(), pins);
         const auto llc_setup = partition_llc(options, spec, llc, llc_root);
         auto result = run_long([&] { return serve::serve(spec, scheduler, options); });
         if (llc_setup) llc_setup->finish();  // the worker threads are joined: remove the groups
@@ -72,6 +76,7 @@ void init_serve(py::module_& m) {
       py::arg("spin_us") = static_cast<double>(serve::kDefaultSpin) / 1e3, py::arg("inputs") = py::none(),
       py::arg("batch_timeout_ms") = py::none(), py::arg("cores") = py::none(), py::arg("llc") = py::none(),
       py::arg("llc_root") = py::none(), py::arg("machines") = std::vector<cluster::MachineGroup>{},
+      py::arg("machine_cores") = py::none(),
       "Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',\n"
       "'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's\n"
       "batch as its executor measured it, -1 unless completed). `executors`: one ExecutorBuilder (or None:\n"
@@ -85,6 +90,8 @@ void init_serve(py::module_& m) {
       "names the executor, the worker and the timeout), its worker leaves the cluster for the rest of the run\n"
       "and its thread is abandoned; None: no timeout. `cores`: per worker group, the cores its workers are\n"
       "pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.\n"
+      "`machine_cores`: per declared machine (ids group by group), the host cores it has ([]: not pinned); its\n"
+      "instances divide them by their 'cores' knob and each worker thread re-pins itself when its share changes.\n"
       "`llc`: 'resctrl' applies each worker's llc_ways setting to the L3 through resctrl under `llc_root`\n"
       "(None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'\n"
       "or lists the groups, masks and ways applied. None: nothing is applied.");

@@ -16,6 +16,29 @@ group unpinned. Only ``servelab.serve`` pins (each worker pins its own thread wi
 ``meta["pinning"]`` lists, per pinned worker, the core asked for, the affinity the kernel
 applied and the thread id.
 
+**Machines.** Instances co-located on a declared machine (``machines:`` and a group's
+``machine:``) are pinned through their machine, not their group::
+
+    machines:
+      - {name: box, cores: 2, core_ids: [0, 1]}   # this machine is host cores 0 and 1
+      # or, machine after machine: {name: box, count: 2, cores: 4, pin: compact}
+    workers:
+      - {hardware: cpu, count: 2, models: [ncf], machine: box, config: {cores: 1}}
+
+``core_ids`` gives each machine of the group its host cores (a list per machine, or one list
+when ``count`` is 1), as many as its ``cores``; ``pin: compact|spread`` hands each machine
+``cores`` CPUs of that order instead, after the CPUs the machine groups before it took. Machines
+share no core. The machine's instances divide its cores by their ``cores`` knob (the group's
+``config`` or ``set_config(worker, "cores", n)`` during the run): in the order the instances
+came, each one with ``cores=n`` takes the next ``n``; instances without the knob share the cores
+nobody took (all of them when every core is taken). The serving loop works the share out at
+each dispatch and the worker thread re-pins itself before a batch whose share changed, so an
+instance added with ``add_instance`` or a partition changed mid-run takes effect at its next
+batch. ``meta["pinning"]`` then has one entry per change: the machine, the cores asked for, when
+(``at_ns``, the batch's dispatch) and what the kernel applied. A group placed on a machine takes
+no ``cores`` or ``pin`` of its own; the simulator ignores ``core_ids`` and ``pin`` (its
+``cores`` is the machine's core count, which interference models read).
+
 A worker process (``servelab worker --cores 0``, ``run_worker(cores=...)``,
 ``LocalWorkers(n, executor, cores=... or pin=...)``) is pinned as a whole: ``pin_process`` sets
 the affinity of every thread it has, and the threads it starts later (the one per connection that
@@ -30,6 +53,9 @@ from pathlib import Path
 from typing import Any
 
 PIN_MODES = ("none", "compact", "spread")
+# The keys of a machine group that only servelab.serve reads (the simulator's MachineGroup has
+# no field for them).
+MACHINE_PIN_KEYS = ("core_ids", "pin")
 _CPU_SYSFS = Path("/sys/devices/system/cpu")
 
 
@@ -158,4 +184,115 @@ def core_plan(groups: Sequence[Mapping[str, Any]]) -> list[list[int]] | None:
             count = int(g.get("count", 1))
             plan.append([order[(cursor + k) % len(order)] for k in range(count)])
             cursor += count
+    return plan
+
+
+def check_machine(path: str, machine: Mapping[str, Any]) -> None:
+    """The types of a machine group's ``core_ids`` and ``pin`` (machine-independent; serve checks
+    the cores exist here). ValueError names the key path and the value."""
+    ids, pin = machine.get("core_ids"), machine.get("pin")
+    if ids is not None and pin is not None:
+        raise ValueError(f"{path}: give core_ids={ids!r} or pin={pin!r}, not both")
+    if pin is not None and pin not in PIN_MODES:
+        raise ValueError(f"{path}.pin={pin!r} must be one of {', '.join(PIN_MODES)}")
+    if ids is None:
+        return
+    count = machine.get("count", 1)
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or not ids:
+        raise ValueError(f"{path}.core_ids={ids!r} must be a list of core numbers per machine")
+    lists = [ids] if not isinstance(ids[0], Sequence) else list(ids)
+    if len(lists) != count:
+        raise ValueError(
+            f"{path}.core_ids={ids!r} has {len(lists)} lists for count={count} machines "
+            "(one list of host cores per machine)"
+        )
+    for k, cores in enumerate(lists):
+        if isinstance(cores, (str, bytes)) or not isinstance(cores, Sequence) or not cores:
+            raise ValueError(f"{path}.core_ids[{k}]={cores!r} must be a non-empty list of cores")
+        for c in cores:
+            if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+                raise ValueError(f"{path}.core_ids={ids!r}: {c!r} is not a core number >= 0")
+
+
+def machine_core_plan(
+    machines: Sequence[Mapping[str, Any]], workers: Sequence[Mapping[str, Any]] = ()
+) -> list[list[int]] | None:
+    """Per declared machine (group by group, ``count`` each, as the cluster numbers them), its
+    host cores ([]: unpinned); None when no machine group pins. ValueError names the machine
+    group when a machine's cores are not its ``cores`` count, a core does not exist or is not
+    allowed, two machines share one, ``pin`` runs out of CPUs, or a worker group placed on a
+    pinned machine pins itself."""
+    if not any(m.get("core_ids") is not None or m.get("pin", "none") != "none" for m in machines):
+        return None
+    allowed = allowed_cpus()
+    present = os.cpu_count() or len(allowed)
+    orders: dict[str, list[int]] = {}
+    cursor: dict[str, int] = {}
+    owner: dict[int, str] = {}
+    plan: list[list[int]] = []
+    pinned: set[str] = set()
+    for i, m in enumerate(machines):
+        path = f"machines[{i}]"
+        check_machine(path, m)
+        name, count = m.get("name"), int(m.get("count", 1))
+        where = f"{path} ({name!r})"
+        ids, pin = m.get("core_ids"), m.get("pin", "none")
+        if ids is None and pin == "none":
+            plan.extend([] for _ in range(count))
+            continue
+        cores = m.get("cores", 0)
+        if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+            how = f"core_ids={ids!r}" if ids is not None else f"pin={pin!r}"
+            raise ValueError(
+                f"{where}: {how} needs the machine's core count, cores= (>= 1), "
+                f"which the simulator reads too; got cores={cores!r}"
+            )
+        pinned.add(name)
+        if ids is not None:
+            lists = [list(ids)] if not isinstance(ids[0], Sequence) else [list(x) for x in ids]
+        else:
+            order = orders.setdefault(pin, cpu_order(pin, allowed))
+            first = cursor.get(pin, 0)
+            need = first + count * cores
+            if need > len(order):
+                raise ValueError(
+                    f"{where}: pin={pin!r} gives each of its {count} machines cores={cores}: "
+                    f"{count * cores} host CPUs after the {first} given before, but this process "
+                    f"may use {len(order)} ({set(allowed)}); lower count or cores, or give "
+                    "core_ids"
+                )
+            lists = [order[first + k * cores : first + (k + 1) * cores] for k in range(count)]
+            cursor[pin] = need
+        for k, host in enumerate(lists):
+            here = f"{where} machine {k}"
+            if len(host) != cores:
+                raise ValueError(
+                    f"{here}: core_ids {host} has {len(host)} cores, but the machine has "
+                    f"cores={cores} (give one host core per machine core)"
+                )
+            for c in host:
+                if c >= present:
+                    raise ValueError(
+                        f"{here}: core {c} does not exist (this host has cores 0..{present - 1})"
+                    )
+                if c not in allowed:
+                    raise ValueError(
+                        f"{here}: core {c} is not in this process's allowed set {set(allowed)}"
+                    )
+                if c in owner:
+                    other = owner[c]
+                    raise ValueError(
+                        f"{here}: core {c} is "
+                        + ("listed twice" if other == here else f"also given to {other}")
+                        + " (machines share no core)"
+                    )
+                owner[c] = here
+            plan.append([int(c) for c in host])
+    for g, w in enumerate(workers):
+        if w.get("machine") in pinned and (w.get("cores") is not None or w.get("pin") is not None):
+            raise ValueError(
+                f"workers[{g}] is placed on machine group {w['machine']!r}, which is pinned: its "
+                "instances take their machine's cores (divide them with config: {cores: n}), "
+                "not cores= or pin= of their own"
+            )
     return plan

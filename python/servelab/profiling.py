@@ -8,21 +8,40 @@ Every (thread count, batch size) cell runs ``warmup`` untimed batches, then ``re
 each with fresh query ids (fresh inputs), in C++ with the GIL released; Ctrl-C stops it between
 batches with a KeyboardInterrupt. The samples of each cell become one latency entry
 (``samples_ms``) of the profile.
+
+Co-located measurements (:func:`profile_colocated`) run sets of executors side by side, each on
+its own thread (optionally pinned), and :func:`fit_interference` turns them into the simulator's
+``measured`` interference model::
+
+    m = servelab.profile_colocated({"a": "recsys(model='ncf')", "b": "recsys(model='din')"},
+                                   sets=[["a"], ["b"], ["a", "b"], ["a", "a"]], cores=[[0], [1]])
+    fit = servelab.fit_interference(m)    # fit.spec: "measured(table='a:b=1.31; ...', ...)"
+    servelab.simulate(scenario, interference=fit.spec)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import platform
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import profiles
 from .executors import make_executor
 from .textio import output_file
 
-__all__ = ["profile", "profile_from_run"]
+__all__ = [
+    "ColocatedRuns",
+    "InterferenceFit",
+    "fit_interference",
+    "profile",
+    "profile_colocated",
+    "profile_from_run",
+]
 
 # What a sample is: run()'s wall time, as the serving loop sees a batch (inputs made and the
 # model run), or the executor's own measure (the model alone, when it reports one).
@@ -223,3 +242,320 @@ def profile_from_run(
         data["latency"].append({"hardware": hw, "model": model, "batch": items, "samples_ms": ms})
     data["description"] = f"service times measured in a serving run ({len(batches)} batches)"
     return profiles.Profile.from_dict(data)
+
+
+# ---- co-located measurements ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ColocatedRuns:
+    """What :func:`profile_colocated` measured: one row per member of each set.
+
+    ``rows``: dicts with ``set`` (the set's index), ``models`` (the set, as given), ``member``
+    (its index in the set), ``model``, ``co_runners`` (the other members' models, sorted),
+    ``samples_ms`` (each batch that ran while every other member was running a batch or between
+    two) and ``median_ms``. ``meta``: the parameters, the executors' specs and the host's load
+    average when the measurement started and ended.
+    """
+
+    rows: tuple[dict[str, Any], ...]
+    meta: dict[str, Any]
+
+    def alone_ms(self) -> dict[str, float]:
+        """Each model's median batch time measured alone (sets of one member)."""
+        out: dict[str, float] = {}
+        for r in self.rows:
+            if not r["co_runners"]:
+                out.setdefault(r["model"], r["median_ms"])
+        return out
+
+    def slowdowns(self) -> dict[tuple[str, tuple[str, ...]], float]:
+        """(model, sorted co-runner models) -> median time beside them / median time alone, one
+        entry per distinct pair (members of one set with the same model and co-runners are
+        pooled). ValueError naming the model when it was never measured alone."""
+        alone = self.alone_ms()
+        pooled: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+        for r in self.rows:
+            if r["co_runners"]:
+                pooled.setdefault((r["model"], tuple(r["co_runners"])), []).extend(r["samples_ms"])
+        out = {}
+        for (model, co), samples in pooled.items():
+            if model not in alone:
+                raise ValueError(
+                    f"model {model!r} ran beside {list(co)} but was never measured alone: add "
+                    f"[{model!r}] to sets"
+                )
+            out[(model, co)] = float(_median(samples)) / alone[model]
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class InterferenceFit:
+    """The ``measured`` interference model fitted from co-located runs: ``table`` maps
+    (model, co-runner models) to a slowdown, ``otherwise`` is the slowdown per co-runner (minus
+    1) for a pair the table lacks, ``spec`` the model's spec string."""
+
+    table: dict[tuple[str, tuple[str, ...]], float]
+    otherwise: float
+    spec: str
+
+    def model(self) -> Any:
+        """The interference model (``servelab.make_interference_model(self.spec)``)."""
+        from . import _core
+
+        return _core.make_interference_model(self.spec)
+
+
+def fit_interference(
+    runs: ColocatedRuns, *, otherwise: float | None = None, digits: int = 3
+) -> InterferenceFit:
+    """The ``measured`` interference model from :func:`profile_colocated`'s runs: one table
+    entry per (model, co-runner set) measured, the median batch time beside them over the median
+    time alone (rounded to ``digits``). A slowdown measured below 1 (noise, or a co-runner that
+    warms a shared cache) is kept as measured.
+
+    ``otherwise`` (the slowdown per co-runner, minus 1, for a pair the table lacks): default the
+    mean of the measured pairs' ``slowdown - 1`` (single co-runners), at least 0.
+    """
+    if not isinstance(runs, ColocatedRuns):
+        raise TypeError(f"runs={runs!r} must be what servelab.profile_colocated returned")
+    digits = _count("digits", digits, 1)
+    table = {key: round(value, digits) for key, value in sorted(runs.slowdowns().items())}
+    if not table:
+        raise ValueError(
+            "the runs have no set of two or more members: measure models beside each other "
+            "(sets such as ['a', 'b'])"
+        )
+    if otherwise is None:
+        pairs = [v - 1.0 for (_, co), v in table.items() if len(co) == 1]
+        otherwise = max(0.0, sum(pairs) / len(pairs)) if pairs else 0.0
+    if (
+        isinstance(otherwise, bool)
+        or not isinstance(otherwise, int | float)
+        or not (math.isfinite(otherwise) and otherwise >= 0)
+    ):
+        raise ValueError(f"otherwise={otherwise!r} must be a finite number >= 0")
+    otherwise = round(float(otherwise), digits)
+    entries = "; ".join(f"{m}:{'+'.join(co)}={v:g}" for (m, co), v in table.items())
+    spec = f"measured(table='{entries}', otherwise={otherwise:g})"
+    return InterferenceFit(table, otherwise, spec)
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
+
+
+def _load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # not every system reports one
+        return None
+
+
+def _model_name(name: Any, where: str) -> str:
+    if not isinstance(name, str) or not name or any(ch in name for ch in ":+=;'"):
+        raise ValueError(
+            f"{where}={name!r} must be a non-empty model name without ':', '+', '=', ';' or quotes "
+            "(the measured table's syntax)"
+        )
+    return name
+
+
+def _default_sets(models: Sequence[str]) -> list[list[str]]:
+    """Each model alone, each pair (a model beside itself included) and, with three or more
+    models, all of them together."""
+    sets = [[m] for m in models]
+    sets += [[a, b] for i, a in enumerate(models) for b in models[i:]]
+    if len(models) > 2:
+        sets.append(list(models))
+    return sets
+
+
+def profile_colocated(
+    executors: Mapping[str, Any],
+    sets: Sequence[Sequence[str]] | None = None,
+    *,
+    batch: int = 8,
+    repeats: int = 20,
+    warmup: int = 3,
+    cores: Sequence[Sequence[int]] | None = None,
+    config: Mapping[str, Mapping[str, int]] | None = None,
+    seed: int = 0,
+    progress: bool = False,
+) -> ColocatedRuns:
+    """Measures co-located executors: for each set (model names from ``executors``, a model
+    repeated for several instances of it), one instance per member, each on its own thread, all
+    running batches of ``batch`` one-item queries back to back; each member's batches count while
+    every other member is still running (``repeats`` at least per member, after ``warmup``
+    untimed ones each). Sets of one member measure a model alone, which the slowdowns divide by.
+
+    - ``executors``: model name -> executor (a spec, dict or :func:`servelab.make_executor`
+      result); the names become the profile's and the ``measured`` table's model names.
+    - ``sets``: default each model alone, every pair (a model beside itself too) and, with three
+      or more models, all together.
+    - ``cores``: pin member ``i`` of a set to ``cores[i % len(cores)]`` (a list of host cores;
+      None: unpinned); ``config``: per model, the executor's knobs (e.g. ``intra_op_threads``).
+
+    Each member gets a fresh executor (its own weights and state, as a served instance has).
+    Executors written in Python hold the GIL while they run, so their co-runners measure the
+    GIL as well as the machine. The batches run in C++ with the GIL released; Ctrl-C stops the
+    measurement between batches.
+    """
+    from . import pinning
+    from .executors import make_executor as _make
+
+    if not isinstance(executors, Mapping) or not executors:
+        raise ValueError(f"executors={executors!r} must map model names to executors")
+    builders = {_model_name(k, "executors key"): _make(v) for k, v in executors.items()}
+    names = list(builders)
+    if sets is None:
+        sets = _default_sets(names)
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence) or not sets:
+        raise ValueError(f"sets={sets!r} must be a non-empty list of lists of model names")
+    checked_sets: list[list[str]] = []
+    for i, members in enumerate(sets):
+        if isinstance(members, (str, bytes)) or not isinstance(members, Sequence) or not members:
+            raise ValueError(f"sets[{i}]={members!r} must be a non-empty list of model names")
+        for m in members:
+            if m not in builders:
+                raise ValueError(
+                    f"sets[{i}]={list(members)!r}: {m!r} is not in executors ({names})"
+                )
+        checked_sets.append(list(members))
+    batch = _count("batch", batch, 1)
+    repeats = _count("repeats", repeats, 1)
+    warmup = _count("warmup", warmup, 0)
+    pins: list[list[int]] | None = None
+    if cores is not None:
+        if isinstance(cores, (str, bytes)) or not isinstance(cores, Sequence) or not cores:
+            raise ValueError(f"cores={cores!r} must be a list of core lists, one per member slot")
+        pins = [pinning.check_cores(f"cores[{i}]", list(c)) for i, c in enumerate(cores)]
+    knobs: dict[str, dict[str, int]] = {m: {} for m in names}
+    for m, k in (config or {}).items():
+        if m not in builders:
+            raise ValueError(f"config key {m!r} is not in executors ({names})")
+        knobs[m] = {str(key): int(v) for key, v in dict(k).items()}
+
+    from tqdm.auto import tqdm  # here, not at import: keeps `import servelab` and the CLI fast
+
+    load_before = _load_average()
+    rows: list[dict[str, Any]] = []
+    with tqdm(total=len(checked_sets), desc="co-located sets", disable=not progress) as bar:
+        for s_index, members in enumerate(checked_sets):
+            sessions = [
+                builders[m].open(worker=k, seed=seed + 1000 * s_index + k)
+                for k, m in enumerate(members)
+            ]
+            for session in sessions:
+                session.check_batch_memory(
+                    batch,
+                    caller_bytes=_SIZES_BYTES_PER_QUERY,
+                    given=f"batch={batch}",
+                    field="batch",
+                )
+            samples = _run_together(
+                sessions,
+                [knobs[m] for m in members],
+                batch=batch,
+                repeats=repeats,
+                warmup=warmup,
+                pins=None if pins is None else [pins[k % len(pins)] for k in range(len(members))],
+            )
+            for k, m in enumerate(members):
+                co = sorted(members[:k] + members[k + 1 :])
+                ms = [max(int(ns), 1) / 1e6 for ns in samples[k]]
+                rows.append(
+                    {
+                        "set": s_index,
+                        "models": tuple(members),
+                        "member": k,
+                        "model": m,
+                        "co_runners": tuple(co),
+                        "samples_ms": ms,
+                        "median_ms": _median(ms),
+                    }
+                )
+            bar.update(1)
+    meta = {
+        "executors": {m: b.describe() for m, b in builders.items()},
+        "batch": batch,
+        "repeats": repeats,
+        "warmup": warmup,
+        "cores": pins,
+        "config": knobs,
+        "host": platform.node() or "this machine",
+        "load_average_before": load_before,
+        "load_average_after": _load_average(),
+    }
+    return ColocatedRuns(tuple(rows), meta)
+
+
+def _run_together(
+    sessions: list[Any],
+    configs: list[dict[str, int]],
+    *,
+    batch: int,
+    repeats: int,
+    warmup: int,
+    pins: list[list[int]] | None,
+) -> list[list[int]]:
+    """Runs every session on a thread of its own until each has ``repeats`` batches that ended
+    while all the others still ran; returns each one's batch times (ns)."""
+    n = len(sessions)
+    sizes = [1] * batch
+    ready = threading.Barrier(n + 1)
+    stop = threading.Event()
+    enough = threading.Semaphore(0)
+    timed: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # (ended at, wall ns)
+    errors: list[BaseException | None] = [None] * n
+
+    def member(k: int) -> None:
+        try:
+            if pins is not None:
+                os.sched_setaffinity(0, set(pins[k]))  # this thread only
+            if warmup:
+                sessions[k].time_batches(sizes, repeats=warmup, config=configs[k])
+        except BaseException as e:  # handed to the caller after the barrier
+            errors[k] = e
+        try:
+            ready.wait()
+        except threading.BrokenBarrierError:
+            return
+        if errors[k] is not None:
+            enough.release()
+            return
+        signalled = False
+        try:
+            while not stop.is_set():
+                out = sessions[k].time_batches(sizes, repeats=1, config=configs[k])
+                timed[k].append((time.perf_counter_ns(), int(out["wall_ns"][0])))
+                if not signalled and len(timed[k]) >= repeats:
+                    signalled = True
+                    enough.release()
+        except BaseException as e:
+            errors[k] = e
+        finally:
+            if not signalled:
+                enough.release()
+
+    threads = [threading.Thread(target=member, args=(k,), daemon=True) for k in range(n)]
+    for t in threads:
+        t.start()
+    try:
+        ready.wait()
+        for _ in range(n):
+            while not enough.acquire(timeout=0.05):  # wakes for Ctrl-C
+                pass
+        stopped_at = time.perf_counter_ns()
+    finally:
+        stop.set()
+        ready.abort()
+        for t in threads:
+            t.join()
+    for e in errors:
+        if e is not None:
+            raise e
+    # A batch that ended after the first member was told to stop may have run partly alone.
+    return [[ns for ended, ns in timed[k] if ended <= stopped_at] for k in range(n)]

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _core, _progress
 from .executors import ExecutorBuilder, make_executor, query_inputs, spec_string
-from .pinning import core_plan
+from .pinning import core_plan, machine_core_plan
 from .results import Result
 from .scenario import Scenario, load_scenario
 from .worker_process import remote_pinning
@@ -207,6 +207,9 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
         kwargs["inputs"] = query_inputs(inputs, executors, sc.workers, sc.workload.get("count"))
     if sc.machines:
         kwargs["machines"] = sc.build_machines()
+        machine_cores = machine_core_plan(sc.machines, sc.workers) if world == "serve" else None
+        if machine_cores is not None:  # the simulator ignores the host's cores
+            kwargs["machine_cores"] = machine_cores
     interference = sc.build_interference() if world == "sim" else None  # served: the real one
     if interference is not None:
         kwargs["interference"] = interference

@@ -32,6 +32,7 @@ A scenario names a profile, the cluster's worker groups, the workload and the sc
     # machines that worker groups place co-located instances on (0 or absent: not modelled)
     # machines:
     #   - {name: gpus, count: 2, cores: 8, memory_mb: 0, accel_memory_mb: 16000, llc_ways: 0}
+    #   serve only: the machines' host cores, core_ids: [[0, 1, ...], ...] or pin: compact|spread
     # interference: per_corunner(slowdown=0.2)  # simulate: how co-located instances slow each other
 
 Errors name the key path and value, e.g. ``workers[1].count=0 must be >= 1``.
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core, profiles, textio
+from .pinning import MACHINE_PIN_KEYS, check_machine
 from .pinning import check_group as check_pinning
 from .schedulers import make_scheduler
 
@@ -59,7 +61,7 @@ _TOP_KEYS = {
 }  # fmt: skip
 _MACHINE_KEYS = {
     "name", "count", "hardware", "cores", "memory_mb", "accel_memory_mb", "llc_ways",
-    "memory_bw_gbps",
+    "memory_bw_gbps", "core_ids", "pin",
 }  # fmt: skip
 _WORKLOAD_KEYS = {"arrivals", "count", "horizon_s", "apps"}
 _APP_KEYS = {"name", "slo_ms", "share", "sizes", "accuracy_floor", "arrivals"}
@@ -304,6 +306,7 @@ def _check_machines(machines: Any) -> list[dict[str, Any]]:
             raise KeyError(f"machines[{i}]: missing key 'name'")
         if not isinstance(m["name"], str):
             raise _fail(f"machines[{i}].name", m["name"], "must be a string")
+        check_machine(f"machines[{i}]", m)  # core_ids / pin: servelab.serve pins, sim ignores
     return [dict(m) for m in machines]
 
 
@@ -524,7 +527,11 @@ class Scenario:
 
     def build_machines(self) -> list[_core.MachineGroup]:
         """The machine groups (their values are checked by the run, naming machines[i])."""
-        return [_core.MachineGroup(**m) for m in self.machines]
+        serve_only = MACHINE_PIN_KEYS  # servelab.pinning: host cores, read by servelab.serve
+        return [
+            _core.MachineGroup(**{k: v for k, v in m.items() if k not in serve_only})
+            for m in self.machines
+        ]
 
     def build_interference(self) -> _core.InterferenceModel | None:
         i = self.interference

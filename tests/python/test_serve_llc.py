@@ -106,14 +106,26 @@ def test_hera_rmu_workers_run_in_groups_with_their_ways(scenario, probe):
         assert bin(mask).count("1") == ways
         shifted = mask >> (mask & -mask).bit_length() - 1
         assert shifted == (1 << ways) - 1, f"{mask:x} is not contiguous"
+        if "-at" in group:
+            # Instances of a declared machine (node_scenario's): each takes its ways after those
+            # of the instances before it on the machine, so both models' instances get disjoint
+            # ways within the machine's 11.
+            first = int(group.rsplit("-at", 1)[1].split("-")[0])
+            assert mask == ((1 << ways) - 1) << first, f"{group}: {mask:x}"
+            assert first + ways <= 11
+            masks_by_model.setdefault("machine", set()).add(first)
+            continue
         low = "-low-" in group
         assert mask & 1 if low else mask & 0x8000, f"{group}: {mask:x} at the wrong end"
         masks_by_model.setdefault(low, set()).add(mask)
-    # The two models (two ends) never share a way: their ways sum to at most the cache's.
-    assert set(masks_by_model) == {True, False}
-    for a in masks_by_model[True]:
-        for b in masks_by_model[False]:
-            assert a & b == 0
+    if "machine" in masks_by_model:  # the first instance starts at way 0, the second after it
+        assert 0 in masks_by_model["machine"] and len(masks_by_model["machine"]) >= 2
+    else:
+        # The two models (two ends) never share a way: their ways sum to at most the cache's.
+        assert set(masks_by_model) == {True, False}
+        for a in masks_by_model[True]:
+            for b in masks_by_model[False]:
+                assert a & b == 0
 
     llc = r.meta["llc"]
     assert llc["root"] == str(probe.root)

@@ -75,7 +75,7 @@ void PinLog::add(PinRecord record) {
 std::vector<PinRecord> PinLog::records() const {
   std::lock_guard lock(mutex_);
   auto out = records_;
-  std::sort(out.begin(), out.end(), [](const PinRecord& a, const PinRecord& b) { return a.worker < b.worker; });
+  std::stable_sort(out.begin(), out.end(), [](const PinRecord& a, const PinRecord& b) { return a.worker < b.worker; });
   return out;
 }
 
@@ -96,6 +96,86 @@ void check_core_plan(const CorePlan& plan, std::size_t groups) {
             str("workers[", g, "].cores: core ", c, " is not in this process's allowed set ", list_text(allowed)));
     }
   }
+}
+
+void check_machine_cores(const MachineCores& cores, const cluster::RunSpec& spec) {
+  const auto allowed = allowed_cpus();
+  const long online = ::sysconf(_SC_NPROCESSORS_CONF);
+  std::size_t total = 0;
+  for (const auto& group : spec.machines) total += static_cast<std::size_t>(group.count);
+  if (cores.by_machine.size() > total) {
+    throw ValueError(str("machine cores: ", cores.by_machine.size(), " lists for ", total, " declared machines"));
+  }
+  std::map<int, std::string> owner;  // core -> the machine that has it
+  std::size_t id = 0;
+  for (std::size_t g = 0; g < spec.machines.size(); ++g) {
+    const auto& group = spec.machines[g];
+    for (std::int32_t k = 0; k < group.count; ++k, ++id) {
+      if (id >= cores.by_machine.size() || cores.by_machine[id].empty()) continue;
+      const auto& list = cores.by_machine[id];
+      const std::string where = str("machines[", g, "] ('", group.name, "') machine ", k);
+      if (static_cast<std::int64_t>(list.size()) != group.resources.cores) {
+        throw ValueError(str(where, ": core_ids ", list_text(list), " has ", list.size(),
+                             " cores, but the machine has cores=", group.resources.cores,
+                             " (give one host core per machine core)"));
+      }
+      for (const int c : list) {
+        if (c < 0 || c >= CPU_SETSIZE || (online > 0 && c >= online)) {
+          throw ValueError(str(where, ": core ", c, " does not exist (this host has cores 0..", online - 1, ")"));
+        }
+        if (!std::binary_search(allowed.begin(), allowed.end(), c)) {
+          throw ValueError(str(where, ": core ", c, " is not in this process's allowed set ", list_text(allowed)));
+        }
+        const std::string me = str("machines[", g, "] machine ", k);
+        const auto [it, fresh] = owner.emplace(c, me);
+        if (!fresh) {
+          throw ValueError(str(where, ": core ", c, it->second == me ? " is listed twice" : " is also given to ",
+                               it->second == me ? "" : it->second, " (machines share no core)"));
+        }
+      }
+    }
+  }
+}
+
+std::vector<int> instance_cores(const sched::ClusterView& view, sched::WorkerId worker,
+                                std::span<const int> machine_cores) {
+  if (machine_cores.empty()) return {};
+  const auto machine = view.machine(worker);
+  std::size_t taken = 0;
+  std::optional<std::pair<std::size_t, std::size_t>> mine;  // [first, first + n)
+  for (const auto w : view.instances(machine)) {
+    if (w != worker && view.status(w) == sched::WorkerStatus::Stopped) continue;
+    const std::int64_t n = std::max<std::int64_t>(view.config(w, sched::kCoresKnob, 0), 0);
+    if (n == 0) continue;
+    const std::size_t first = std::min(taken, machine_cores.size());
+    const std::size_t last = std::min(taken + static_cast<std::size_t>(n), machine_cores.size());
+    if (w == worker) mine = std::pair{first, last};
+    taken = last;
+  }
+  if (mine && mine->second > mine->first) {
+    return {machine_cores.begin() + static_cast<std::ptrdiff_t>(mine->first),
+            machine_cores.begin() + static_cast<std::ptrdiff_t>(mine->second)};
+  }
+  // No knob (or nothing left for it): the cores nobody took, else the whole machine.
+  if (taken < machine_cores.size()) {
+    return {machine_cores.begin() + static_cast<std::ptrdiff_t>(taken), machine_cores.end()};
+  }
+  return {machine_cores.begin(), machine_cores.end()};
+}
+
+std::int64_t instance_first_way(const sched::ClusterView& view, const cluster::RunSpec& spec, sched::WorkerId worker) {
+  const auto machine = view.machine(worker);
+  std::int64_t first = 0;
+  sched::MachineId id = 0;
+  for (const auto& group : spec.machines) {
+    for (std::int32_t k = 0; k < group.count && id < machine; ++k, ++id) first += group.resources.llc_ways;
+  }
+  for (const auto w : view.instances(machine)) {
+    if (w == worker) break;
+    if (view.status(w) == sched::WorkerStatus::Stopped) continue;
+    first += std::max<std::int64_t>(view.config(w, sched::kLlcWaysKnob, 0), 0);
+  }
+  return first;
 }
 
 std::vector<int> pin_this_thread(std::span<const int> cores) {
@@ -139,6 +219,7 @@ ExecutorFactory pinned_executors(ExecutorFactory inner, CorePlan plan, std::shar
     record.worker = worker;
     record.group = static_cast<int>(*group);
     record.core = cores[static_cast<std::size_t>(index) % cores.size()];
+    record.cores = {record.core};
     return std::make_unique<PinnedExecutor>(std::move(executor), std::move(record), log);
   };
 }

@@ -23,22 +23,35 @@ class LlcExecutor final : public Executor {
     knobs_ = inner_->knobs();
     inner_reads_ways_ = std::find(knobs_.begin(), knobs_.end(), kKnob) != knobs_.end();
     if (!inner_reads_ways_) knobs_.emplace_back(kKnob);
+    knobs_.emplace_back(kLlcFirstWayKnob);  // answered by the serving loop for machines' instances
   }
 
   void run(const ExecRequest& request) override {
+    const auto at = request.config.find(kLlcFirstWayKnob);
     if (const auto it = request.config.find(kKnob); it != request.config.end()) {
-      const bool low = partitioner_->low_end(request.model);
-      // Only a change is applied: the thread stays in its group between batches.
-      if (it->second != ways_ || low != low_) {
-        ways_ = it->second;
-        low_ = low;
-        partitioner_->apply(request.worker, request.model, ways_);
+      if (at != request.config.end()) {  // an instance of a declared machine: its machine's layout
+        if (it->second != ways_ || at->second != first_) {
+          ways_ = it->second;
+          first_ = at->second;
+          partitioner_->apply_at(request.worker, first_, ways_);
+        }
+      } else {
+        const bool low = partitioner_->low_end(request.model);
+        // Only a change is applied: the thread stays in its group between batches.
+        if (it->second != ways_ || low != low_ || first_ != kNone) {
+          ways_ = it->second;
+          low_ = low;
+          first_ = kNone;
+          partitioner_->apply(request.worker, request.model, ways_);
+        }
       }
     }
-    if (inner_reads_ways_ || !request.config.contains(kKnob)) return inner_->run(request);
+    const bool strip_ways = !inner_reads_ways_ && request.config.contains(kKnob);
+    if (!strip_ways && at == request.config.end()) return inner_->run(request);
     // The inner executor sees only the knobs it names (a Python executor is handed each one).
     ConfigKnobs config = request.config;
-    config.erase(kKnob);
+    if (strip_ways) config.erase(kKnob);
+    config.erase(kLlcFirstWayKnob);
     inner_->run(ExecRequest{request.worker, request.hardware, request.model, request.items, request.queries, config,
                             request.rng, request.stop, request.sizes, request.report, request.inputs});
   }
@@ -50,8 +63,10 @@ class LlcExecutor final : public Executor {
   std::shared_ptr<LlcPartitioner> partitioner_;
   std::vector<std::string> knobs_;
   bool inner_reads_ways_ = false;
-  std::int64_t ways_ = std::numeric_limits<std::int64_t>::min();  // nothing applied yet
+  static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+  std::int64_t ways_ = kNone;  // nothing applied yet
   bool low_ = false;
+  std::int64_t first_ = kNone;  // the first way of a machine's layout (kNone: the model layout)
 };
 
 }  // namespace
@@ -69,41 +84,56 @@ std::string LlcPartitioner::group_name(bool low, std::int64_t ways) const {
 }
 
 void LlcPartitioner::apply(sched::WorkerId worker, sched::ModelId model, std::int64_t ways) {
-  const auto tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
   const bool low = low_end(model);
   std::lock_guard lock(mutex_);
   if (closed_) return;
   auto& record = records_[worker];
   record.worker = worker;
-  record.thread_id = tid;
+  record.thread_id = static_cast<std::int64_t>(::syscall(SYS_gettid));
   try {
-    const auto mask = cat_mask(support_, ways, low);
-    const auto group = group_name(low, ways);
-    const auto dir = root_ / group;
-    if (!members_.contains(group)) {
-      create_group(dir, schemata_line(support_, mask));
-      members_[group] = 0;
-      created_.push_back(group);
-    }
-    add_task(dir, tid);
-    ++members_[group];
-    // The worker left its previous group: remove that group once nobody is in it (frees its CLOSID).
-    if (!record.group.empty() && record.group != group && --members_[record.group] == 0) {
-      try {
-        remove_group(root_ / record.group);
-        members_.erase(record.group);
-      } catch (const std::exception& e) {
-        removal_errors_.push_back(e.what());
-      }
-    }
-    record.group = group;
-    record.mask = mask;
-    record.ways = ways;
-    ++record.applied;
+    join(record, group_name(low, ways), cat_mask(support_, ways, low), ways);
   } catch (const std::exception& e) {
     ++record.failed;
     if (record.error.empty()) record.error = str("llc_ways=", ways, ": ", e.what());
   }
+}
+
+void LlcPartitioner::apply_at(sched::WorkerId worker, std::int64_t first, std::int64_t ways) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  auto& record = records_[worker];
+  record.worker = worker;
+  record.thread_id = static_cast<std::int64_t>(::syscall(SYS_gettid));
+  try {
+    join(record, str("servelab-", ::getpid(), "-at", first, "-", ways), cat_mask_at(support_, first, ways), ways);
+  } catch (const std::exception& e) {
+    ++record.failed;
+    if (record.error.empty()) record.error = str("llc_ways=", ways, " from way ", first, ": ", e.what());
+  }
+}
+
+void LlcPartitioner::join(LlcRecord& record, const std::string& group, const std::string& mask, std::int64_t ways) {
+  const auto dir = root_ / group;
+  if (!members_.contains(group)) {
+    create_group(dir, schemata_line(support_, mask));
+    members_[group] = 0;
+    created_.push_back(group);
+  }
+  add_task(dir, record.thread_id);
+  ++members_[group];
+  // The worker left its previous group: remove that group once nobody is in it (frees its CLOSID).
+  if (!record.group.empty() && record.group != group && --members_[record.group] == 0) {
+    try {
+      remove_group(root_ / record.group);
+      members_.erase(record.group);
+    } catch (const std::exception& e) {
+      removal_errors_.push_back(e.what());
+    }
+  }
+  record.group = group;
+  record.mask = mask;
+  record.ways = ways;
+  ++record.applied;
 }
 
 std::vector<LlcRecord> LlcPartitioner::records() const {

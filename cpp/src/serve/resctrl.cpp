@@ -131,6 +131,20 @@ std::string cat_mask(const ResctrlSupport& support, std::int64_t ways, bool low)
   return hex.str();
 }
 
+std::string cat_mask_at(const ResctrlSupport& support, std::int64_t first, std::int64_t ways) {
+  if (ways < support.min_ways || ways > support.ways)
+    throw ValueError(str("llc_ways=", ways, " does not fit this L3: it takes ", support.min_ways, "..", support.ways,
+                         " ways (cbm_mask ", support.cbm_mask, ")"));
+  if (first < 0 || first + ways > support.ways)
+    throw ValueError(str("llc_ways=", ways, " from way ", first, " does not fit this L3's ", support.ways,
+                         " ways (cbm_mask ", support.cbm_mask, "): the machines' and instances' ways add up to more"));
+  const auto n = static_cast<int>(ways);
+  const std::uint64_t run = n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+  std::ostringstream hex;
+  hex << std::hex << (run << (support.first_way + static_cast<int>(first)));
+  return hex.str();
+}
+
 std::string schemata_line(const ResctrlSupport& support, const std::string& mask) {
   std::string out = "L3:";
   for (std::size_t i = 0; i < support.domains.size(); ++i) out += str(i ? ";" : "", support.domains[i], "=", mask);

@@ -16,6 +16,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/core/rng.hpp"
+#include "servelab/serve/llc_partition.hpp"
 #include "worker_thread.hpp"
 
 namespace servelab::serve {
@@ -64,7 +65,10 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
         factory_(options.executor ? options.executor : emulated_executors()),
         spin_(options.spin),
         batch_timeout_(options.batch_timeout),
-        inputs_(options.inputs) {
+        inputs_(options.inputs),
+        machine_cores_(options.machine_cores),
+        pin_log_(options.pin_log) {
+    for (const auto& group : spec_.machines) declared_machines_ += group.count;
     if (spin_ < 0) throw ValueError(str("spin=", spin_, " ns must be >= 0"));
     if (batch_timeout_ < 0) {
       throw ValueError(str("batch_timeout=", batch_timeout_, " ns must be >= 0 (0: no timeout)"));
@@ -185,12 +189,26 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       return;
     }
     WorkerThread& thread = *threads_[worker];
-    Job job{batch.model, batch.items, {batch.queries.begin(), batch.queries.end()}, {}, {}};
+    Job job{batch.model, batch.items, {batch.queries.begin(), batch.queries.end()}, {}, {}, {}, -1, -1, 0};
     job.sizes.reserve(batch.queries.size());
     for (const auto id : batch.queries) job.sizes.push_back(state_->query(id).size);
+    const sched::MachineId machine = state_->machine(worker);
+    const bool declared = machine < declared_machines_;
     for (const auto& key : thread.knobs()) {
+      if (key == kLlcFirstWayKnob) {  // where the instance's ways start on its machine's share
+        if (declared && state_->config(worker, sched::kLlcWaysKnob, kUnset) != kUnset) {
+          job.config.emplace(key, instance_first_way(*state_, spec_, worker));
+        }
+        continue;
+      }
       const std::int64_t value = state_->config(worker, key, kUnset);
       if (value != kUnset) job.config.emplace(key, value);
+    }
+    if (declared && static_cast<std::size_t>(machine) < machine_cores_.by_machine.size()) {
+      job.cpus = instance_cores(*state_, worker, machine_cores_.by_machine[static_cast<std::size_t>(machine)]);
+      job.machine = machine;
+      if (const auto slot = spec_.group_of(worker)) job.group = static_cast<int>(slot->group);
+      job.dispatched = now_;
     }
     awaiting_[worker] = 1;
     dispatched_[worker] = clock_->now();
@@ -219,7 +237,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       const auto w = static_cast<WorkerId>(threads_.size());
       const HardwareId hw = state_->hardware(w);
       threads_.push_back(std::make_unique<WorkerThread>(
-          w, hw, factory_(w, hw, spec_), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_));
+          w, hw, factory_(w, hw, spec_), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_, pin_log_));
     }
   }
 
@@ -373,6 +391,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   Nanos spin_;
   Nanos batch_timeout_;                        // 0: none
   std::shared_ptr<const QueryInputs> inputs_;  // shared with the worker threads
+  MachineCores machine_cores_;
+  std::shared_ptr<PinLog> pin_log_;  // shared with the worker threads
+  sched::MachineId declared_machines_ = 0;
   // Shared with the worker threads, so that an abandoned one may outlive the run.
   std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   Nanos now_ = 0;

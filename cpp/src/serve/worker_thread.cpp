@@ -1,6 +1,8 @@
 #include "worker_thread.hpp"
 
 #include <cxxabi.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iterator>
@@ -34,14 +36,15 @@ void Inbox::take(std::vector<Completion>& out) {
 
 WorkerThread::WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, std::unique_ptr<Executor> executor,
                            Rng rng, std::shared_ptr<const RunClock> clock, std::shared_ptr<Inbox> inbox,
-                           std::shared_ptr<const QueryInputs> inputs)
+                           std::shared_ptr<const QueryInputs> inputs, std::shared_ptr<PinLog> pins)
     : worker_(worker),
       hardware_(hardware),
       executor_(std::move(executor)),
       rng_(std::move(rng)),
       clock_(std::move(clock)),
       inbox_(std::move(inbox)),
-      inputs_(std::move(inputs)) {
+      inputs_(std::move(inputs)),
+      pins_(std::move(pins)) {
   if (!executor_) throw RuntimeError(str("the executor factory returned no executor for worker=", worker));
   knobs_ = executor_->knobs();
   name_ = executor_->describe();
@@ -86,6 +89,11 @@ void WorkerThread::loop(std::stop_token stop) {
     done.start = clock_->now();
     ExecReport report;
     try {
+      if (!job.cpus.empty() && job.cpus != cpus_) {
+        // Cores the kernel refused fail each batch asked to run on them, logged once.
+        if (job.cpus != failed_cpus_) pin_error_ = apply_cpus(job);
+        if (!pin_error_.empty()) throw RuntimeError(pin_error_);
+      }
       executor_->run(ExecRequest{worker_, hardware_, job.model, job.items, job.queries, job.config, rng_, stop,
                                  job.sizes, &report, inputs_.get()});
     } catch (const abi::__forced_unwind&) {
@@ -99,6 +107,29 @@ void WorkerThread::loop(std::stop_token stop) {
     if (stop.stop_requested()) return;  // the run is over or gave up on this batch: nobody reads it
     inbox_->post(std::move(done));
   }
+}
+
+std::string WorkerThread::apply_cpus(const Job& job) {
+  PinRecord record;
+  record.worker = worker_;
+  record.group = job.group;
+  record.machine = job.machine;
+  record.cores = job.cpus;
+  record.core = job.cpus.front();
+  record.at = job.dispatched;
+  record.thread_id = static_cast<std::int64_t>(::syscall(SYS_gettid));
+  try {
+    record.applied = pin_this_thread(job.cpus);
+    cpus_ = job.cpus;
+    failed_cpus_.clear();
+  } catch (const std::exception& e) {
+    record.error = e.what();
+    failed_cpus_ = job.cpus;
+  }
+  std::string why;
+  if (!record.error.empty()) why = str("pinning worker ", worker_, " on machine ", job.machine, ": ", record.error);
+  if (pins_) pins_->add(std::move(record));
+  return why;
 }
 
 namespace {

@@ -19,6 +19,7 @@
 
 #include "servelab/core/rng.hpp"
 #include "servelab/core/time.hpp"
+#include "servelab/serve/affinity.hpp"
 #include "servelab/serve/executor.hpp"
 
 namespace servelab::serve {
@@ -67,14 +68,21 @@ struct Job {
   std::vector<workload::QueryId> queries;
   std::vector<std::int32_t> sizes;  // items of each query
   ConfigKnobs config;
+  // The cores the worker thread runs the batch on (an instance of a pinned machine, see
+  // affinity.hpp); empty: its affinity is left as it is. Re-applied only when it changed.
+  std::vector<int> cpus;
+  sched::MachineId machine = -1;  // the machine those cores are of
+  int group = -1;                 // the worker's group (-1: added), for the pin log
+  Nanos dispatched = 0;           // run time of the dispatch, for the pin log
 };
 
 class WorkerThread {
  public:
   // Starts the thread. `inputs` may be null (none).
+  // `pins` (may be null) records each change of a machine instance's cores (Job::cpus).
   WorkerThread(sched::WorkerId worker, sched::HardwareId hardware, std::unique_ptr<Executor> executor, Rng rng,
                std::shared_ptr<const RunClock> clock, std::shared_ptr<Inbox> inbox,
-               std::shared_ptr<const QueryInputs> inputs = nullptr);
+               std::shared_ptr<const QueryInputs> inputs = nullptr, std::shared_ptr<PinLog> pins = nullptr);
   // Asks the thread to stop (abandoning a running batch if its executor allows) and joins it.
   ~WorkerThread() = default;
   WorkerThread(const WorkerThread&) = delete;
@@ -102,6 +110,8 @@ class WorkerThread {
 
  private:
   void loop(std::stop_token stop);
+  // Pins this thread to job.cpus when they differ from what it has; the reason when that fails.
+  std::string apply_cpus(const Job& job);
 
   sched::WorkerId worker_;
   sched::HardwareId hardware_;
@@ -112,6 +122,10 @@ class WorkerThread {
   std::shared_ptr<const RunClock> clock_;
   std::shared_ptr<Inbox> inbox_;
   std::shared_ptr<const QueryInputs> inputs_;
+  std::shared_ptr<PinLog> pins_;
+  std::vector<int> cpus_;         // the cores this thread is pinned to by apply_cpus (empty: none yet)
+  std::vector<int> failed_cpus_;  // the last cores the kernel refused, and why
+  std::string pin_error_;
   std::mutex mutex_;
   std::condition_variable_any submitted_;
   std::condition_variable returned_cv_;

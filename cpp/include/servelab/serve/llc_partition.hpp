@@ -13,6 +13,12 @@
 // root's schemata) and writes its thread id into the group's tasks. A failure (ways the cache
 // cannot give, the kernel refusing, no CLOSID left) is recorded once per worker and the batch runs
 // anyway. A group left empty is removed at once; every group the run created is removed at its end.
+//
+// Instances on declared machines (RunSpec::machines) are laid out by machine instead: the
+// executor asks for the knob "llc_first_way" and the serving loop answers, per batch, where the
+// instance's ways start (serve::instance_first_way: the ways of the machines before its machine,
+// then of the instances before it on its machine), so that instances of one model get disjoint
+// partitions too. Their groups are "servelab-<pid>-at<first>-<ways>".
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,9 @@
 #include "servelab/serve/resctrl.hpp"
 
 namespace servelab::serve {
+
+// The knob through which the serving loop tells an instance where its LLC ways start.
+inline constexpr const char* kLlcFirstWayKnob = "llc_first_way";
 
 // One worker's LLC partition as its thread applied it.
 struct LlcRecord {
@@ -52,6 +61,9 @@ class LlcPartitioner {
   // Called on the worker's own thread: moves it into the group of `ways` at `model`'s end. Never
   // throws; a failure goes to the worker's record. Does nothing once remove_groups() ran.
   void apply(sched::WorkerId worker, sched::ModelId model, std::int64_t ways);
+  // The same for an instance of a declared machine: `ways` ways from way `first` (counted from
+  // the cache's lowest way).
+  void apply_at(sched::WorkerId worker, std::int64_t first, std::int64_t ways);
   // True when `model`'s workers take the low end.
   bool low_end(sched::ModelId model) const { return model == low_model_; }
 
@@ -67,6 +79,8 @@ class LlcPartitioner {
 
  private:
   std::string group_name(bool low, std::int64_t ways) const;
+  // Moves the calling thread into `group` (created with `mask` if new); under mutex_.
+  void join(LlcRecord& record, const std::string& group, const std::string& mask, std::int64_t ways);
 
   std::filesystem::path root_;
   ResctrlSupport support_;

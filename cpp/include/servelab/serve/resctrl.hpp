@@ -37,6 +37,9 @@ ResctrlSupport probe_resctrl(const std::filesystem::path& root);
 // The CBM of `ways` contiguous ways at the low end of the cache (low = true) or at its high end,
 // as lowercase hex. ValueError naming llc_ways when it is below min_ways or above the cache's ways.
 std::string cat_mask(const ResctrlSupport& support, std::int64_t ways, bool low);
+// The CBM of `ways` contiguous ways from way `first` (0: the cache's lowest way). ValueError
+// naming llc_ways and the first way when they do not fit the cache.
+std::string cat_mask_at(const ResctrlSupport& support, std::int64_t first, std::int64_t ways);
 
 // The schemata line giving every L3 domain `mask`: "L3:0=ff;1=ff\n".
 std::string schemata_line(const ResctrlSupport& support, const std::string& mask);

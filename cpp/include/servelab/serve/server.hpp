@@ -28,6 +28,15 @@
 // dispatch, start and finish they split a query's time into the loop's stages (servelab.calibrate
 // fits the simulator's loop model from them, cluster/loop_model.hpp).
 //
+// Machines: every instance (worker) has its own thread and executor, whether it is one of the
+// initial workers or added during the run by add_worker or add_instance (its thread and executor
+// are made when the action runs, while the others serve; it takes batches once its startup or
+// load time has passed). With ServeOptions::machine_cores, the controller works out each
+// instance's share of its machine's cores at every dispatch (instance_cores, affinity.hpp) and
+// the worker thread re-pins itself before the batch when the share changed. An executor that
+// names the knob "llc_first_way" (the LLC partitioner does) is told, per batch, where its
+// instance's LLC ways start (instance_first_way).
+//
 // Batch timeout (ServeOptions::batch_timeout > 0): the controller is the watchdog. A batch that has
 // not returned batch_timeout after its dispatch fails like a batch whose executor threw, at that
 // time: its queries end dropped with "executor failed: <executor>: worker <w> ran a batch past
@@ -51,6 +60,7 @@
 #include "servelab/cluster/cluster_spec.hpp"
 #include "servelab/cluster/records.hpp"
 #include "servelab/sched/scheduler.hpp"
+#include "servelab/serve/affinity.hpp"
 #include "servelab/serve/executor.hpp"
 
 namespace servelab::serve {
@@ -66,6 +76,11 @@ struct ServeOptions {
   // The longest a batch may run before it is dropped and its worker taken out of service (see
   // above); 0: no limit (a batch that never returns then blocks serve()).
   Nanos batch_timeout = 0;
+  // The host cores of the declared machines (affinity.hpp): their instances' threads are pinned
+  // to their share of them before each batch whose share changed. Empty: nobody is pinned here.
+  MachineCores machine_cores;
+  // Where those pinnings are recorded (null: nowhere).
+  std::shared_ptr<PinLog> pin_log;
 };
 
 // The most the end of a run waits for running batches after asking them to stop, when a batch
