@@ -253,39 +253,53 @@ class ColocatedRuns:
 
     ``rows``: dicts with ``set`` (the set's index), ``models`` (the set, as given), ``member``
     (its index in the set), ``model``, ``co_runners`` (the other members' models, sorted),
-    ``samples_ms`` (each batch that ran while every other member was running a batch or between
-    two) and ``median_ms``. ``meta``: the parameters, the executors' specs and the host's load
-    average when the measurement started and ended.
+    ``samples_ms`` (each batch's wall time, for the batches that ended while every other member
+    still ran), ``median_ms`` and ``pace_ms``: the time from the members' common start to the
+    end of those batches, per batch. The pace is what a busy instance's throughput sees: where
+    instances share a core, the scheduler time-slices them, and a batch shorter than a slice
+    mostly runs whole while the wait falls between batches, outside its wall time (three
+    instances of a 1 ms batch on two cores: medians within 10% of alone, paces about 1.5x).
+    ``meta``: the parameters, the executors' specs and the host's load average (1, 5, 15 min)
+    when the measurement started and ended.
     """
 
     rows: tuple[dict[str, Any], ...]
     meta: dict[str, Any]
 
-    def alone_ms(self) -> dict[str, float]:
-        """Each model's median batch time measured alone (sets of one member)."""
-        out: dict[str, float] = {}
+    def alone_ms(self, statistic: str = "pace") -> dict[str, float]:
+        """Each model's time per batch measured alone (sets of one member): its ``pace_ms``
+        (``statistic="pace"``) or ``median_ms`` (``"median"``); the mean where it was measured
+        alone more than once."""
+        key = _statistic_key(statistic)
+        runs: dict[str, list[float]] = {}
         for r in self.rows:
             if not r["co_runners"]:
-                out.setdefault(r["model"], r["median_ms"])
-        return out
+                runs.setdefault(r["model"], []).append(r[key])
+        return {m: sum(v) / len(v) for m, v in runs.items()}
 
-    def slowdowns(self) -> dict[tuple[str, tuple[str, ...]], float]:
-        """(model, sorted co-runner models) -> median time beside them / median time alone, one
-        entry per distinct pair (members of one set with the same model and co-runners are
-        pooled). ValueError naming the model when it was never measured alone."""
-        alone = self.alone_ms()
-        pooled: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+    def slowdowns(self, statistic: str = "pace") -> dict[tuple[str, tuple[str, ...]], float]:
+        """(model, sorted co-runner models) -> time per batch beside them / time alone, one
+        entry per distinct pair (the mean over the members with that model and co-runners, e.g.
+        the three instances of a set of three alike). ValueError naming the model when it was
+        never measured alone. ``statistic``: ``"pace"`` (time per batch over the run, waits
+        between batches included: what throughput sees) or ``"median"`` (the median batch's
+        wall time)."""
+        key = _statistic_key(statistic)
+        alone = self.alone_ms(statistic)
+        medians: dict[tuple[str, tuple[str, ...]], list[float]] = {}
         for r in self.rows:
             if r["co_runners"]:
-                pooled.setdefault((r["model"], tuple(r["co_runners"])), []).extend(r["samples_ms"])
+                medians.setdefault((r["model"], tuple(r["co_runners"])), []).append(r[key])
         out = {}
-        for (model, co), samples in pooled.items():
+        for (model, co), values in medians.items():
             if model not in alone:
                 raise ValueError(
                     f"model {model!r} ran beside {list(co)} but was never measured alone: add "
                     f"[{model!r}] to sets"
                 )
-            out[(model, co)] = float(_median(samples)) / alone[model]
+            # The members' medians averaged: a member that runs faster (it has a core to
+            # itself, say) takes more samples, and pooling them would lean towards it.
+            out[(model, co)] = sum(values) / len(values) / alone[model]
         return out
 
 
@@ -306,13 +320,24 @@ class InterferenceFit:
         return _core.make_interference_model(self.spec)
 
 
+def _statistic_key(statistic: str) -> str:
+    if statistic not in ("pace", "median"):
+        raise ValueError(f"statistic={statistic!r} must be 'pace' or 'median'")
+    return f"{statistic}_ms"
+
+
 def fit_interference(
-    runs: ColocatedRuns, *, otherwise: float | None = None, digits: int = 3
+    runs: ColocatedRuns,
+    *,
+    otherwise: float | None = None,
+    statistic: str = "pace",
+    digits: int = 3,
 ) -> InterferenceFit:
     """The ``measured`` interference model from :func:`profile_colocated`'s runs: one table
-    entry per (model, co-runner set) measured, the median batch time beside them over the median
-    time alone (rounded to ``digits``). A slowdown measured below 1 (noise, or a co-runner that
-    warms a shared cache) is kept as measured.
+    entry per (model, co-runner set) measured, its time per batch beside them over its time
+    alone (``statistic``: ``"pace"``, the default, or ``"median"``, see
+    :meth:`ColocatedRuns.slowdowns`; rounded to ``digits``). A slowdown measured below 1 (noise,
+    or a co-runner that warms a shared cache) is kept as measured.
 
     ``otherwise`` (the slowdown per co-runner, minus 1, for a pair the table lacks): default the
     mean of the measured pairs' ``slowdown - 1`` (single co-runners), at least 0.
@@ -320,7 +345,7 @@ def fit_interference(
     if not isinstance(runs, ColocatedRuns):
         raise TypeError(f"runs={runs!r} must be what servelab.profile_colocated returned")
     digits = _count("digits", digits, 1)
-    table = {key: round(value, digits) for key, value in sorted(runs.slowdowns().items())}
+    table = {key: round(value, digits) for key, value in sorted(runs.slowdowns(statistic).items())}
     if not table:
         raise ValueError(
             "the runs have no set of two or more members: measure models beside each other "
@@ -455,7 +480,7 @@ def profile_colocated(
                     given=f"batch={batch}",
                     field="batch",
                 )
-            samples = _run_together(
+            samples, paces = _run_together(
                 sessions,
                 [knobs[m] for m in members],
                 batch=batch,
@@ -475,6 +500,7 @@ def profile_colocated(
                         "co_runners": tuple(co),
                         "samples_ms": ms,
                         "median_ms": _median(ms),
+                        "pace_ms": paces[k] / 1e6,
                     }
                 )
             bar.update(1)
@@ -500,15 +526,18 @@ def _run_together(
     repeats: int,
     warmup: int,
     pins: list[list[int]] | None,
-) -> list[list[int]]:
-    """Runs every session on a thread of its own until each has ``repeats`` batches that ended
-    while all the others still ran; returns each one's batch times (ns)."""
+) -> tuple[list[list[int]], list[float]]:
+    """Runs every session on a thread of its own: each runs ``repeats`` batches back to back in
+    one C++ call (the GIL released, no gap between batches), then more such calls until every
+    member has finished its first, so each member's first call ran beside all the others.
+    Returns each member's batch times (ns) in that call and its pace (the call's wall time per
+    batch)."""
     n = len(sessions)
     sizes = [1] * batch
     ready = threading.Barrier(n + 1)
     stop = threading.Event()
-    enough = threading.Semaphore(0)
-    timed: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # (ended at, wall ns)
+    finished = threading.Semaphore(0)
+    first: list[tuple[list[int], float] | None] = [None] * n
     errors: list[BaseException | None] = [None] * n
 
     def member(k: int) -> None:
@@ -523,22 +552,19 @@ def _run_together(
             ready.wait()
         except threading.BrokenBarrierError:
             return
-        if errors[k] is not None:
-            enough.release()
-            return
-        signalled = False
         try:
-            while not stop.is_set():
-                out = sessions[k].time_batches(sizes, repeats=1, config=configs[k])
-                timed[k].append((time.perf_counter_ns(), int(out["wall_ns"][0])))
-                if not signalled and len(timed[k]) >= repeats:
-                    signalled = True
-                    enough.release()
+            while errors[k] is None and not stop.is_set():
+                began = time.perf_counter_ns()
+                out = sessions[k].time_batches(sizes, repeats=repeats, config=configs[k])
+                if first[k] is None:
+                    pace = (time.perf_counter_ns() - began) / repeats
+                    first[k] = ([int(ns) for ns in out["wall_ns"]], pace)
+                    finished.release()
         except BaseException as e:
             errors[k] = e
         finally:
-            if not signalled:
-                enough.release()
+            if first[k] is None:
+                finished.release()  # failed before its first call ended: do not wait for it
 
     threads = [threading.Thread(target=member, args=(k,), daemon=True) for k in range(n)]
     for t in threads:
@@ -546,9 +572,8 @@ def _run_together(
     try:
         ready.wait()
         for _ in range(n):
-            while not enough.acquire(timeout=0.05):  # wakes for Ctrl-C
+            while not finished.acquire(timeout=0.05):  # wakes for Ctrl-C
                 pass
-        stopped_at = time.perf_counter_ns()
     finally:
         stop.set()
         ready.abort()
@@ -557,5 +582,4 @@ def _run_together(
     for e in errors:
         if e is not None:
             raise e
-    # A batch that ended after the first member was told to stop may have run partly alone.
-    return [[ns for ended, ns in timed[k] if ended <= stopped_at] for k in range(n)]
+    return [f[0] for f in first], [f[1] for f in first]  # type: ignore[index]

@@ -247,6 +247,8 @@ def test_profile_colocated_measures_sets_and_fits_the_measured_model():
     ]
     for r in runs.rows:
         assert len(r["samples_ms"]) >= 5 and r["median_ms"] > 0
+        # The pace (time per batch, waits between batches included) is at least the batches'.
+        assert r["pace_ms"] >= 0.9 * min(r["samples_ms"])
     assert set(runs.alone_ms()) == {"a", "b"}
     assert runs.meta["load_average_before"] is None or len(runs.meta["load_average_before"]) == 3
     fit = servelab.fit_interference(runs)
@@ -293,6 +295,7 @@ def test_fit_interference_from_known_runs():
             "co_runners": tuple(sorted(members[:k] + members[k + 1 :])),
             "samples_ms": times,
             "median_ms": float(np.median(times)),
+            "pace_ms": float(np.mean(times)),
         }
 
     runs = servelab.profiling.ColocatedRuns(
@@ -303,11 +306,17 @@ def test_fit_interference_from_known_runs():
         ),
         {},
     )
-    fit = servelab.fit_interference(runs)
-    assert fit.table == {("a", ("a",)): 1.5}
-    assert fit.otherwise == 0.5
-    assert fit.spec == "measured(table='a:a=1.5', otherwise=0.5)"
-    assert servelab.fit_interference(runs, otherwise=0).spec.endswith("otherwise=0)")
+    fit = servelab.fit_interference(runs, statistic="median")
+    assert fit.table == {("a", ("a",)): 1.55}  # the two members: 1.5 and 1.6
+    assert fit.otherwise == 0.55
+    assert fit.spec == "measured(table='a:a=1.55', otherwise=0.55)"
+    assert servelab.fit_interference(runs, otherwise=0, statistic="median").spec.endswith(
+        "otherwise=0)"
+    )
+    # By pace: (1.5 + 1.6) / 2 over 3.2 / 3 alone.
+    assert servelab.fit_interference(runs).table == {("a", ("a",)): round(1.55 / (3.2 / 3), 3)}
+    with pytest.raises(ValueError, match="statistic='p99' must be 'pace' or 'median'"):
+        servelab.fit_interference(runs, statistic="p99")
     alone_only = servelab.profiling.ColocatedRuns((row(0, ["a"], 0, [1.0]),), {})
     with pytest.raises(ValueError, match="no set of two or more members"):
         servelab.fit_interference(alone_only)
