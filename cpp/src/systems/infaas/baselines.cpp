@@ -188,6 +188,9 @@ class SmPlus final : public VariantQueues {
         if (on.empty() || view.hardware(on.front()) != f.hardware || !machine_live(view, m)) continue;
         if (view.status(on.front()) == sched::WorkerStatus::Starting) continue;  // a VM still starting
         const double room = machine_room(view, m);
+        // The same bound as INFaaS's (constraint (3)): 4 cores per CPU instance, 4 per accelerator.
+        const bool cpu = view.profile().hardware()[f.hardware] == "cpu";
+        if (live_instances(view, m) >= instance_limit(view, m, cpu, 4, 4)) continue;
         if (room >= need && (target < 0 || room > most)) target = m, most = room;
       }
       if (target >= 0) {
@@ -233,11 +236,8 @@ class SmPlus final : public VariantQueues {
     if (view.hardware(w) != f.hardware) return false;  // the same model elsewhere is another variant
     return view.has_model(w, f.model) || std::find(f.replicas.begin(), f.replicas.end(), w) != f.replicas.end();
   }
-  std::int64_t live_workers(const sched::ClusterView& view) const {
-    std::int64_t n = 0;
-    for (WorkerId w = 0; w < view.num_workers(); ++w) n += view.status(w) != sched::WorkerStatus::Stopped ? 1 : 0;
-    return n;
-  }
+  // Live machines: VMs (a worker without a declared machine is one).
+  static std::int64_t live_workers(const sched::ClusterView& view) { return live_machines(view); }
 
   Nanos startup_, idle_;
   std::int64_t max_workers_;

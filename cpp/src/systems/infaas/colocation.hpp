@@ -64,6 +64,35 @@ inline double machine_room(const sched::ClusterView& view, sched::MachineId m, d
   return total - used;
 }
 
+// Instances on machine m that are not stopped.
+inline std::int64_t live_instances(const sched::ClusterView& view, sched::MachineId m) {
+  const auto on = view.instances(m);
+  return std::count_if(on.begin(), on.end(),
+                       [&](sched::WorkerId w) { return view.status(w) != sched::WorkerStatus::Stopped; });
+}
+
+// The most instances machine m runs (constraint (3) beside memory): on a CPU VM its cores over
+// `instance_cores`, on an accelerator `accel_instances` (0: no bound beyond memory).
+inline std::int64_t instance_limit(const sched::ClusterView& view, sched::MachineId m, bool cpu,
+                                   std::int64_t instance_cores, std::int64_t accel_instances) {
+  if (!cpu) return accel_instances > 0 ? accel_instances : std::numeric_limits<std::int64_t>::max();
+  const std::int64_t cores = machine_type(view, m).cores;
+  return cores > 0 && instance_cores > 0 ? cores / instance_cores : std::numeric_limits<std::int64_t>::max();
+}
+
+// Live machines (a VM hosting several instances counts once).
+inline std::int64_t live_machines(const sched::ClusterView& view) {
+  std::int64_t n = 0;
+  for (sched::MachineId m = 0; m < view.num_machines(); ++m) {
+    const auto on = view.instances(m);
+    n += std::any_of(on.begin(), on.end(),
+                     [&](sched::WorkerId w) { return view.status(w) != sched::WorkerStatus::Stopped; })
+             ? 1
+             : 0;
+  }
+  return n;
+}
+
 // Whether machine m has an instance that is not stopped.
 inline bool machine_live(const sched::ClusterView& view, sched::MachineId m) {
   const auto on = view.instances(m);

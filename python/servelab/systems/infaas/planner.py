@@ -112,8 +112,12 @@ def plan_placement(
     cost: Mapping[str, float] | None = None,
     time_limit_s: float = 60.0,
     tie_break: str | None = None,
+    mip_gap: float = 1e-9,
+    node_limit: int | None = None,
 ) -> dict[str, Any]:
-    """The exact multi-application program (see the module doc). ``apps``: dicts with
+    """The exact multi-application program (see the module doc); ``mip_gap`` and ``node_limit``
+    (branch-and-bound nodes): CBC stops at this relative gap or after this many nodes with its
+    best plan so far (both deterministic, unlike the time limit; the defaults are exact). ``apps``: dicts with
     ``slo_ms``, ``qps`` (the expected load L_a) and optionally ``accuracy_floor``, ``task``,
     ``architecture`` and ``name``;
     ``workers``: {hardware: count}; ``cost``: $/s of an instance by hardware (default: each
@@ -152,7 +156,7 @@ def plan_placement(
         terms = {n[i]: 1.0 for i, v in enumerate(checked) if v["hardware"] == hw}
         if terms:
             prog.add_constraint(terms, upper=float(count), name=f"workers_{hw}")
-    res = prog.solve(time_limit=time_limit_s)
+    res = prog.solve(time_limit=time_limit_s, iteration_limit=node_limit, mip_gap=mip_gap)
     solve_s = time.perf_counter() - started
     if res.x is None:
         raise RuntimeError(f"the placement program ended {res.status} without a solution")
@@ -185,7 +189,7 @@ def plan_placement(
                 terms[h] = -need[a]
                 prog.add_constraint(terms, lower=0.0, name=f"headroom{a}")
         prog.set_objective(objective)
-        res = prog.solve(time_limit=time_limit_s)
+        res = prog.solve(time_limit=time_limit_s, iteration_limit=node_limit, mip_gap=mip_gap)
         if res.x is None:
             raise RuntimeError(f"the placement program's tie-break ended {res.status}")
         val = res.values()
