@@ -119,6 +119,7 @@ LearnerOptions to_learner(const py::dict& d) {
          {"gamma", set(o.gamma)},
          {"lr_power", set(o.lr_power)},
          {"constant_lr", set(o.constant_lr)},
+         {"initial", set(o.initial)},
          {"hidden1", set(e.hidden1)},
          {"hidden2", set(e.hidden2)},
          {"ftrl_alpha", set(e.alpha)},
@@ -127,6 +128,9 @@ LearnerOptions to_learner(const py::dict& d) {
          {"ftrl_l2", set(e.l2)},
          {"batch", set(e.batch)},
          {"train_steps", set(e.train_steps)},
+         {"plateau_patience", set(e.plateau_patience)},
+         {"plateau_every", set(e.plateau_every)},
+         {"max_train_steps", set(e.max_train_steps)},
          {"memory", set(e.memory)},
          {"estimator", set(e.backend)},
          {"drl_hidden", set(o.deep.hidden)},
@@ -345,6 +349,8 @@ void bind_learning(py::module_& m) {
       .def_property_readonly("inputs", &LatencyEstimator::inputs)
       .def_property_readonly("parameters", &LatencyEstimator::parameters)
       .def_property_readonly("samples", &LatencyEstimator::samples)
+      .def_property_readonly("steps_trained", &LatencyEstimator::steps_trained,
+                             "FTRL steps taken so far, over all observations.")
       .def_property_readonly("backend", &LatencyEstimator::backend, "Where the arithmetic runs: 'eigen' or 'libtorch'.")
       .def("weights", &LatencyEstimator::weights, "The current weights, flat (W1, b1, W2, b2, W3, b3).")
       .def(

@@ -23,6 +23,11 @@ void EstimatorOptions::validate() const {
   require(batch >= 1 && batch <= 4096, "batch", batch, "must be in 1..4096");
   require(train_steps >= 0 && train_steps <= 1000, "train_steps", train_steps, "must be in 0..1000");
   require(memory >= 1, "memory", static_cast<double>(memory), "must be >= 1");
+  require(plateau_patience >= 0 && plateau_patience <= 1000, "plateau_patience", plateau_patience,
+          "must be in 0..1000 (0: off)");
+  require(plateau_every >= 1 && plateau_every <= 10000, "plateau_every", plateau_every, "must be in 1..10000");
+  require(max_train_steps >= 1 && max_train_steps <= 100000, "max_train_steps", max_train_steps,
+          "must be in 1..100000");
 }
 
 std::vector<float> initial_estimator_weights(const EstimatorShape& shape, std::uint64_t seed) {
@@ -73,6 +78,46 @@ struct LatencyEstimator::Impl {
       batch_y[j] = ys[i];
     }
     backend->train_step(batch_x, batch_y);
+    ++steps;
+  }
+
+  // The Huber loss (delta 1) over at most kLossSamples samples of the memory, evenly spaced.
+  double memory_loss() {
+    constexpr std::size_t kLossSamples = 256;
+    const std::size_t count = ys.size(), n = std::min(count, kLossSamples);
+    loss_x.resize(d * n);
+    loss_y.resize(n);
+    loss_out.resize(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = j == 0 ? newest : (newest + j * count / n) % count;
+      std::copy_n(xs.begin() + static_cast<std::ptrdiff_t>(i * d), d,
+                  loss_x.begin() + static_cast<std::ptrdiff_t>(j * d));
+      loss_y[j] = ys[i];
+    }
+    backend->predict_log(loss_x, n, loss_out);
+    double total = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double e = std::abs(static_cast<double>(loss_out[j]) - loss_y[j]);
+      total += e <= 1 ? 0.5 * e * e : e - 0.5;
+    }
+    return total / static_cast<double>(n);
+  }
+
+  void train() {
+    for (int s = 0; s < options.train_steps; ++s) train_step();
+    if (options.plateau_patience <= 0) return;
+    double best = memory_loss();
+    int taken = options.train_steps, stale = 0;
+    while (stale < options.plateau_patience && taken < options.max_train_steps) {
+      for (int s = 0; s < options.plateau_every && taken < options.max_train_steps; ++s, ++taken) train_step();
+      const double loss = memory_loss();
+      if (loss < best) {
+        best = loss;
+        stale = 0;
+      } else {
+        ++stale;
+      }
+    }
   }
 
   std::size_t d;
@@ -85,6 +130,8 @@ struct LatencyEstimator::Impl {
   double y0 = 0;
   bool has_y0 = false;
   std::vector<float> batch_x, batch_y;
+  std::vector<float> loss_x, loss_y, loss_out;
+  std::int64_t steps = 0;
 };
 
 LatencyEstimator::LatencyEstimator(std::size_t inputs, EstimatorOptions options, std::uint64_t seed)
@@ -120,8 +167,10 @@ void LatencyEstimator::observe(std::span<const float> x, double latency_ms) {
     std::copy(x.begin(), x.end(), m.xs.begin() + static_cast<std::ptrdiff_t>(m.newest * d));
     m.ys[m.newest] = y;
   }
-  for (int s = 0; s < m.options.train_steps; ++s) m.train_step();
+  m.train();
 }
+
+std::int64_t LatencyEstimator::steps_trained() const { return impl_->steps; }
 
 void LatencyEstimator::predict_log(std::span<const float> xs, std::size_t count, std::span<float> out) const {
   const Impl& m = *impl_;

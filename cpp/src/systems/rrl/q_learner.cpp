@@ -34,6 +34,10 @@ void LearnerOptions::validate() const {
   if (!(std::isfinite(constant_lr) && constant_lr >= 0 && constant_lr <= 1)) {
     throw ValueError(str("constant_lr=", constant_lr, " must be in [0, 1] (0: the visit schedule)"));
   }
+  if (initial != "optimistic" && initial != "first") {
+    throw ValueError(
+        str("initial='", initial, "' is unknown; choose 'optimistic' (1/|C|) or 'first' (the first cost)"));
+  }
   if (region) estimator.validate();
 }
 
@@ -181,6 +185,12 @@ void QLearner::learn(std::size_t state, std::size_t config, double rate_qps, dou
   if (!(std::isfinite(rate_qps) && rate_qps >= 0)) throw ValueError(str("rate_qps=", rate_qps, " must be >= 0"));
   adopt(state);
   if (options_.gamma > 0) adopt(next_state);
+  if (options_.initial == "first" && !measured_any_) {
+    // The artifact's start: every Q-value (every load level) at the first measured cost.
+    std::fill(q_.begin(), q_.end(), objective_.cost(metric_ms, settings_[config].resource_share));
+    for (std::size_t s = 0; s < states_; ++s) refresh_weights(s);
+  }
+  measured_any_ = true;
   const double* next = &q_[next_state * size_];
   const double future = options_.gamma > 0 ? options_.gamma * *std::min_element(next, next + size_) : 0.0;
   // Measured: the count of measurements of (s, c); estimated: the count of all its updates.

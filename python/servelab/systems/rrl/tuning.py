@@ -40,8 +40,13 @@ class LearnerConfig:
     radius: the region radius delta in grid steps (rrl only; 1 = nearest neighbours; the artifact
     uses 3); beta: Boltzmann inverse temperature per unit of cost (costs are ln(1 + latency_ms));
     gamma: discount; lr_power: alpha = (1 + visits)^-lr_power; constant_lr > 0 replaces it (the
-    artifact's 0.3); the estimator: hidden1 x hidden2 ReLU units, FTRL (ftrl_alpha, ftrl_beta,
-    ftrl_l1, ftrl_l2), minibatch `batch`, `train_steps` per observation, replay `memory`, and
+    artifact's 0.3); initial: Q's start, "optimistic" (1/|C|, Algorithm 1: every configuration not
+    yet reached looks best, so the first steps sweep the space) or "first" (every Q at the first
+    measured cost, as the artifact starts); the estimator: hidden1 x hidden2 ReLU units, FTRL
+    (ftrl_alpha, ftrl_beta, ftrl_l1, ftrl_l2), minibatch `batch`, `train_steps` per observation,
+    then with plateau_patience > 0 more steps until the loss over the memory has not improved in
+    plateau_patience checks plateau_every steps apart (at most max_train_steps; the artifact
+    retrains to such a plateau after every observation), replay `memory`, and
     `estimator`, where its arithmetic runs: "eigen" (built in, the default) or "libtorch" (loads
     servelab's torch backend on first use; the same seeded weights and minibatches); the
     deep-RL baselines: drl_hidden (0: CAPES 200 per layer, DeepRM 20), drl_learning_rate
@@ -62,6 +67,10 @@ class LearnerConfig:
     ftrl_l2: float = 0.0
     batch: int = 4
     train_steps: int = 1
+    plateau_patience: int = 0
+    plateau_every: int = 10
+    max_train_steps: int = 500
+    initial: str = "optimistic"
     memory: int = 100_000
     estimator: str = "eigen"
     drl_hidden: int = 0

@@ -8,7 +8,8 @@
 // well-scaled regression target; the loss is Huber (delta 1 on that log scale, as the artifact uses
 // a Huber loss). Training: each call of observe() adds the sample to a replay memory (all previous
 // observations, as the paper trains "with all previous seen samples") and takes train_steps FTRL
-// steps on minibatches of the newest sample plus batch-1 samples drawn uniformly from memory.
+// steps on minibatches of the newest sample plus batch-1 samples drawn uniformly from memory (and,
+// with plateau_patience > 0, more steps until the loss over the memory stops improving).
 //
 // FTRL-Proximal (McMahan et al., KDD'13), per coordinate: n += g^2, sigma = (sqrt(n) - sqrt(n_old)) /
 // alpha, z += g - sigma * (w - w0), w = w0 - (z - sign(z) l1) / ((beta + sqrt(n)) / alpha + l2) where
@@ -39,8 +40,16 @@ struct EstimatorOptions {
   double beta = 1.0;
   double l1 = 0.0;
   double l2 = 0.0;
-  int batch = 4;                  // minibatch size (the newest sample + batch-1 replayed)
-  int train_steps = 1;            // FTRL steps per observation
+  int batch = 4;        // minibatch size (the newest sample + batch-1 replayed)
+  int train_steps = 1;  // FTRL steps per observation
+  // Retraining to a plateau, as the artifact does after every observation (it trains until its
+  // loss over all samples has not improved in 10 checks 100 steps apart): > 0, after the
+  // train_steps, keep training and every plateau_every steps compute the Huber loss over the
+  // memory (at most 256 samples, evenly spaced, the newest included); stop once it has not
+  // improved plateau_patience checks in a row, or after max_train_steps steps in all. 0: off.
+  int plateau_patience = 0;
+  int plateau_every = 10;
+  int max_train_steps = 500;
   std::size_t memory = 100000;    // replay memory (oldest forgotten first)
   std::string backend = "eigen";  // where the arithmetic runs (estimator_backend.hpp)
   void validate() const;
@@ -62,6 +71,8 @@ class LatencyEstimator {
 
   // Adds (x, latency_ms) and trains. x: inputs() features; latency_ms positive and finite.
   void observe(std::span<const float> x, double latency_ms);
+  // FTRL steps taken so far, over all observations.
+  std::int64_t steps_trained() const;
   // The network's output g(x) (log latency relative to the first observation) for `count` inputs
   // stored row by row in xs; out gets `count` values.
   void predict_log(std::span<const float> xs, std::size_t count, std::span<float> out) const;

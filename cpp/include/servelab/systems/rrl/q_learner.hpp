@@ -2,9 +2,12 @@
 // estimator, the point-based Q-learning baseline (Watkins) it generalises.
 //
 // State s: the load level (the measured arrival rate, binned). Action c: a configuration.
-// Q starts at 1/|C| everywhere (Algorithm 1). Below every cost (all costs are positive), so each
-// configuration that no observation has reached yet looks best: the first steps sweep the space,
-// which a region sweeps |C(c)| times faster than a point does (the speed-up Theorem 4.1 analyses).
+// Q starts at 1/|C| everywhere (Algorithm 1, initial = "optimistic"). Below every cost (all costs
+// are positive), so each configuration that no observation has reached yet looks best: the first
+// steps sweep the space, which a region sweeps |C(c)| times faster than a point does (the speed-up
+// Theorem 4.1 analyses). initial = "first" starts every Q at the first measured cost instead, as
+// the artifact does (it measures the centre configuration and copies its latency everywhere): an
+// unreached configuration then looks as good as the first one measured, and no sweep is forced.
 // Each step, after measuring r_t under (s_t, c_t) and the next state s_{t+1}:
 //   for every c within distance delta of c_t:
 //     Q(s_t, c) <- (1 - alpha) Q(s_t, c) + alpha (rhat_t(s_t, c) + gamma min_c' Q(s_{t+1}, c'))  (Eq. 2)
@@ -36,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "servelab/core/rng.hpp"
@@ -48,12 +52,13 @@
 namespace servelab::rrl {
 
 struct LearnerOptions {
-  bool region = true;      // false: point-based Q-learning (no estimator)
-  double radius = 1;       // delta, in grid steps (1: the nearest neighbours); region only, > 0
-  double beta = 20;        // Boltzmann inverse temperature, per unit of cost
-  double gamma = 0;        // discount factor, in [0, 1) (0, as the artifact's update; see above)
-  double lr_power = 0.8;   // omega
-  double constant_lr = 0;  // > 0: use this alpha instead of the visit schedule
+  bool region = true;                  // false: point-based Q-learning (no estimator)
+  double radius = 1;                   // delta, in grid steps (1: the nearest neighbours); region only, > 0
+  double beta = 20;                    // Boltzmann inverse temperature, per unit of cost
+  double gamma = 0;                    // discount factor, in [0, 1) (0, as the artifact's update; see above)
+  double lr_power = 0.8;               // omega
+  double constant_lr = 0;              // > 0: use this alpha instead of the visit schedule
+  std::string initial = "optimistic";  // Q's start: "optimistic" (1/|C|) or "first" (see above)
   EstimatorOptions estimator;
   DeepRlOptions deep;  // the deep-RL baselines' settings (deep_rl.hpp); unused here
   void validate() const;
@@ -103,6 +108,7 @@ class QLearner final : public Tuner {
   std::vector<double> q_, weights_, weight_ref_;  // weights: exp(-beta (1 - gamma) (Q - ref))
   std::vector<std::uint32_t> visits_, measured_;
   std::vector<char> learned_;                // per state: has Q-values of its own (or adopted)
+  bool measured_any_ = false;                // initial "first": the first measurement has set Q
   std::vector<float> inputs_, predictions_;  // scratch for region estimates
   // weight_total's cache: running sums of sum_state_'s weights, valid below index sum_valid_.
   std::vector<double> partial_sums_;
