@@ -1189,10 +1189,13 @@ class RemoteWorker:
     A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free
     one) and runs the batches that `remote` executors send, on `executor` (an ExecutorBuilder).
     """
-    def __init__(self, listen: str, executor: ExecutorBuilder, *, allow_remote: bool = False, inputs: str = 'none', width: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, listen: str, executor: ExecutorBuilder, *, allow_remote: bool = False, inputs: str = 'none', width: typing.SupportsInt | typing.SupportsIndex = 0, max_connections: typing.SupportsInt | typing.SupportsIndex = 64, hello_timeout_s: typing.SupportsFloat | typing.SupportsIndex = 10.0, message_timeout_s: typing.SupportsFloat | typing.SupportsIndex = 30.0) -> None:
         """
         `inputs`: which of a run's inputs the executor reads ('none', 'arrays' for an executor written in
         Python, 'float_rows' of `width` features for torchscript), told to each controller.
+        At most `max_connections` connections are served at once (one more is refused, naming the limit); a
+        connection must send its hello within hello_timeout_s and finish each message it starts within
+        message_timeout_s, or it is closed; a message's body is allocated as its bytes arrive.
         """
     def serve(self) -> None:
         """
@@ -1339,7 +1342,7 @@ def ribbon_sizes(round_to: typing.SupportsInt | typing.SupportsIndex = 1) -> Siz
     10/99 U{250..499}, otherwise lognormal(mu=5.1, sigma=0.2), replaced by U{400..499} above 500; rounded to
     the nearest integer as its simulator's round(sample). Registry name: 'ribbon_mix'.
     """
-def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None, llc: str | None = None, llc_root: str | None = None, machines: collections.abc.Sequence[MachineGroup] = []) -> dict:
+def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: Scheduler, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, inputs: QueryInputs = None, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None, llc: str | None = None, llc_root: str | None = None, machines: collections.abc.Sequence[MachineGroup] = [], machine_cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None) -> dict:
     """
     Runs the real serving loop on the wall clock (one thread per worker); returns {'columns', 'workers',
     'meta'} like simulate_run, with meta['world'] == 'serve' and the extra column 'exec_ns' (each query's
@@ -1353,6 +1356,8 @@ def serve_run(profile: Profile, workers: collections.abc.Sequence[WorkerGroup], 
     names the executor, the worker and the timeout), its worker leaves the cluster for the rest of the run
     and its thread is abandoned; None: no timeout. `cores`: per worker group, the cores its workers are
     pinned to in turn ([]: not pinned; None: nobody is); meta['pinning'] then lists what each worker applied.
+    `machine_cores`: per declared machine (ids group by group), the host cores it has ([]: not pinned); its
+    instances divide them by their 'cores' knob and each worker thread re-pins itself when its share changes.
     `llc`: 'resctrl' applies each worker's llc_ways setting to the L3 through resctrl under `llc_root`
     (None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'
     or lists the groups, masks and ways applied. None: nothing is applied.

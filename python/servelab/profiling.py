@@ -254,11 +254,10 @@ class ColocatedRuns:
     ``rows``: dicts with ``set`` (the set's index), ``models`` (the set, as given), ``member``
     (its index in the set), ``model``, ``co_runners`` (the other members' models, sorted),
     ``samples_ms`` (each batch's wall time, for the batches that ended while every other member
-    still ran), ``median_ms`` and ``pace_ms``: the time from the members' common start to the
-    end of those batches, per batch. The pace is what a busy instance's throughput sees: where
-    instances share a core, the scheduler time-slices them, and a batch shorter than a slice
-    mostly runs whole while the wait falls between batches, outside its wall time (three
-    instances of a 1 ms batch on two cores: medians within 10% of alone, paces about 1.5x).
+    still ran), ``median_ms`` and ``pace_ms``: the wall time of the call that ran them, per
+    batch. The pace is what a busy instance's throughput sees: where threads share a core, the
+    kernel time-slices them, and a batch shorter than a slice mostly runs whole while the waits
+    land in a few batches, which a median leaves out (see docs/colocation.md).
     ``meta``: the parameters, the executors' specs and the host's load average (1, 5, 15 min)
     when the measurement started and ended.
     """
