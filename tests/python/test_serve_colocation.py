@@ -341,3 +341,28 @@ def test_profile_colocated_bad_input(kwargs, message):
     args = {"executors": {"a": RECSYS}, **kwargs}
     with pytest.raises(ValueError, match=message):
         servelab.profile_colocated(args.pop("executors"), **args)
+
+
+# ---- LLC ways laid out by machine -------------------------------------------------------------
+
+
+def test_llc_ways_of_instances_of_one_model_do_not_overlap(tmp_path):
+    root = tmp_path / "resctrl"
+    (root / "info" / "L3").mkdir(parents=True)
+    (root / "info" / "L3" / "cbm_mask").write_text("ffff\n")
+    (root / "info" / "L3" / "num_closids").write_text("16\n")
+    (root / "schemata").write_text("L3:0=ffff\n")
+    (root / "tasks").write_text("")
+    sc = scenario(count=2, config={"llc_ways": 3})
+    sc["machines"] = [
+        {"name": "first", "count": 1, "hardware": "cpu", "llc_ways": 4},  # hosts nothing
+        {"name": "box", "cores": 2, "llc_ways": 8},
+    ]
+    res = servelab.serve(sc, scheduler="fcfs", llc="resctrl", llc_root=root)
+    workers = {w["worker"]: w for w in res.meta["llc"]["workers"]}
+    assert set(workers) == {0, 1}
+    # Machine 'first' (4 ways) comes before 'box': box's instances start at way 4, one after the
+    # other: ways 4-6 and 7-9.
+    assert workers[0]["mask"] == f"{0b111 << 4:x}" and workers[1]["mask"] == f"{0b111 << 7:x}"
+    assert workers[0]["group"].endswith("-at4-3") and workers[1]["group"].endswith("-at7-3")
+    assert all(w["error"] == "" for w in workers.values())
