@@ -20,7 +20,7 @@ Every row holds:
 - ``cause``: for a row outside its tolerance, what makes it so, with the measured evidence;
 - ``detail``: the numbers behind ``ours``.
 
-``size="reduced"`` runs each paper in well under a minute on two cores (fewer queries, seeds and
+``size="reduced"`` runs each paper in about a minute or less on two cores (fewer queries, seeds and
 configurations: each paper's function says which); ``size="full"`` runs the paper's setting.
 Kairos and RAMSIS read the artifacts' data from ``data`` (default: $SERVELAB_DATA, else
 ../shared/data beside a source checkout); INFaaS, Hera and RRL need none. ``servelab reproduce
