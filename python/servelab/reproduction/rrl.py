@@ -95,7 +95,8 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
             "one number from the paper's testbed; 30%: ours is a mean over seeds on a "
             "performance model, where one slow seed moves it",
             cause=lambda: (
-                f"Algorithm 1's start (Q = 1/|C|, below every cost) makes convergence the end "
+                f"Algorithm 1's start (Q = 1/{space.size}, below every cost) makes convergence "
+                f"the end "
                 f"of a forced sweep: every configuration has had its first update after "
                 f"{ends[('default', 0.0)]:.0f} episodes point by point and "
                 f"{ends[('default', 1.0)]:.0f} with radius 1 (mean region "
