@@ -549,7 +549,18 @@ def run_point(
     s = res.summary()
     win = windows(res, horizon)
     usage = machine_usage(res, sc)
+    popular = np.array([a["name"] in POPULAR for a in sc["workload"]["apps"]])
+    app = c["app"].astype(np.int64)
+    is_popular = popular[app]
+    hw = res.to_pandas()["hardware"].astype(str).to_numpy()
+
+    def late(sel: np.ndarray) -> float:
+        return float(1 - met[sel].mean()) if sel.any() else 0.0
+
     return {
+        "popular_violation_rate": late(is_popular),
+        "cold_violation_rate": late(~is_popular),
+        "gpu_query_share": float((done & (hw == "gpu")).sum() / max(1, done.sum())),
         "queries": int(len(done)),
         "throughput_qps": float(within.sum()) / horizon,
         "slo_violation_rate": float(1 - met.mean()) if len(met) else 0.0,
@@ -627,7 +638,7 @@ def machine_usage(result: Any, sc: dict[str, Any]) -> dict[str, Any]:
         initial = sum(g.get("count", 1) for g in sc["workers"])
     return {
         "machine_utilisation": float(np.mean(util)) if util else float("nan"),
-        "gpu_memory_utilisation": gpu_held / gpu_room if gpu_room > 0 else float("nan"),
+        "gpu_memory_utilisation": float(gpu_held / gpu_room) if gpu_room > 0 else float("nan"),
         "machines": int(len(ids)),
         "initial_machines": int(initial),
     }
