@@ -392,7 +392,7 @@ void bind_rmu(py::module_& m) {
       },
       py::arg("node"), py::arg("a"), py::arg("tables_a"), py::arg("b"), py::arg("tables_b"),
       py::arg("controller") = "hera", py::arg("load_a") = 0.5, py::arg("windows") = 60, py::arg("settle") = 20,
-      py::arg("tolerance") = 0.1,
+      py::arg("tolerance") = 0.5,
       "Fig. 12: the largest fraction of B's max load the manager sustains with A at load_a of its own.");
 }
 

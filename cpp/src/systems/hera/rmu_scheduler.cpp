@@ -253,14 +253,15 @@ class RmuScheduler final : public sched::Scheduler {
   }
 
   // The machine the models' instances share (-1: workers of their own, the partition only
-  // worker settings): the first worker's, when it hosts several instances or declares cores or
-  // LLC ways.
+  // worker settings): the first worker's, when it declares cores or LLC ways to partition (a
+  // machine without them, e.g. a GPU hosting instances, is managed as before: added workers are
+  // machines of their own).
   void find_machine(const ClusterView& view) {
     machine_ = -1;
     if (view.num_workers() == 0) return;
     const sched::MachineId m = view.machine(0);
     const auto r = view.machine_resources(m);
-    if (view.instances(m).size() > 1 || r.cores > 0 || r.llc_ways > 0) machine_ = m;
+    if (r.cores > 0 || r.llc_ways > 0) machine_ = m;
     cores_declared_ = machine_ >= 0 && r.cores > 0;
   }
 

@@ -63,13 +63,17 @@ _EXPORTS = {
         "calibration",
     ),  # fmt: skip
     **dict.fromkeys(
-        ("HARDWARE", "MANAGERS", "node_profile", "node_scenario", "run_managed"), "experiments"
+        (
+            "HARDWARE", "MANAGERS", "alone_profile", "contention_spec", "machine_workers",
+            "node_profile", "node_scenario", "run_managed",
+        ),
+        "experiments",
     ),
     **dict.fromkeys(("PAPER_FIG14", "fig14_scenario", "run_fig14", "window_tails"), "fig14"),
     **dict.fromkeys(
         (
-            "CONTROLLERS", "FIG12_LOADS", "fig14_loads", "max_partner_loads",
-            "partner_loads_table", "rmu_emu", "run_node",
+            "CONTROLLERS", "FIG12_LOADS", "best_static_partner_load", "fig14_loads",
+            "max_partner_loads", "partner_loads_table", "rmu_emu", "run_node",
         ),
         "rmu",
     ),

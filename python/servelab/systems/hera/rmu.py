@@ -74,6 +74,52 @@ def run_node(
     return _core.hera.simulate_node(node, *i_args, *j_args, controller, rates, window_s, *start)
 
 
+def best_static_partner_load(
+    off: HeraOffline, a: str, b: str, load_a: float, *, resolution: float = 0.005
+) -> dict[str, Any]:
+    """The bound a node manager can reach at one Fig. 12 point, in the contention model: with a at
+    ``load_a`` of its isolated max load, the largest fraction of b's max load that some fixed
+    allocation (every split of the cores and of the ways) serves with both p95s within their
+    SLAs (``evaluate_at``). Returns ``partner_load`` and the allocation (``workers``, ``ways``).
+    Bisection on the load to ``resolution``."""
+    if not 0 <= load_a <= 1:
+        raise ValueError(f"load_a={load_a!r} must be in [0, 1]")
+    i, j = off.index(a), off.index(b)
+    node = off.node
+    ma, mb = off.models[i], off.models[j]
+    rate_a = load_a * off.tables[i].isolated_qps
+
+    def fits(load_b: float) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        rates = [rate_a, load_b * off.tables[j].isolated_qps]
+        for wa in range(1, node.cores):
+            for wb in range(1, node.cores - wa + 1):
+                for ka in range(1, node.llc_ways):
+                    kb = node.llc_ways - ka
+                    try:
+                        t = _core.hera.evaluate_at(node, [(ma, wa, ka), (mb, wb, kb)], rates)
+                    except ValueError:  # beyond the node's memory
+                        continue
+                    if t[0]["p95_ms"] <= ma.sla_ms and t[1]["p95_ms"] <= mb.sla_ms:
+                        return (wa, wb), (ka, kb)
+        return None
+
+    lo, hi, best = 0.0, 1.0, fits(1.0)
+    if best is not None:
+        lo = hi
+    while hi - lo > resolution:
+        mid = 0.5 * (lo + hi)
+        found = fits(mid)
+        if found is not None:
+            lo, best = mid, found
+        else:
+            hi = mid
+    return {
+        "partner_load": lo,
+        "workers": best[0] if best else None,
+        "ways": best[1] if best else None,
+    }
+
+
 def partner_loads_table(
     off: HeraOffline,
     x_model: str = "dlrm_d",

@@ -6,8 +6,8 @@
 // p95 latency and arrival rate over the window, asks the manager for the next allocation and
 // applies it.
 //
-// On a machine (the scenario's workers are instances of one `machines:` entry, or worker 0's
-// machine declares cores or LLC ways): the node is that machine (its cores, llc_ways and
+// On a machine (worker 0's machine declares cores or LLC ways, as a `machines:` entry of a Hera
+// node does): the node is that machine (its cores, llc_ways and
 // memory_bw_gbps), a worker is an instance added with add_instance and removed with
 // remove_worker, and the partition is the instances' knobs: "cores" = 1 for each live instance
 // (an added instance waits for a core that a removed one still busy holds; no query goes to an
