@@ -283,11 +283,13 @@ def _baseline_cause(b: Any, inf: Any) -> str:
 
 def _usage_cause(inf: Any, base: dict[str, Any]) -> str:
     share = inf["gpu_query_share"].mean()
+    by_hw = ", ".join(
+        f"{hw} {inf[f'utilisation_{hw}'].mean():.2f}" for hw in ("cpu", "gpu", "inferentia")
+    )
     return (
-        f"INFaaS serves {100 * share:.0f}% of its queries on its 5 V100s, whose batch-8 "
-        "TensorRT variants take 1-13 ms a batch: a V100 is busy a small share of the time; the "
-        "paper's 48.9% (GPU) is plausibly a utilisation counter of the device, which a run of "
-        "batch intervals cannot give. The baselines' VMs: Clipper+ "
+        f"INFaaS's VMs by hardware: {by_hw}; it serves {100 * share:.0f}% of its queries on its "
+        "5 V100s (paid for the whole run), preferring the cheaper Inferentia and CPU variants, so "
+        "its GPU VMs idle most of the time. The baselines' VMs: Clipper+ "
         f"{base['clipper_plus']['machine_utilisation'].mean():.2f}, SM+ "
         f"{base['sm_plus']['machine_utilisation'].mean():.2f} (their CPU VMs are saturated)"
     )

@@ -570,6 +570,7 @@ def run_point(
         "mean_utilisation": float(np.nanmean(res.workers_frame()["utilisation"])),
         "machine_utilisation": usage["machine_utilisation"],
         "gpu_memory_utilisation": usage["gpu_memory_utilisation"],
+        **{k: v for k, v in usage.items() if k.startswith("utilisation_")},
         "window_throughput_qps": win["throughput_qps"].round(6).tolist(),
         "window_violation_ratio": win["violation_ratio"].round(6).tolist(),
     }
@@ -600,7 +601,8 @@ def machine_usage(result: Any, sc: dict[str, Any]) -> dict[str, Any]:
       machines' accelerator memory (``MACHINE_TYPES``) and time. The paper's "average GPU DRAM
       utilization" is 58.6 %.
 
-    Also ``machines`` (all, started ones included) and ``initial_machines``."""
+    Also ``machines`` (all, started ones included), ``initial_machines`` and
+    ``utilisation_<hardware>`` (the first figure over that hardware's machines; NaN: none)."""
     frame = result.workers_frame()
     machine = frame["machine"].to_numpy()
     active = frame["active_s"].to_numpy()
@@ -613,6 +615,7 @@ def machine_usage(result: Any, sc: dict[str, Any]) -> dict[str, Any]:
     starts, finishes = batches["start_ns"].to_numpy(), batches["finish_ns"].to_numpy()
     ids = np.unique(machine)
     util, gpu_held, gpu_room = [], 0.0, 0.0
+    by_hw: dict[str, list[float]] = {}
     accel = MACHINE_TYPES["gpu"]["accel_memory_mb"]
     for m in ids:
         members = np.flatnonzero(machine == m)
@@ -622,6 +625,7 @@ def machine_usage(result: Any, sc: dict[str, Any]) -> dict[str, Any]:
         sel = np.isin(worker_of_batch, members)
         busy_s = _union_length(starts[sel], finishes[sel]) / 1e9
         util.append(min(1.0, busy_s / span_s))
+        by_hw.setdefault(str(hardware[members[0]]), []).append(util[-1])
         if hardware[members[0]] != "gpu":
             continue
         gpu_room += accel * span_s
@@ -641,6 +645,7 @@ def machine_usage(result: Any, sc: dict[str, Any]) -> dict[str, Any]:
         "gpu_memory_utilisation": float(gpu_held / gpu_room) if gpu_room > 0 else float("nan"),
         "machines": int(len(ids)),
         "initial_machines": int(initial),
+        **{f"utilisation_{hw}": float(np.mean(by_hw.get(hw, [np.nan]))) for hw in MACHINE_TYPES},
     }
 
 
