@@ -29,7 +29,13 @@ class LlcExecutor final : public Executor {
   void run(const ExecRequest& request) override {
     const auto at = request.config.find(kLlcFirstWayKnob);
     if (const auto it = request.config.find(kKnob); it != request.config.end()) {
-      if (at != request.config.end()) {  // an instance of a declared machine: its machine's layout
+      if (it->second <= 0) {  // no ways of its own: back to the root group
+        if (ways_ != 0) {
+          ways_ = 0;
+          first_ = kNone;
+          partitioner_->leave(request.worker);
+        }
+      } else if (at != request.config.end()) {  // an instance of a declared machine: its machine's layout
         if (it->second != ways_ || at->second != first_) {
           ways_ = it->second;
           first_ = at->second;
@@ -109,6 +115,34 @@ void LlcPartitioner::apply_at(sched::WorkerId worker, std::int64_t first, std::i
   } catch (const std::exception& e) {
     ++record.failed;
     if (record.error.empty()) record.error = str("llc_ways=", ways, " from way ", first, ": ", e.what());
+  }
+}
+
+void LlcPartitioner::leave(sched::WorkerId worker) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  auto& record = records_[worker];
+  record.worker = worker;
+  record.thread_id = static_cast<std::int64_t>(::syscall(SYS_gettid));
+  try {
+    if (!record.group.empty()) {
+      add_task(root_, record.thread_id);
+      if (--members_[record.group] == 0) {
+        try {
+          remove_group(root_ / record.group);
+          members_.erase(record.group);
+        } catch (const std::exception& e) {
+          removal_errors_.push_back(e.what());
+        }
+      }
+    }
+    record.group.clear();
+    record.mask.clear();
+    record.ways = 0;
+    ++record.applied;
+  } catch (const std::exception& e) {
+    ++record.failed;
+    if (record.error.empty()) record.error = str("llc_ways=0: ", e.what());
   }
 }
 

@@ -13,6 +13,7 @@
 // root's schemata) and writes its thread id into the group's tasks. A failure (ways the cache
 // cannot give, the kernel refusing, no CLOSID left) is recorded once per worker and the batch runs
 // anyway. A group left empty is removed at once; every group the run created is removed at its end.
+// A worker whose llc_ways is 0 goes back to the root group (no partition of its own).
 //
 // Instances on declared machines (RunSpec::machines) are laid out by machine instead: the
 // executor asks for the knob "llc_first_way" and the serving loop answers, per batch, where the
@@ -64,6 +65,9 @@ class LlcPartitioner {
   // The same for an instance of a declared machine: `ways` ways from way `first` (counted from
   // the cache's lowest way).
   void apply_at(sched::WorkerId worker, std::int64_t first, std::int64_t ways);
+  // llc_ways=0 (an instance given no ways of its own, e.g. one a policy is draining): the thread
+  // goes back to the root group (the cache its partitions do not take) and leaves its group.
+  void leave(sched::WorkerId worker);
   // True when `model`'s workers take the low end.
   bool low_end(sched::ModelId model) const { return model == low_model_; }
 
