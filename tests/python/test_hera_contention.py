@@ -89,7 +89,10 @@ def test_saturated_instances_take_the_side_models_service_time(wa, ka, wb, kb):
                     }
                 )
     r = servelab.simulate(sc)
-    tenants = [(_core.hera.table1_model("dlrm_d"), wa, ka), (_core.hera.table1_model("ncf"), wb, kb)]
+    tenants = [
+        (_core.hera.table1_model("dlrm_d"), wa, ka),
+        (_core.hera.table1_model("ncf"), wb, kb),
+    ]
     side = _core.hera.evaluate_at(NODE, tenants, [1e9, 1e9])
     c = r.columns
     done = c["finish_ns"] >= 0
@@ -182,7 +185,9 @@ def test_bad_specs_are_refused_with_their_names():
         servelab.simulate(sc)
     # mapped, it runs
     r = servelab.simulate(sc, interference="hera_contention(models='mine=ncf')")
-    assert r.meta["interference"].startswith("hera_contention(node='xeon-gold-6242', models='mine=ncf'")
+    assert r.meta["interference"].startswith(
+        "hera_contention(node='xeon-gold-6242', models='mine=ncf'"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +210,10 @@ def test_the_managers_partition_a_machine_and_the_service_times_follow(off):
         assert t.min() >= 0.9 * alone_ms("ncf") * (1 - 1e-9)
         assert t.max() > 1.2 * t.min()
         by_app = r.summary(by="app")
-        print(f"\n{manager}: violations {by_app['dlrm_d']['slo_violation_rate']:.3f} / "
-              f"{by_app['ncf']['slo_violation_rate']:.3f}")
+        print(
+            f"\n{manager}: violations {by_app['dlrm_d']['slo_violation_rate']:.3f} / "
+            f"{by_app['ncf']['slo_violation_rate']:.3f}"
+        )
 
 
 def test_the_old_fixed_service_scenario_is_still_there(off):

@@ -39,7 +39,7 @@ def test_fig12_curves_are_monotone_and_hera_reaches_the_static_bound(off):
     # paper's 80% (NCF) and 100% (DIN) lie beyond that bound of our contention model.
     curves = hera.max_partner_loads(off, "dlrm_d", ["ncf", "din"])
     for manager, by_partner in curves.items():
-        for partner, ys in by_partner.items():
+        for ys in by_partner.values():
             assert all(b <= a + 0.02 for a, b in zip(ys, ys[1:], strict=False)), (manager, ys)
     for partner in ("ncf", "din"):
         bound = hera.best_static_partner_load(off, "dlrm_d", partner, 0.5)

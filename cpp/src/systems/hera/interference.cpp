@@ -1,5 +1,4 @@
 #include "servelab/systems/hera/interference.hpp"
-#include "servelab/systems/hera/register.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +9,14 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/param_builders.hpp"
 #include "servelab/sched/machine.hpp"
+#include "servelab/systems/hera/register.hpp"
 
 namespace servelab::hera {
 namespace {
 
-constexpr int kBisections = 48;             // as contention.cpp
-constexpr double kMaxUtilisation = 0.999;   // as contention.cpp
-constexpr double kNoCore = 1e6;             // the largest slowdown the engine accepts: cannot run
+constexpr int kBisections = 48;            // as contention.cpp
+constexpr double kMaxUtilisation = 0.999;  // as contention.cpp
+constexpr double kNoCore = 1e6;            // the largest slowdown the engine accepts: cannot run
 
 std::string trim(std::string s) {
   s.erase(0, s.find_first_not_of(" \t"));
@@ -48,8 +48,8 @@ std::map<std::string, ModelProfile> parse_models(const std::string& text) {
 // What the contention model needs of one model on the machine.
 struct Tenant {
   const ModelProfile* profile = nullptr;
-  int workers = 0;     // live instances holding it
-  int ways = 0;        // the sum of their llc_ways knobs
+  int workers = 0;  // live instances holding it
+  int ways = 0;     // the sum of their llc_ways knobs
   double miss = 1, traffic_mb = 0, cpu_ms = 0, alone_ms = 1;
 };
 
@@ -71,8 +71,8 @@ const ModelProfile& ContentionInterference::profile_of(const sched::ClusterView&
   try {
     return table1_model(name);
   } catch (const KeyError&) {
-    throw KeyError(str("hera_contention: the profile's model '", name,
-                       "' is not a Table I model; map it with models='", name, "=<table1 model>'"));
+    throw KeyError(str("hera_contention: the profile's model '", name, "' is not a Table I model; map it with models='",
+                       name, "=<table1 model>'"));
   }
 }
 
@@ -126,7 +126,8 @@ void ContentionInterference::slowdowns(const sched::ClusterView& view, std::span
       }
     }
   }
-  for (const sched::WorkerId w : running) tenant_of(view.running_model(w));  // a batch of a model no live instance holds
+  for (const sched::WorkerId w : running)
+    tenant_of(view.running_model(w));  // a batch of a model no live instance holds
   // Models without ways share the ways nobody holds, their working sets together.
   const int free_ways = std::max(0, total_ways - held_ways);
   double shared_ws = 0;
@@ -221,10 +222,10 @@ void register_interference_models(cluster::InterferenceModelRegistry& registry) 
          if (p.get_float("mem_bandwidth_gbs") > 0) node.mem_bandwidth_gbs = p.get_float("mem_bandwidth_gbs");
          if (p.get_float("core_bandwidth_gbs") > 0) node.core_bandwidth_gbs = p.get_float("core_bandwidth_gbs");
          if (p.get_float("bandwidth_knee") > 0) node.bandwidth_knee = p.get_float("bandwidth_knee");
-         const std::string spec = str("hera_contention(node='", p.get_string("node"), "', models='",
-                                      p.get_string("models"), "', llc_mb=", node.llc_mb, ", mem_bandwidth_gbs=",
-                                      node.mem_bandwidth_gbs, ", core_bandwidth_gbs=", node.core_bandwidth_gbs,
-                                      ", bandwidth_knee=", node.bandwidth_knee, ")");
+         const std::string spec =
+             str("hera_contention(node='", p.get_string("node"), "', models='", p.get_string("models"),
+                 "', llc_mb=", node.llc_mb, ", mem_bandwidth_gbs=", node.mem_bandwidth_gbs,
+                 ", core_bandwidth_gbs=", node.core_bandwidth_gbs, ", bandwidth_knee=", node.bandwidth_knee, ")");
          return std::make_shared<ContentionInterference>(node, parse_models(p.get_string("models")), spec);
        }});
 }

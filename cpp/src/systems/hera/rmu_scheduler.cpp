@@ -215,8 +215,9 @@ class RmuScheduler final : public sched::Scheduler {
     int have = live_workers(view, model_[m]);
     const std::array<ModelId, 1> models{model_[m]};
     while (have < target) {
-      const WorkerId w = machine_ >= 0 ? actions.add_instance(machine_, models)
-                                       : actions.add_worker(hardware_, models, seconds_to_nanos(o_.startup_s, "startup_s"));
+      const WorkerId w = machine_ >= 0
+                             ? actions.add_instance(machine_, models)
+                             : actions.add_worker(hardware_, models, seconds_to_nanos(o_.startup_s, "startup_s"));
       removing_.resize(std::max(removing_.size(), static_cast<std::size_t>(w) + 1), false);
       ++have;
     }
