@@ -120,14 +120,19 @@ def test_an_instance_that_does_not_fit_its_machine_is_refused_naming_the_memory(
         def on_arrival(self, query, view, actions):
             actions.add_instance(0, [GPU8])
 
-    with pytest.raises(ValueError, match=r"add_instance: machine=0 has .* MB of accel_memory_mb free"):
+    with pytest.raises(
+        ValueError, match=r"add_instance: machine=0 has .* MB of accel_memory_mb free"
+    ):
         servelab.simulate(
             {
                 "profile": PROFILE,
                 "machines": [{"name": "vm", "count": 1, "accel_memory_mb": 1.5 * need}],
                 "workers": [{"hardware": "gpu", "count": 1, "models": [GPU8], "machine": "vm"}],
-                "workload": {"arrivals": "replay(timestamps_s=[0.1])", "count": 1,
-                             "apps": [{"name": "a", "slo_ms": 100}]},  # fmt: skip
+                "workload": {
+                    "arrivals": "replay(timestamps_s=[0.1])",
+                    "count": 1,
+                    "apps": [{"name": "a", "slo_ms": 100}],
+                },  # fmt: skip
             },
             scheduler=AddsOne(),
         )

@@ -103,8 +103,12 @@ def test_rows_the_docs_say_reproduce(table):
         # Sec. 6.1 on machines (co-located variants): INFaaS's violations, its lead over SM+,
         # the cost and Clipper+'s throughput reproduce; Clipper+'s violations are bound by its
         # cold applications on CPU, which the cause shows.
-        for claim in ("Sec. 6.1: INFaaS's SLO violations", "Sec. 6.1: fewer SLO violations than SM+",
-                      "Sec. 6.1: lower cost than", "Sec. 6.1: higher throughput than Clipper+"):  # fmt: skip
+        for claim in (
+            "Sec. 6.1: INFaaS's SLO violations",
+            "Sec. 6.1: fewer SLO violations than SM+",
+            "Sec. 6.1: lower cost than",
+            "Sec. 6.1: higher throughput than Clipper+",
+        ):
             assert_within(table, claim)
         clipper = rows(table, "Sec. 6.1: fewer SLO violations than Clipper+").iloc[0]
         if clipper["verdict"] == "outside":

@@ -224,8 +224,8 @@ def sec61_claims(size: str) -> list[dict[str, Any]]:
                 cause=lambda b=b: (
                     f"{label[b['system'].iloc[0]]} serves {per_point(b['throughput_qps'], '.0f')} "
                     f"QPS against INFaaS {per_point(inf['throughput_qps'], '.0f')}: its cold "
-                    f"applications are {100 * b['cold_violation_rate'].mean():.0f}% late but mostly "
-                    "served (late, not lost), and its popular ones all in time"
+                    f"applications are {100 * b['cold_violation_rate'].mean():.0f}% late but "
+                    "mostly served (late, not lost), and its popular ones all in time"
                 ),
                 detail=f"per point {per_point(b['infaas_throughput_over'])}",
             )  # fmt: skip

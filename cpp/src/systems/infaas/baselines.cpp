@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "colocation.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/systems/infaas/scheduler.hpp"
-#include "colocation.hpp"
 #include "variant_queues.hpp"
 
 namespace servelab::infaas {

@@ -36,14 +36,15 @@
 //    are stopped after idle_s idle (the paper does not say when workers go down).
 #include <algorithm>
 #include <cmath>
-#include <memory>
-#include <string>
 #include <limits>
+#include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "colocation.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/time.hpp"
 #include "servelab/systems/infaas/get_variant.hpp"
@@ -51,7 +52,6 @@
 #include "servelab/systems/infaas/model_autoscaler.hpp"
 #include "servelab/systems/infaas/profile_variants.hpp"
 #include "servelab/systems/infaas/scheduler.hpp"
-#include "colocation.hpp"
 #include "variant_queues.hpp"
 
 namespace servelab::infaas {
@@ -91,7 +91,8 @@ class InfaasScheduler final : public VariantQueues {
     if (ms_.fast_up) out += str(out.empty() ? "" : ", ", "fast_up=true");
     if (!ms_.concurrent_loads) out += str(out.empty() ? "" : ", ", "concurrent_loads=false");
     if (ms_.solver != d.solver) out += str(out.empty() ? "" : ", ", "autoscaler='", ms_.solver, "'");
-    if (ms_.instance_cores != d.instance_cores) out += str(out.empty() ? "" : ", ", "instance_cores=", ms_.instance_cores);
+    if (ms_.instance_cores != d.instance_cores)
+      out += str(out.empty() ? "" : ", ", "instance_cores=", ms_.instance_cores);
     if (ms_.q_wait) out += str(out.empty() ? "" : ", ", "q_wait=true");
     if (ms_.accel_instances != d.accel_instances) {
       out += str(out.empty() ? "" : ", ", "accel_instances=", ms_.accel_instances);
@@ -218,7 +219,8 @@ class InfaasScheduler final : public VariantQueues {
         for (const Instance& i : store_->instances(v)) {
           // Interfered instances too: they still serve, more slowly (Sec. 4.1 avoids them when it
           // can; a cold start instead would load a new instance for every slowed batch).
-          if ((i.state != VariantState::Overloaded && i.state != VariantState::Interfered) || !store_->alive(i.worker)) {
+          if ((i.state != VariantState::Overloaded && i.state != VariantState::Interfered) ||
+              !store_->alive(i.worker)) {
             continue;
           }
           const Nanos wait = wait_ns(i.worker, view);
@@ -251,8 +253,9 @@ class InfaasScheduler final : public VariantQueues {
       if (overloaded.variant >= 0) {
         c = overloaded;
       } else if (!fits(view, c.worker, c.variant)) {
-        return {-1, -1, str("no machine of '", store_->variant(c.variant).hardware, "' has room for variant '",
-                            store_->variant(c.variant).name, "'")};
+        return {-1, -1,
+                str("no machine of '", store_->variant(c.variant).hardware, "' has room for variant '",
+                    store_->variant(c.variant).name, "'")};
       }
     }
     WorkerId w = c.worker;
@@ -742,7 +745,8 @@ class InfaasScheduler final : public VariantQueues {
     std::int64_t n = std::isinf(free) ? 0 : static_cast<std::int64_t>(std::floor(free / std::max(1.0, memory_mb)));
     if (hardware == "cpu") {
       const std::int64_t cores = machine_type(view, m).cores;
-      if (cores > 0) n = std::min(n, std::max<std::int64_t>(0, cores / ms_.instance_cores - running_instances(view, m)));
+      if (cores > 0)
+        n = std::min(n, std::max<std::int64_t>(0, cores / ms_.instance_cores - running_instances(view, m)));
     } else {
       n = std::min(n, std::max<std::int64_t>(0, ms_.accel_instances - running_instances(view, m)));
     }
@@ -824,7 +828,7 @@ class InfaasScheduler final : public VariantQueues {
       store_->remove_worker(w);
       last_chosen_[w].clear();
     }
-    if (starting_ >= 0) return;  // one start at a time
+    if (starting_ >= 0) return;             // one start at a time
     std::int64_t live = 0, overloaded = 0;  // live: machines (a VM hosting several instances is one)
     std::unordered_set<sched::MachineId> live_machines;
     std::unordered_map<sched::HardwareId, std::pair<std::int64_t, std::int64_t>> busy;  // hw -> (over, all)

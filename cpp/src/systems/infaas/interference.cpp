@@ -56,8 +56,9 @@ void register_interference_models(cluster::InterferenceModelRegistry& registry) 
        "neuron_cores batches run. The values are assumptions except cpu (measured 0): docs/infaas.md.",
        {float_param("gpu", 0.5, 0, 1000, "extra time per co-running batch on a GPU, as a share of the time alone"),
         float_param("cpu", 0.0, 0, 1000, "extra time per co-running batch on a CPU VM beyond sharing its cores"),
-        float_param("cpu_threads", 4.0, 1, 4096, "threads a CPU batch keeps busy (an instance's 'threads' knob "
-                                                 "overrides it)"),
+        float_param("cpu_threads", 4.0, 1, 4096,
+                    "threads a CPU batch keeps busy (an instance's 'threads' knob "
+                    "overrides it)"),
         float_param("neuron_cores", 4.0, 1, 4096, "batches an Inferentia chip runs at once without slowing down")},
        [](const Params& p) -> std::shared_ptr<cluster::InterferenceModel> {
          return std::make_shared<CoLocationInterference>(p.get_float("gpu"), p.get_float("cpu"),

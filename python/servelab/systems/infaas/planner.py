@@ -117,9 +117,9 @@ def plan_placement(
 ) -> dict[str, Any]:
     """The exact multi-application program (see the module doc); ``mip_gap`` and ``node_limit``
     (branch-and-bound nodes): CBC stops at this relative gap or after this many nodes with its
-    best plan so far (both deterministic, unlike the time limit; the defaults are exact). ``apps``: dicts with
-    ``slo_ms``, ``qps`` (the expected load L_a) and optionally ``accuracy_floor``, ``task``,
-    ``architecture`` and ``name``;
+    best plan so far (both deterministic, unlike the time limit; the defaults are exact).
+    ``apps``: dicts with ``slo_ms``, ``qps`` (the expected load L_a) and optionally
+    ``accuracy_floor``, ``task``, ``architecture`` and ``name``;
     ``workers``: {hardware: count}; ``cost``: $/s of an instance by hardware (default: each
     variant's ``cost_per_s``); ``tie_break``: one of ``TIE_BREAKS`` (module doc, "Ties"; the
     result's ``min_headroom`` is the smallest headroom either way). Needs the LP backend

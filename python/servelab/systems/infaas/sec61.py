@@ -281,7 +281,9 @@ def _colocated_plan(
     as an instance on the CPU machines, round-robin (a registered model is loaded before its
     queries come)."""
     by_name = {v["name"]: v for v in variants}
-    placed: dict[str, list[str]] = {f"{hw}{i}": [] for hw, n in INFAAS_WORKERS.items() for i in range(n)}
+    placed: dict[str, list[str]] = {
+        f"{hw}{i}": [] for hw, n in INFAAS_WORKERS.items() for i in range(n)
+    }
     for hw, n in INFAAS_WORKERS.items():
         mine = sorted(
             ((name, k) for name, k in plan["instances"].items() if by_name[name]["hardware"] == hw),
@@ -330,12 +332,19 @@ def machine_groups(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for g in groups:
         name = g.get("machine")
         if name and name not in out:
-            out[name] = {"name": name, "count": 1, "hardware": g["hardware"], **MACHINE_TYPES[g["hardware"]]}
+            out[name] = {
+                "name": name,
+                "count": 1,
+                "hardware": g["hardware"],
+                **MACHINE_TYPES[g["hardware"]],
+            }
     return list(out.values())
 
 
 def colocated_baseline_workers(
-    system: str, pins: Sequence[str], apps: Sequence[dict[str, Any]],
+    system: str,
+    pins: Sequence[str],
+    apps: Sequence[dict[str, Any]],
     variants: Sequence[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The baselines on the same kind of machines INFaaS gets (5 CPU, 7 GPU VMs): every cold
