@@ -128,13 +128,13 @@ def test_instances_that_do_not_fit_the_machines_cores_are_refused_before_serving
 
 @needs_two_cpus
 def test_instances_with_a_cores_knob_get_disjoint_cores_of_their_machine():
-    res = servelab.serve(scenario(count=2, config={"cores": 1}), scheduler="fcfs")
+    res = servelab.serve(scenario(count=2, config={"cores": 1}, queries=80), scheduler="fcfs")
     res.check_consistency()
     pins = pins_by_worker(res)
     assert pins == {0: [[TWO[0]]], 1: [[TWO[1]]]}
     assert {r["machine"] for r in res.meta["pinning"]} == {0}
     # The simulator reads the same scenario (it ignores the host cores).
-    sim = servelab.simulate(scenario(count=2, config={"cores": 1}), scheduler="fcfs")
+    sim = servelab.simulate(scenario(count=2, config={"cores": 1}, queries=80), scheduler="fcfs")
     assert len(sim) == len(res)
 
 
