@@ -190,7 +190,7 @@ TEST(RecsysModels, DescriptionsFollowTheArchitectures) {
   EXPECT_EQ(rm1.lookups_per_sample(), 8 * 80);
   EXPECT_EQ(rm1.interaction_width(), 9 * 32);
   EXPECT_EQ(sr::with_interaction(rm1, sr::Interaction::Dot).interaction_width(), 32 + 9 * 8 / 2);
-  EXPECT_EQ(sr::builtin("mtwnd").outputs(), 3);
+  EXPECT_EQ(sr::builtin("mtwnd").outputs(), 128);  // one task: 512 -> 256 -> 128 sigmoids
   EXPECT_EQ(sr::builtin("din").outputs(), 2);
   // NCF (DeepRecSys's ncf.py): GMF over tables 0-1, the tower over tables 2-3, a 64-unit final layer.
   const auto ncf = sr::builtin("ncf");

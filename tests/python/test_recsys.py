@@ -25,6 +25,31 @@ def test_the_catalogue_lists_every_model():
     assert recsys.spec("rm1", interaction="dot").interaction == "dot"
 
 
+def test_mtwnd_has_deeprecsys_task_mlp():
+    # DeepRecSys models/multi_task_wnd.py with mtwnd.json: the shared MLP 1888 -> 1024-512 (ReLU
+    # after its last layer), then num_multi_tasks (1 by default) task MLPs 512 -> 256 -> 128 with
+    # a sigmoid after the last.
+    mtwnd = recsys.spec("mtwnd", scale=1.0)
+    assert mtwnd.interaction_width == 512 + 43 * 32 and mtwnd.top == [1024, 512]
+    assert mtwnd.tasks == [[256, 128]] and mtwnd.outputs == 128
+    shared = 1888 * 1024 + 1024 * 512
+    assert mtwnd.mlp_macs_per_sample == shared + 512 * 256 + 256 * 128
+    model = recsys.build("mtwnd", backend="reference", scale=SCALE, seed=3)
+    weights = model.export_weights()
+    assert weights["task0.0.weight"].shape == (256, 512)
+    assert weights["task0.1.weight"].shape == (128, 256) and "task1.0.weight" not in weights
+    dense, sparse = model.inputs(4, seed=5)
+    out = model.run(dense, sparse)
+    # By hand: sigmoid(task(relu(top(cat(dense, bags))))).
+    rows = [weights[f"tables.{t}"][sparse[:, t]] for t in range(43)]
+    x = np.concatenate([dense, *rows], axis=1).astype(np.float64)
+    for layer in range(2):
+        x = np.maximum(x @ weights[f"top.{layer}.weight"].T + weights[f"top.{layer}.bias"], 0)
+    x = np.maximum(x @ weights["task0.0.weight"].T + weights["task0.0.bias"], 0)
+    want = 1 / (1 + np.exp(-(x @ weights["task0.1.weight"].T + weights["task0.1.bias"])))
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-6)
+
+
 def test_ncf_has_deeprecsys_gmf_branch_and_mlp_tower():
     # DeepRecSys models/ncf.py with ncf.json: tables 0-1 feed GMF (element-wise), tables 2-3 the
     # tower 128-256-256-128-64, the final layer [64 GMF + 64 tower] -> 64; no dense feature read.

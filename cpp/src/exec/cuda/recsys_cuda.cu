@@ -263,10 +263,12 @@ Matrix CudaRecsys::forward(const Batch& batch, int, StageTimes* times, InterOpPo
   } else if (tasks > 0) {
     clock.time(&StageTimes::mlp_s, [&] { device_mlp(kTop).run(lane, z, rows, z_cols, top, top_cols, work); });
     result = floats(out_at);
+    std::int64_t column = 0;  // each head's sigmoid outputs in its own columns of the output
     for (std::int64_t t = 0; t < tasks; ++t) {
       clock.time(&StageTimes::mlp_s, [&] {
-        device_mlp(kFirstTask + t).run(lane, top, rows, top_cols, result + t, tasks, work, Activation::Sigmoid);
+        device_mlp(kFirstTask + t).run(lane, top, rows, top_cols, result + column, out_cols, work, Activation::Sigmoid);
       });
+      column += device_mlp(kFirstTask + t).out_features();
     }
   } else {
     const Activation last = top_cols == 1 ? Activation::Sigmoid : Activation::None;

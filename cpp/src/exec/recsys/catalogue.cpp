@@ -45,17 +45,20 @@ Spec wide_and_deep() {
 }
 
 Spec multi_task_wide_and_deep() {
+  // DeepRecSys's models/multi_task_wnd.py: the shared MLP, then num_multi_tasks task MLPs of
+  // mtwnd.json's arch_mlp_tasks 512-256-128 (512 is the shared output): Linear(512, 256), ReLU,
+  // Linear(256, 128), sigmoid. Its scripts leave num_multi_tasks at its default, 1.
   Spec s;
   s.name = "mtwnd";
   s.doc =
       "Multi-task Wide&Deep: shared MLP 1024-512 over 43 embeddings and 512 dense features, "
-      "three task heads (512, 256, 128 hidden units, one sigmoid output each)";
+      "then the task MLP 256-128 with sigmoid outputs (one task, DeepRecSys's default)";
   s.dense = 512;
   s.dim = 32;
   add_tables(s, "table", 41, 500'000, 1);
   add_tables(s, "item", 2, 5'000'000, 1);
   s.top = {1024, 512};
-  s.tasks = {512, 256, 128};
+  s.tasks = {{256, 128}};
   return s;
 }
 

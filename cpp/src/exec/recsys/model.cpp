@@ -365,10 +365,15 @@ Matrix RecsysModel::forward(const Batch& batch, int threads, StageTimes* times, 
     return mlp(kPredict, joined.view());
   }
   if (!s.tasks.empty()) {
-    Matrix out(rows, static_cast<std::int64_t>(s.tasks.size()));
+    // Each head's sigmoid outputs in its own columns of the output.
+    Matrix out(rows, s.outputs());
+    std::int64_t column = 0;
     for (std::size_t t = 0; t < s.tasks.size(); ++t) {
       const Matrix head = mlp(kFirstTask + t, top.view());
-      for (std::int64_t b = 0; b < rows; ++b) out.at(b, static_cast<std::int64_t>(t)) = sigmoid(head.at(b, 0));
+      for (std::int64_t b = 0; b < rows; ++b) {
+        for (std::int64_t c = 0; c < head.cols; ++c) out.at(b, column + c) = sigmoid(head.at(b, c));
+      }
+      column += head.cols;
     }
     return out;
   }

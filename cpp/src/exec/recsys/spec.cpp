@@ -52,7 +52,11 @@ std::int64_t Spec::interaction_width() const {
 }
 
 std::int64_t Spec::outputs() const {
-  if (!tasks.empty()) return static_cast<std::int64_t>(tasks.size());
+  if (!tasks.empty()) {
+    std::int64_t n = 0;
+    for (const auto& head : tasks) n += head.empty() ? 0 : head.back();
+    return n;
+  }
   if (!predict.empty()) return predict.back();
   return top.empty() ? interaction_width() : top.back();
 }
@@ -76,7 +80,7 @@ std::int64_t chain_macs(std::int64_t in, const std::vector<std::int64_t>& widths
 
 std::int64_t Spec::mlp_macs_per_sample() const {
   std::int64_t macs = chain_macs(dense, bottom) + chain_macs(interaction_width(), top);
-  for (const auto t : tasks) macs += chain_macs(top.back(), {t, 1});
+  for (const auto& head : tasks) macs += chain_macs(top.back(), head);
   if (!predict.empty()) macs += dim + chain_macs(predict_in(), predict);  // the GMF product, then the layers
   const int seq = sequence_feature();
   if (sequence_op == SequenceOp::GruAttention && seq >= 0) macs += 2 * 3 * dim * dim * features[seq].lookups;
@@ -95,7 +99,10 @@ void Spec::validate() const {
   }
   if (top.empty()) fail("top is empty: the model needs at least one top layer");
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i] < 1) fail(str("tasks[", i, "]=", tasks[i], " must be at least 1"));
+    if (tasks[i].empty()) fail(str("tasks[", i, "] is empty: a task head needs at least one layer"));
+    for (std::size_t l = 0; l < tasks[i].size(); ++l) {
+      if (tasks[i][l] < 1) fail(str("tasks[", i, "][", l, "]=", tasks[i][l], " must be at least 1"));
+    }
   }
   if (tables.empty()) fail("tables is empty");
   for (std::size_t i = 0; i < tables.size(); ++i) {

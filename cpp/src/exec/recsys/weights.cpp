@@ -56,7 +56,10 @@ std::vector<std::vector<std::int64_t>> Weights::mlp_widths(const Spec& spec) {
     widths[kPredict] = {spec.predict_in()};
     widths[kPredict].insert(widths[kPredict].end(), spec.predict.begin(), spec.predict.end());
   }
-  for (std::size_t t = 0; t < spec.tasks.size(); ++t) widths[kFirstTask + t] = {spec.top.back(), spec.tasks[t], 1};
+  for (std::size_t t = 0; t < spec.tasks.size(); ++t) {
+    widths[kFirstTask + t] = {spec.top.back()};
+    widths[kFirstTask + t].insert(widths[kFirstTask + t].end(), spec.tasks[t].begin(), spec.tasks[t].end());
+  }
   return widths;
 }
 

@@ -41,9 +41,11 @@ struct Spec {
   SequenceOp sequence_op = SequenceOp::None;
   int query_feature = -1;         // the pooled feature the behaviour sequence is attended with
   std::vector<std::int64_t> top;  // top MLP widths after the interaction
-  // Task heads after the top MLP (MT-WnD): head i is Linear(top.back(), tasks[i]), ReLU,
-  // Linear(tasks[i], 1). Empty: the top MLP's last layer is the output.
-  std::vector<std::int64_t> tasks;
+  // Task heads after the top MLP (MT-WnD): head i is the MLP top.back() -> tasks[i][0] -> ... ->
+  // tasks[i].back(), ReLU between its layers and a sigmoid after its last (DeepRecSys's
+  // multi_task_wnd.py); the heads' outputs side by side are the model's. Empty: the top MLP's
+  // last layer is the output.
+  std::vector<std::vector<std::int64_t>> tasks;
   // NCF's GMF branch: two pooled features (user, item) multiplied element-wise. Set, the model
   // takes no dense features into its graph (the batch's `dense` columns are read by no layer), the
   // top MLP (the "MLP tower", ReLU after its last layer too) reads only the other pooled features,
