@@ -41,12 +41,13 @@ from .bounds import Source, table_of, upper_bounds
 
 #: Whether a search over a distributor's throughput prunes sub-configurations by default. Ribbon
 #: and DRS serve first come, first served: an extra slow instance takes queries it serves beyond
-#: QoS, so fewer instances can serve much more (measured at 2,000 queries, rm2 and dien: 152-156
-#: of the space's (configuration, one more instance) pairs for Ribbon, 86-133 for DRS, up to 1.9x
-#: for Ribbon; dien's Ribbon optimum, the 4-GPU pool, is never reached with the pruning). Kairos
-#: and CLKWRK keep the paper's Kairos+ pruning: they are not strictly monotone either (4-92
-#: pairs, up to 14%, nearly all adding a t3.xlarge) but the pruning did not skip their optimum,
-#: which ranks near the top of the bound order. ORCL is offline.
+#: QoS, so fewer instances can serve much more. Measured on rm2 and dien at 2,000 queries, of the
+#: space's (configuration, one more instance) pairs, 152-156 serve more with fewer instances
+#: under Ribbon (up to 1.9x), 86-133 under DRS at its default threshold (49-89 with it
+#: hill-climbed, 1,000 queries); dien's Ribbon optimum, the 4-GPU pool, is never reached with the
+#: pruning. Kairos and CLKWRK keep the paper's Kairos+ pruning: they are not strictly monotone
+#: either (4-92 pairs, up to 14%, nearly all adding a t3.xlarge) but the pruning did not skip
+#: their optimum, which ranks near the top of the bound order. ORCL is offline.
 MONOTONE_DISTRIBUTORS: dict[str, bool] = {
     "kairos": True,
     "clockwork": True,
