@@ -139,6 +139,20 @@ void BM_FcfsIssueCase(benchmark::State& state) {
 // The same run without the in-process references (what a profile of the engine should sample).
 void BM_FcfsIssueCaseEngine(benchmark::State& state) { run_fcfs(state, make_issue_spec(state.range(0))); }
 
+// Co-located instances (bench_colocated.py's case): 100 machines x 4 instances, fixed 10 ms,
+// Poisson at 60% of the instances' capacity alone; the second argument 1 adds per_corunner(0.1)
+// interference (each batch re-timed as its machine's co-runners start and end), 0 runs the same
+// machines without it.
+void BM_FcfsColocated(benchmark::State& state) {
+  auto spec = make_issue_spec(state.range(0));
+  spec.machines = {{"box", 100, "", {}}};
+  spec.workers = {{"cpu", 4, {"m"}, {}, "box"}};
+  spec.workload = std::make_shared<workload::Workload>(std::make_shared<workload::Poisson>(24000.0),
+                                                       std::vector{spec.workload->apps()}, state.range(0));
+  if (state.range(1) != 0) spec.interference = catalogue::interference_models().make("per_corunner(slowdown=0.1)");
+  run_fcfs(state, spec);
+}
+
 void BM_Fcfs100Workers(benchmark::State& state) { run(state, "fcfs", false); }
 void BM_Fcfs100WorkersSampled(benchmark::State& state) { run(state, "fcfs", true); }
 // records="none": summaries and sketches online instead of per-query columns.
@@ -184,6 +198,7 @@ void scaling_args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_FcfsIssueCase)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FcfsIssueCaseEngine)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FcfsColocated)->Args({1'000'000, 0})->Args({1'000'000, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100Workers)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100WorkersSampled)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Fcfs100WorkersStreamed)->Arg(1'000'000)->Arg(1000)->Unit(benchmark::kMillisecond);

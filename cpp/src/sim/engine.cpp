@@ -1,8 +1,10 @@
 #include "servelab/sim/engine.hpp"
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <memory>
 #include <queue>
+#include <span>
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
@@ -208,6 +210,8 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     p.notice = notice;
     p.slowdown = 0;  // none yet: retime() schedules its end
     const sched::MachineId machine = state_->machine(worker);
+    auto& running = machine_at(machine).running;
+    running.insert(std::upper_bound(running.begin(), running.end(), worker), worker);
     if (machine != retime_after_hook_) retime(machine);
   }
   // The batches running on `machine` progress at new rates from now: each keeps the work done at
@@ -215,23 +219,21 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   // event, its earliest batch end (ties: the lowest position among its instances); a new one is
   // pushed only when that changes, and the old one goes stale.
   void retime(sched::MachineId machine) {
-    running_.clear();
-    for (const WorkerId w : state_->instances(machine)) {
-      if (state_->status(w) == sched::WorkerStatus::Busy) running_.push_back(w);
-    }
-    for (const WorkerId w : running_) {  // the work done so far, at the rates until now
+    SharedMachine& host = machine_at(machine);
+    const std::span<const WorkerId> running{host.running.data(), host.running.size()};
+    for (const WorkerId w : running) {  // the work done so far, at the rates until now
       Progress& p = progress_[static_cast<std::size_t>(w)];
       if (now_ > p.since && p.slowdown > 0) {
         p.work_left = std::max(0.0, p.work_left - static_cast<double>(now_ - p.since) / p.slowdown);
         p.since = now_;
       }
     }
-    slowdowns_.resize(running_.size());
-    cluster::checked_slowdowns(*interference_, *state_, running_, slowdowns_);
+    slowdowns_.resize(running.size());
+    cluster::checked_slowdowns(*interference_, *state_, running, slowdowns_);
     WorkerId first = -1;
     Nanos first_end = 0;
-    for (std::size_t i = 0; i < running_.size(); ++i) {
-      const WorkerId w = running_[i];
+    for (std::size_t i = 0; i < running.size(); ++i) {
+      const WorkerId w = running[i];
       Progress& p = progress_[static_cast<std::size_t>(w)];
       if (p.work_left > 0 || p.slowdown == 0) {  // (else done, its end not noticed yet)
         const double slowdown = slowdowns_[i];
@@ -246,9 +248,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         first_end = p.finish + p.notice;
       }
     }
-    const auto m = static_cast<std::size_t>(machine);
-    if (machine_end_.size() <= m) machine_end_.resize(m + 1);
-    MachineEnd& end = machine_end_[m];
+    MachineEnd& end = host.end;
     if (first < 0) {
       end.event = -1;
     } else if (end.event < 0 || end.worker != first || end.at != first_end) {
@@ -261,10 +261,12 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   void finish_shared_batch(const Event& e, sched::Scheduler& scheduler) {
     const auto worker = static_cast<WorkerId>(e.payload);
     const sched::MachineId machine = state_->machine(worker);
-    if (e.seq != machine_end_[static_cast<std::size_t>(machine)].event) return;
+    SharedMachine& host = machines_[static_cast<std::size_t>(machine)];
+    if (e.seq != host.end.event) return;
     const Progress& p = progress_[static_cast<std::size_t>(worker)];
     const auto done = state_->finish_batch(worker, p.start, p.finish);
-    machine_end_[static_cast<std::size_t>(machine)].event = -1;
+    host.end.event = -1;
+    host.running.erase(std::find(host.running.begin(), host.running.end(), worker));
     // The hook usually starts the next batch on this machine at once: one re-timing after it
     // for both changes (at the same time, so the same result as one for each).
     retime_after_hook_ = machine;
@@ -358,12 +360,20 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     Nanos at = 0;
     WorkerId worker = -1;
   };
+  struct SharedMachine {
+    boost::container::small_vector<WorkerId, 4> running;  // its instances running a batch, ascending
+    MachineEnd end;
+  };
   const cluster::InterferenceModel* const interference_ = spec_.interference.get();
   std::vector<Progress> progress_;
-  std::vector<MachineEnd> machine_end_;
+  std::vector<SharedMachine> machines_;
+  SharedMachine& machine_at(sched::MachineId machine) {
+    const auto m = static_cast<std::size_t>(machine);
+    if (machines_.size() <= m) machines_.resize(m + 1);
+    return machines_[m];
+  }
   sched::MachineId retime_after_hook_ = -1;  // a machine re-timed once the running hook returns
-  std::vector<WorkerId> running_;            // retime()'s scratch
-  std::vector<double> slowdowns_;
+  std::vector<double> slowdowns_;            // retime()'s scratch
   // Batch ends that carry their own start and finish (a loop model, interference).
   const bool own_ends_ = loop_ || interference_;
   // Neither config model, loop model nor interference: a batch's time is the table's.
