@@ -175,8 +175,20 @@ void ContentionInterference::slowdowns(const sched::ClusterView& view, std::span
   }
 
   // DRAM: the fixed point of what the running batches draw (contention.cpp's bisection).
+  // rho^p by squaring when p is a whole number (the knee is 8): the bisection's cost is its powers.
+  const double knee = node_.bandwidth_knee;
+  const bool whole = knee == std::floor(knee) && knee >= 1 && knee <= 64;
+  const auto power = [&](double rho) {
+    if (!whole) return std::pow(rho, knee);
+    double out = 1, base = rho;
+    for (auto k = static_cast<unsigned>(knee); k != 0; k >>= 1) {
+      if (k & 1U) out *= base;
+      base *= base;
+    }
+    return out;
+  };
   const auto time_at = [&](const Tenant& t, double rho) {
-    return t.cpu_ms + t.traffic_mb / node_.core_bandwidth_gbs / (1.0 - std::pow(rho, node_.bandwidth_knee));
+    return t.cpu_ms + t.traffic_mb / node_.core_bandwidth_gbs / (1.0 - power(rho));
   };
   const auto drawn = [&](double rho) {
     double gbs = 0;  // MB per ms
