@@ -1,6 +1,7 @@
 // The periodic Model-Autoscaler inside `infaas`: on one worker with a batch-1 and a batch-8
 // variant, a load beyond the batch-1 variant's saturation is carried by the batch-8 one, a load
-// within it stays on batch 1. And the interference config model's checks.
+// within it stays on batch 1; on a machine with room the new instances load beside the running
+// one. And the interference models' checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,6 +47,30 @@ TEST(InfaasInterference, BadParametersAreValueErrors) {
   EXPECT_THROW(InterferenceModel(-0.1, "machine"), ValueError);
   EXPECT_THROW(InterferenceModel(0.5, ""), ValueError);
   EXPECT_EQ(InterferenceModel(0.5, "machine").describe(), "infaas_interference(alpha=0.5, key='machine')");
+}
+
+TEST(InfaasInterference, TheCoLocationModelIsRegisteredAndChecksItsParameters) {
+  const auto model = catalogue::interference_models().make("infaas");
+  EXPECT_EQ(model->describe(), "infaas(gpu=0.5, cpu=0, cpu_threads=4, neuron_cores=4)");
+  EXPECT_THROW(CoLocationInterference(-1, 0, 4, 4), ValueError);
+  EXPECT_THROW(CoLocationInterference(0.5, 0, 0.5, 4), ValueError);
+  EXPECT_THROW(CoLocationInterference(0.5, 0, 4, 0), ValueError);
+}
+
+TEST(InfaasColocation, NewInstancesLoadBesideTheRunningOneOnItsMachine) {
+  // One GPU machine with room; 300 QPS is beyond b1's 100: the Model-Autoscaler's new instances
+  // are added on that machine (add_instance), at most accel_instances of them, and the machine
+  // is paid once.
+  auto spec = heavy(3000, 300);
+  spec.machines = {cluster::MachineGroup{"gpu0", 1, "gpu", sched::MachineResources{8, 0, 16000, 0, 0}}};
+  spec.workers[0].machine = "gpu0";
+  spec.interference = catalogue::interference_models().make("infaas");
+  auto policy = catalogue::schedulers().make("infaas");
+  const auto r = sim::simulate(spec, *policy);
+  ASSERT_GT(r.workers.machine.size(), 1u);
+  EXPECT_LE(r.workers.machine.size(), 4u);
+  for (const auto m : r.workers.machine) EXPECT_EQ(m, 0);
+  for (std::size_t w = 1; w < r.workers.cost.size(); ++w) EXPECT_EQ(r.workers.cost[w], 0.0);
 }
 
 }  // namespace
