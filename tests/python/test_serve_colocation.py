@@ -184,6 +184,8 @@ class AddInstance(PyFcfs):
         self.arrivals = 0
         self.added = -1
         self.added_at = -1
+        self.machine = 0
+        self.prefer_added = False  # send queries to the added instance first once it is ready
 
     def describe(self) -> str:
         return "add_instance_fcfs"
@@ -191,11 +193,18 @@ class AddInstance(PyFcfs):
     def on_arrival(self, query, view, actions) -> None:
         self.arrivals += 1
         if self.arrivals == 10:
-            self.added = actions.add_instance(0, ["n"])
+            before = list(view.instances(self.machine))
+            self.added = actions.add_instance(self.machine, ["n"])
             self.added_at = round(view.now * 1e9)
-            assert view.machine(self.added) == 0
-            assert list(view.instances(0)) == [0, 1, self.added]
+            assert view.machine(self.added) == self.machine
+            assert list(view.instances(self.machine)) == [*before, self.added]
         super().on_arrival(query, view, actions)
+
+    def _serve(self, query, view, actions) -> bool:
+        if self.prefer_added and self.added >= 0 and view.is_idle(self.added):
+            actions.dispatch(self.added, view.models(self.added)[0], query.id)
+            return True
+        return super()._serve(query, view, actions)
 
 
 @needs_two_cpus
@@ -366,3 +375,40 @@ def test_llc_ways_of_instances_of_one_model_do_not_overlap(tmp_path):
     assert workers[0]["mask"] == f"{0b111 << 4:x}" and workers[1]["mask"] == f"{0b111 << 7:x}"
     assert workers[0]["group"].endswith("-at4-3") and workers[1]["group"].endswith("-at7-3")
     assert all(w["error"] == "" for w in workers.values())
+
+
+class Tagged:
+    """Records which group's executor ran each batch."""
+
+    seen: list[tuple[str, int]] = []
+
+    def __init__(self, tag: str = ""):
+        self.tag = tag
+
+    def run(self, batch):
+        Tagged.seen.append((self.tag, batch.worker))
+
+
+def test_an_added_instance_takes_the_executor_of_a_group_on_its_machine():
+    # Two groups of one hardware: the first not on a machine, the second on 'box'. An instance
+    # added on box takes box's group's executor, not the hardware's first group's.
+    sc = scenario(count=1, queries=60)
+    sc["machines"][0].pop("core_ids")
+    sc["workers"] = [
+        {"hardware": "cpu", "count": 1, "models": ["m"], "executor": "tagged(tag='plain')"},
+        {**sc["workers"][0], "models": ["m", "n"], "executor": "tagged(tag='box')"},
+    ]
+    sc["workload"]["apps"] = [{"name": "n", "slo_ms": 100, "sizes": "uniform(low=1, high=2)"}]
+    Tagged.seen = []
+    servelab.register_executor("tagged", Tagged, doc="Records its tag.")
+    try:
+        policy = AddInstance()
+        policy.prefer_added = True
+        res = servelab.serve(sc, scheduler=policy)
+    finally:
+        servelab.unregister_executor("tagged")
+    res.check_consistency()
+    added = policy.added
+    assert added == 2 and res.workers["machine"][added] == 0
+    tags = {tag for tag, worker in Tagged.seen if worker == added}
+    assert tags == {"box"}, Tagged.seen

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/serve/added_workers.hpp"
 
 namespace servelab::serve {
 
@@ -200,12 +201,18 @@ ExecutorFactory pinned_executors(ExecutorFactory inner, CorePlan plan, std::shar
              const cluster::RunSpec& spec) -> std::unique_ptr<Executor> {
     auto executor = inner(worker, hardware, spec);
     // The same group rule as executors_by_group: initial workers group by group, an added worker
-    // in its hardware's first group.
+    // in the group the serving loop chose (added_worker_group), else its hardware's first group.
     std::optional<std::size_t> group;
     int index = 0;
     if (const auto slot = spec.group_of(worker)) {
       group = slot->group;
       index = slot->index;
+    }
+    if (!group) {
+      if (const auto chosen = added_worker_group()) {
+        group = chosen;
+        index = static_cast<int>(spec.group_size(*chosen)) + (*added)[*chosen]++;
+      }
     }
     for (std::size_t g = 0; g < spec.workers.size() && !group; ++g) {
       if (spec.profile->hardware_index(spec.workers[g].hardware) == hardware) {

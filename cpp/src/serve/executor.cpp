@@ -1,11 +1,13 @@
 #include "servelab/serve/executor.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <utility>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/serve/added_workers.hpp"
 
 namespace servelab::serve {
 
@@ -54,6 +56,52 @@ ExecutorFactory emulated_executors(Nanos spin) {
   return [spin](sched::WorkerId, sched::HardwareId, const cluster::RunSpec& spec) {
     return std::make_unique<EmulatedExecutor>(spec.profile, spec.service_statistic, spin);
   };
+}
+
+}  // namespace servelab::serve
+
+namespace servelab::serve {
+namespace {
+thread_local std::optional<std::size_t> current_added_group;
+}  // namespace
+
+std::optional<std::size_t> added_worker_group() { return current_added_group; }
+
+AddedWorkerGroupScope::AddedWorkerGroupScope(std::optional<std::size_t> group) : previous_(current_added_group) {
+  current_added_group = group;
+}
+
+AddedWorkerGroupScope::~AddedWorkerGroupScope() { current_added_group = previous_; }
+
+std::optional<std::size_t> choose_added_worker_group(const cluster::RunSpec& spec, const sched::ClusterView& view,
+                                                     sched::WorkerId worker) {
+  const auto hardware = view.hardware(worker);
+  const auto& models = view.models(worker);
+  const sched::ModelId model = models.empty() ? -1 : models.front();
+  // The machine group of the worker's machine (declared machines come first, group by group).
+  std::string machine_group;
+  sched::MachineId first = 0;
+  const auto machine = view.machine(worker);
+  for (const auto& group : spec.machines) {
+    if (machine >= first && machine < first + group.count) machine_group = group.name;
+    first += group.count;
+  }
+  std::optional<std::size_t> same_machine_and_model, same_model, same_machine, same_hardware;
+  for (std::size_t g = 0; g < spec.workers.size(); ++g) {
+    const auto& group = spec.workers[g];
+    if (spec.profile->hardware_index(group.hardware) != hardware) continue;
+    const auto held = cluster::group_models(*spec.profile, group);
+    const bool holds = model >= 0 && std::find(held.begin(), held.end(), model) != held.end();
+    const bool placed = !machine_group.empty() && group.machine == machine_group;
+    if (holds && placed && !same_machine_and_model) same_machine_and_model = g;
+    if (holds && !same_model) same_model = g;
+    if (placed && !same_machine) same_machine = g;
+    if (!same_hardware) same_hardware = g;
+  }
+  if (same_machine_and_model) return same_machine_and_model;
+  if (same_model) return same_model;
+  if (same_machine) return same_machine;
+  return same_hardware;
 }
 
 }  // namespace servelab::serve

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/serve/added_workers.hpp"
 
 namespace servelab::serve {
 namespace {
@@ -85,9 +86,11 @@ ExecutorFactory executors_by_group(std::vector<std::shared_ptr<const ExecutorBui
     if (builders.size() != spec.workers.size()) {
       throw ValueError(str("executors: ", builders.size(), " given for ", spec.workers.size(), " worker groups"));
     }
-    // Initial workers are numbered group by group; an added worker takes its hardware's first group.
+    // Initial workers are numbered group by group; an added worker takes the group the serving
+    // loop chose for it (added_worker_group), else its hardware's first group.
     std::optional<std::size_t> group;
     if (const auto slot = spec.group_of(worker)) group = slot->group;
+    if (!group) group = added_worker_group();
     for (std::size_t g = 0; g < spec.workers.size() && !group; ++g) {
       if (spec.profile->hardware_index(spec.workers[g].hardware) == hardware) group = g;
     }

@@ -16,6 +16,7 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/interrupt.hpp"
 #include "servelab/core/rng.hpp"
+#include "servelab/serve/added_workers.hpp"
 #include "servelab/serve/llc_partition.hpp"
 #include "worker_thread.hpp"
 
@@ -236,8 +237,15 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     while (static_cast<WorkerId>(threads_.size()) < state_->num_workers()) {
       const auto w = static_cast<WorkerId>(threads_.size());
       const HardwareId hw = state_->hardware(w);
+      std::unique_ptr<Executor> executor;
+      if (spec_.group_of(w)) {
+        executor = factory_(w, hw, spec_);
+      } else {  // added during the run: the factory learns which group's executor it takes
+        const AddedWorkerGroupScope scope(choose_added_worker_group(spec_, *state_, w));
+        executor = factory_(w, hw, spec_);
+      }
       threads_.push_back(std::make_unique<WorkerThread>(
-          w, hw, factory_(w, hw, spec_), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_, pin_log_));
+          w, hw, std::move(executor), cluster::service_stream(spec_.seed, w), clock_, inbox_, inputs_, pin_log_));
     }
   }
 

@@ -68,7 +68,9 @@ void register_serve_executors(ExecutorRegistry& registry);
 
 // The serving loop's factory for one builder per worker group of the run (null: the default,
 // emulated): group g's workers get builders[g]->build(); a worker added during the run
-// (add_worker) gets the builder of the first group with its hardware, or the default without one.
+// (add_worker, add_instance) gets the builder of the group the serving loop chose for it
+// (added_worker_group: for an instance, a group on its machine group holding its model first),
+// else of the first group with its hardware, or the default without one.
 // ValueError when the count differs from the run's worker groups.
 ExecutorFactory executors_by_group(std::vector<std::shared_ptr<const ExecutorBuilder>> builders);
 
