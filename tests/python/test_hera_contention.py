@@ -220,3 +220,11 @@ def test_the_old_fixed_service_scenario_is_still_there(off):
     sc = hera.node_scenario(off, "dlrm_d", "ncf", 0.5, 0.4, machine=False, duration_s=2.0)
     assert not sc.machines and sc.interference is None
     assert servelab.simulate(sc).summary()["queries"] > 0
+
+
+def test_settled_tails_find_hera_at_the_nodes_bound_in_the_engine(off):
+    # NCF with DLRM(D) at 50%, 10 s runs: Hera's RMU holds 50% and not 80% (the node's bound in
+    # the contention model is 60.5%, best_static_partner_load); docs/hera.md gives the 20 s grid.
+    rows = hera.settled_tails(off, "dlrm_d", "ncf", 0.5, [0.5, 0.8], duration_s=10.0)
+    assert [r["sustained"] for r in rows] == [True, False]
+    assert rows[1]["tail_b"] > 2  # far beyond: the queue grows

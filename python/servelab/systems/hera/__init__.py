@@ -65,7 +65,7 @@ _EXPORTS = {
     **dict.fromkeys(
         (
             "HARDWARE", "MANAGERS", "alone_profile", "contention_spec", "machine_workers",
-            "node_profile", "node_scenario", "run_managed",
+            "node_profile", "node_scenario", "run_managed", "settled_tails",
         ),
         "experiments",
     ),

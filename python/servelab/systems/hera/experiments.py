@@ -13,7 +13,10 @@ starting allocation and the scenario's loads, not following the ways the manager
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ... import _core
 from ...profiles import Profile
@@ -208,3 +211,47 @@ def run_managed(
         summary = {**result.summary(), "emu": emu}
         out[manager] = {"by_app": by_app, "summary": summary, "emu": emu, "result": result}
     return out
+
+
+def settled_tails(
+    off: HeraOffline,
+    a: str,
+    b: str,
+    load_a: float,
+    loads_b: Sequence[float],
+    manager: str = "hera_rmu",
+    *,
+    duration_s: float = 20.0,
+    monitor_s: float = 1.0,
+    seed: int = 0,
+) -> list[dict[str, float]]:
+    """Fig. 12's points in the engine: ``node_scenario`` on a machine under ``hera_contention``
+    at constant loads (a at ``load_a``, b at each of ``loads_b``), and each model's p95 over its
+    SLA over the queries arriving in the second half of the run (an uncompleted query counts as
+    infinitely late). One row per load: ``load_b``, ``tail_a``, ``tail_b``, ``sustained`` (both
+    within their SLAs)."""
+    import servelab  # the package: simulate lives there
+
+    slo = [off.models[off.index(m)].sla_ms for m in (a, b)]
+    rows = []
+    for load_b in loads_b:
+        scenario = node_scenario(
+            off, a, b, load_a, float(load_b), manager, duration_s=duration_s,
+            monitor_s=monitor_s, seed=seed,
+        )  # fmt: skip
+        c = servelab.simulate(scenario).columns
+        latency = np.where(c["finish_ns"] >= 0, c["finish_ns"] - c["arrival_ns"], np.inf)
+        late = c["arrival_ns"] >= duration_s / 2 * 1e9
+        tails = []
+        for app in (0, 1):
+            x = latency[(c["app"] == app) & late].astype(float)
+            tails.append(float(np.quantile(x, 0.95, method="higher")) / (slo[app] * 1e6))
+        rows.append(
+            {
+                "load_b": float(load_b),
+                "tail_a": tails[0],
+                "tail_b": tails[1],
+                "sustained": bool(tails[0] <= 1 and tails[1] <= 1),
+            }
+        )
+    return rows
