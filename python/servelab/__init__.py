@@ -16,12 +16,12 @@ from ._core import (
     Actions,
     BatchDone,
     ClusterView,
+    MachineGroup,
     MlpWeights,
     Model,
     Query,
     ReferenceMlp,
     Scheduler,
-    MachineGroup,
     WorkerGroup,
 )
 from .backends import BackendUnavailable, build_info
@@ -34,6 +34,7 @@ _aliases.install()  # servelab.kairos is servelab.systems.kairos, and so on
 _LAZY_MODULES = {
     "experiments",
     "main_job",
+    "metrics",
     "profiles",
     "recsys",
     "results",
@@ -122,6 +123,7 @@ __all__ = [
     "loop_breakdown",
     "loop_stages",
     "main_job",
+    "metrics",
     "make_config_model",
     "make_executor",
     "make_interference_model",
