@@ -87,7 +87,8 @@ class RecsysModel:
         """Scores a batch: ``dense`` [batch, spec.dense] float32, ``sparse`` [batch,
         spec.lookups_per_sample] int64 (the features' columns in ``spec.features`` order).
 
-        Returns [batch, spec.outputs] probabilities. ``threads`` > 0 sets the backend's threads.
+        Returns [batch, spec.outputs] probabilities (NCF: its final layer's ReLU units).
+        ``threads`` > 0 sets the backend's threads.
         """
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
             raise ValueError(f"threads={threads!r} must be an integer >= 0")
