@@ -150,10 +150,10 @@ void bind_contention(py::module_& m) {
   m.def("max_workers", &max_workers, py::arg("node"), py::arg("model"));
   m.def(
       "evaluate",
-      [](const NodeSpec& node, const std::vector<py::tuple>& items, double percentile) {
+      [](const NodeSpec& node, const std::vector<py::tuple>& items, double percentile, bool shared_llc) {
         std::vector<ModelProfile> keep;
         const auto tenants = tenants_of(items, keep);
-        const auto load = evaluate(node, tenants, percentile);
+        const auto load = evaluate(node, tenants, percentile, shared_llc);
         py::list out;
         for (const auto& t : load.tenants) {
           py::dict d;
@@ -169,7 +169,9 @@ void bind_contention(py::module_& m) {
         d["bandwidth_utilisation"] = load.bandwidth_utilisation;
         return d;
       },
-      py::arg("node"), py::arg("tenants"), py::arg("percentile") = 0.95);
+      py::arg("node"), py::arg("tenants"), py::arg("percentile") = 0.95, py::arg("shared_llc") = false,
+      "Latency-bounded QPS of co-located tenants (model, workers, ways); shared_llc: no LLC "
+      "partitioning, the ways ignored and the whole LLC shared.");
 }
 
 void bind_evaluate_at(py::module_& m) {

@@ -228,3 +228,22 @@ def test_settled_tails_find_hera_at_the_nodes_bound_in_the_engine(off):
     rows = hera.settled_tails(off, "dlrm_d", "ncf", 0.5, [0.5, 0.8], duration_s=10.0)
     assert [r["sustained"] for r in rows] == [True, False]
     assert rows[1]["tail_b"] > 2  # far beyond: the queue grows
+
+
+def test_fig17a_without_llc_partitioning(off):
+    # One model alone: the shared LLC is its whole LLC.
+    ncf = _core.hera.table1_model("ncf")
+    alone = _core.hera.evaluate(NODE, [(ncf, 8, 11)])["tenants"][0]
+    shared = _core.hera.evaluate(NODE, [(ncf, 8, 1)], shared_llc=True)["tenants"][0]
+    assert shared["service_ms"] == pytest.approx(alone["service_ms"], rel=1e-12)
+    # Two models sharing it miss more than either would with every way.
+    pair = [(ncf, 8, 10), (_core.hera.table1_model("dlrm_d"), 8, 1)]
+    both = _core.hera.evaluate(NODE, pair, shared_llc=True)["tenants"]
+    assert both[0]["miss_ratio"] == both[1]["miss_ratio"] > alone["miss_ratio"]
+    r = hera.emu_without_cat(off)
+    print(
+        f"\nFig. 17(a): EMU gain over DeepRecSys without CAT {r['gain_no_cat']:+.1%} (paper +22%), "
+        f"with CAT {r['gain_cat']:+.1%} (paper +30%)"
+    )
+    assert r["gain_no_cat"] > 0.1  # co-location alone pays
+    assert abs(r["gain_cat"] - r["gain_no_cat"]) < 0.05  # CAT adds little here (docs/hera.md)

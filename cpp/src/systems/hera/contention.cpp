@@ -48,7 +48,7 @@ Demand demand_of(const NodeSpec& node, const Tenant& t) {
 
 double queue_factor(const NodeSpec& node, double rho) { return 1.0 / (1.0 - std::pow(rho, node.bandwidth_knee)); }
 
-void check_tenants(const NodeSpec& node, std::span<const Tenant> tenants) {
+void check_tenants(const NodeSpec& node, std::span<const Tenant> tenants, bool shared_llc = false) {
   if (tenants.empty()) throw ValueError("evaluate: no tenants");
   int cores = 0, ways = 0;
   double memory = 0;
@@ -56,9 +56,9 @@ void check_tenants(const NodeSpec& node, std::span<const Tenant> tenants) {
     if (t.model == nullptr) throw ValueError("evaluate: a tenant has no model");
     t.model->validate();
     if (t.workers < 1) throw ValueError(str("model '", t.model->name, "': workers=", t.workers, " must be >= 1"));
-    if (t.ways < 1) throw ValueError(str("model '", t.model->name, "': ways=", t.ways, " must be >= 1"));
+    if (t.ways < 1 && !shared_llc) throw ValueError(str("model '", t.model->name, "': ways=", t.ways, " must be >= 1"));
     cores += t.workers;
-    ways += t.ways;
+    ways += shared_llc ? 0 : t.ways;
     memory += t.workers * t.model->memory_gb;
   }
   if (cores > node.cores) throw ValueError(str("evaluate: ", cores, " workers exceed the node's cores=", node.cores));
@@ -92,12 +92,21 @@ int max_workers(const NodeSpec& node, const ModelProfile& model) {
   return static_cast<int>(std::min<double>(node.cores, fit));
 }
 
-NodeLoad evaluate(const NodeSpec& node, std::span<const Tenant> tenants, double percentile) {
+NodeLoad evaluate(const NodeSpec& node, std::span<const Tenant> tenants, double percentile, bool shared_llc) {
   node.validate();
-  check_tenants(node, tenants);
+  check_tenants(node, tenants, shared_llc);
   std::vector<Demand> demand;
   demand.reserve(tenants.size());
   for (const auto& t : tenants) demand.push_back(demand_of(node, t));
+  if (shared_llc) {
+    double working_sets = 0;
+    for (const auto& t : tenants) working_sets += t.model->shared_ws_mb + t.workers * t.model->private_ws_mb;
+    const double miss = std::exp(-node.llc_mb / working_sets);
+    for (std::size_t i = 0; i < tenants.size(); ++i) {
+      const ModelProfile& m = *tenants[i].model;
+      demand[i] = {miss, m.sparse_mb + m.dense_mb * miss, m.compute_ms * (1 + m.cache_stall * miss)};
+    }
+  }
 
   NodeLoad load;
   load.tenants.resize(tenants.size());

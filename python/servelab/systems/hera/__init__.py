@@ -44,7 +44,10 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("HeraOffline", "build"), "offline"),
     **dict.fromkeys(
-        ("FIG11_LEVELS", "SELECTIONS", "emu_distribution", "emu_summary", "selection_pairs"),
+        (
+            "FIG11_LEVELS", "SELECTIONS", "emu_distribution", "emu_summary", "emu_without_cat",
+            "selection_pairs",
+        ),
         "selection",
     ),
     **dict.fromkeys(

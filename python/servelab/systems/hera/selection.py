@@ -14,6 +14,7 @@ employ our proposed resource management algorithm").
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 
@@ -84,3 +85,37 @@ def emu_summary(off: HeraOffline) -> dict[str, dict[str, float]]:
             "pairs": int(e.size),
         }
     return out
+
+
+def emu_without_cat(off: HeraOffline) -> dict[str, Any]:
+    """Fig. 17(a): the EMU of Hera's pairs (``selection_pairs(off, 'hera')``) with and without LLC
+    partitioning, beside DeepRecSys (each model alone). Without CAT a pair keeps Hera's workers
+    and shares the whole LLC (``evaluate(..., shared_llc=True)``: every model misses as the LLC
+    holding both working sets); with CAT it is ``pair``'s EMU (the ways split by
+    adjust_LLC_partition). Returns the mean EMUs, the gains over DeepRecSys (``gain_no_cat``,
+    ``gain_cat``) and the per-pair rows (``pairs``: a, b, emu_cat, emu_no_cat)."""
+    rows = []
+    for a, b in selection_pairs(off, "hera"):
+        if a == b:
+            rows.append({"a": a, "b": b, "emu_cat": 1.0, "emu_no_cat": 1.0})
+            continue
+        p = off.pair(a, b)
+        i, j = off.index(a), off.index(b)
+        tenants = [
+            (off.models[i], p["workers_a"], max(1, p["ways_a"])),
+            (off.models[j], p["workers_b"], max(1, p["ways_b"])),
+        ]
+        shared = _core.hera.evaluate(off.node, tenants, shared_llc=True)["tenants"]
+        emu = shared[0]["qps"] / off.isolated_qps(a) + shared[1]["qps"] / off.isolated_qps(b)
+        rows.append({"a": a, "b": b, "emu_cat": float(p["emu"]), "emu_no_cat": float(emu)})
+    deeprecsys = float(emu_distribution(off, "deeprecsys").mean())
+    cat = float(np.mean([r["emu_cat"] for r in rows]))
+    no_cat = float(np.mean([r["emu_no_cat"] for r in rows]))
+    return {
+        "deeprecsys": deeprecsys,
+        "hera_cat": cat,
+        "hera_no_cat": no_cat,
+        "gain_cat": cat / deeprecsys - 1,
+        "gain_no_cat": no_cat / deeprecsys - 1,
+        "pairs": rows,
+    }

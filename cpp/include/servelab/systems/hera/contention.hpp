@@ -51,8 +51,12 @@ int max_workers(const NodeSpec& node, const ModelProfile& model);
 
 // Evaluates co-located tenants. ValueError for an empty list, a tenant without workers or ways,
 // more workers than cores, more ways than the LLC has, or a footprint beyond the memory capacity
-// (naming the models and GB).
-NodeLoad evaluate(const NodeSpec& node, std::span<const Tenant> tenants, double percentile = 0.95);
+// (naming the models and GB). shared_llc: no LLC partitioning (Fig. 17a's "w/o CAT"): the
+// tenants' ways are ignored and every tenant misses as the whole LLC holding all their working
+// sets together, m = exp(-llc_mb / sum over tenants of (S + w P)) (our choice: an LRU cache
+// shared in proportion to the working sets).
+NodeLoad evaluate(const NodeSpec& node, std::span<const Tenant> tenants, double percentile = 0.95,
+                  bool shared_llc = false);
 
 // Tenants under given arrival rates (queries/s, one per tenant) rather than at their latency
 // bound: each serves min(arrival, capacity); the DRAM utilisation is the fixed point of what
