@@ -247,3 +247,18 @@ def test_fig17a_without_llc_partitioning(off):
     )
     assert r["gain_no_cat"] > 0.1  # co-location alone pays
     assert abs(r["gain_cat"] - r["gain_no_cat"]) < 0.05  # CAT adds little here (docs/hera.md)
+
+
+def test_parameter_sensitivity_keeps_the_classes_and_the_gains():
+    # One unpublished field +-30% (the docs give every field): the low models stay DLRM(B, D)
+    # and Hera keeps a gain over DeepRecSys within 5 points of the shipped values.
+    rows = hera.parameter_sensitivity(fields=("shared_ws_mb",))
+    assert [(r["field"], r["factor"]) for r in rows] == [
+        ("", 1.0), ("shared_ws_mb", 0.7), ("shared_ws_mb", 1.3)
+    ]  # fmt: skip
+    base = rows[0]
+    for r in rows:
+        assert r["low_models"] == "dlrm_b,dlrm_d"
+        assert abs(r["emu_gain_vs_deeprecsys"] - base["emu_gain_vs_deeprecsys"]) < 0.05
+    with pytest.raises(KeyError, match="sla_ms"):
+        hera.parameter_sensitivity(fields=("sla_ms",))

@@ -57,7 +57,13 @@ _EXPORTS = {
     **dict.fromkeys(
         ("fit_miss_curve", "fit_sla_qps", "measure_miss_curve", "measure_sla_qps"), "sla_fit"
     ),
-    **dict.fromkeys(("FIG15_LEVELS", "PAPER", "comparison", "format_comparison"), "paper"),
+    **dict.fromkeys(
+        (
+            "FIG15_LEVELS", "PAPER", "UNPUBLISHED_FIELDS", "comparison", "format_comparison",
+            "parameter_sensitivity",
+        ),
+        "paper",
+    ),
     **dict.fromkeys(
         (
             "Calibration", "Fit", "calibrate_from_executor", "fit_profile", "machine_node",

@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from .cluster import servers_needed
-from .offline import HeraOffline
-from .rmu import CONTROLLERS, fig14_loads, rmu_emu, run_node
-from .selection import emu_summary
+from .offline import HeraOffline, build
+from .rmu import CONTROLLERS, best_static_partner_load, fig14_loads, rmu_emu, run_node
+from .selection import emu_summary, emu_without_cat
+from .specs import model, table1_models
 
 #: what the paper reports (fractions: 0.95 = 95%)
 PAPER: dict[str, Any] = {
@@ -145,3 +146,53 @@ def format_comparison(rows: list[dict[str, Any]]) -> str:
         f"{r['quantity']:<{width}}  {shown(r['paper']):>16}  {shown(r['ours']):>16}" for r in rows
     ]
     return "\n".join(lines)
+
+
+#: the Table I parameters the paper does not give (docs/hera.md, "Choices where the paper is
+#: silent")
+UNPUBLISHED_FIELDS = ("compute_ms", "cache_stall", "shared_ws_mb", "private_ws_mb", "dense_mb")
+
+
+def parameter_sensitivity(
+    fields: tuple[str, ...] = UNPUBLISHED_FIELDS,
+    factors: tuple[float, ...] = (0.7, 1.3),
+    levels: tuple[float, ...] = FIG15_LEVELS,
+) -> list[dict[str, Any]]:
+    """The results' sensitivity to the unpublished model parameters: each field of every Table I
+    model scaled by each factor (one field at a time), the offline tables rebuilt, and the
+    headline numbers recomputed. One row per (field, factor), the first row the shipped values
+    (field "", factor 1): the low-scalability models, Hera's mean EMU gain over DeepRecSys and
+    Random (Fig. 11), servers saved over DeepRecSys and Random (Fig. 15, mean over ``levels``),
+    NCF's bound with DLRM(D) at 50% (Fig. 12-13; ``best_static_partner_load``) and the EMU gains
+    over DeepRecSys without and with CAT (Fig. 17a)."""
+
+    def measure(field: str, factor: float) -> dict[str, Any]:
+        models = [model(m.name, **({field: getattr(m, field) * factor} if field else {}))
+                  for m in table1_models()]  # fmt: skip
+        off = build(models)
+        emu = emu_summary(off)
+        servers = servers_needed(off, levels)
+        mean = {k: float(np.mean(v)) for k, v in servers.items()}
+        cat = emu_without_cat(off)
+        return {
+            "field": field,
+            "factor": factor,
+            "low_models": ",".join(off.low_models),
+            "emu_gain_vs_deeprecsys": emu["hera"]["mean"] / emu["deeprecsys"]["mean"] - 1,
+            "emu_gain_vs_random": emu["hera"]["mean"] / emu["random"]["mean"] - 1,
+            "servers_saved_vs_deeprecsys": 1 - mean["hera"] / mean["deeprecsys"],
+            "servers_saved_vs_random": 1 - mean["hera"] / mean["random"],
+            "ncf_bound_dlrm_d_50": best_static_partner_load(off, "dlrm_d", "ncf", 0.5)[
+                "partner_load"
+            ],
+            "gain_no_cat": cat["gain_no_cat"],
+            "gain_cat": cat["gain_cat"],
+        }
+
+    for f in fields:
+        if f not in UNPUBLISHED_FIELDS:
+            raise KeyError(f"field {f!r} is not one of {', '.join(UNPUBLISHED_FIELDS)}")
+    for x in factors:
+        if not (isinstance(x, (int, float)) and x > 0):
+            raise ValueError(f"factor={x!r} must be a positive number")
+    return [measure("", 1.0)] + [measure(f, float(x)) for f in fields for x in factors]
