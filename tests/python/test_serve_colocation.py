@@ -355,26 +355,35 @@ def test_profile_colocated_bad_input(kwargs, message):
 # ---- LLC ways laid out by machine -------------------------------------------------------------
 
 
-def test_llc_ways_of_instances_of_one_model_do_not_overlap(tmp_path):
+def test_llc_ways_are_laid_out_per_model_on_each_machine(tmp_path):
     root = tmp_path / "resctrl"
     (root / "info" / "L3").mkdir(parents=True)
     (root / "info" / "L3" / "cbm_mask").write_text("ffff\n")
     (root / "info" / "L3" / "num_closids").write_text("16\n")
     (root / "schemata").write_text("L3:0=ffff\n")
     (root / "tasks").write_text("")
-    sc = scenario(count=2, config={"llc_ways": 3})
+    sc = scenario(count=2, config={"llc_ways": 2}, queries=80)
     sc["machines"] = [
         {"name": "first", "count": 1, "hardware": "cpu", "llc_ways": 4},  # hosts nothing
         {"name": "box", "cores": 2, "llc_ways": 8},
     ]
+    # Two instances of m with 2 ways each, one of n with 3.
+    sc["workers"].append(
+        {**sc["workers"][0], "count": 1, "models": ["n"], "config": {"llc_ways": 3}}
+    )
+    sc["workload"]["apps"] = [
+        {"name": "m", "slo_ms": 100, "sizes": "uniform(low=1, high=2)", "share": 0.5},
+        {"name": "n", "slo_ms": 100, "sizes": "uniform(low=1, high=2)", "share": 0.5},
+    ]
     res = servelab.serve(sc, scheduler="fcfs", llc="resctrl", llc_root=root)
     workers = {w["worker"]: w for w in res.meta["llc"]["workers"]}
-    assert set(workers) == {0, 1}
-    # Machine 'first' (4 ways) comes before 'box': box's instances start at way 4, one after the
-    # other: ways 4-6 and 7-9.
-    assert workers[0]["mask"] == f"{0b111 << 4:x}" and workers[1]["mask"] == f"{0b111 << 7:x}"
-    assert workers[0]["group"].endswith("-at4-3") and workers[1]["group"].endswith("-at7-3")
+    assert set(workers) == {0, 1, 2}
     assert all(w["error"] == "" for w in workers.values())
+    # Machine 'first' (4 ways) comes before 'box'. On box, m's two instances share one partition
+    # of their 2 + 2 ways from way 4 (ways 4-7); n's 3 ways follow (ways 8-10).
+    for w in (0, 1):
+        assert workers[w]["mask"] == f"{0b1111 << 4:x}" and workers[w]["group"].endswith("-at4-4")
+    assert workers[2]["mask"] == f"{0b111 << 8:x}" and workers[2]["group"].endswith("-at8-3")
 
 
 class Tagged:

@@ -42,30 +42,41 @@ def groups(root: Path) -> list[str]:
 
 class GroupProbe:
     """Per batch, the worker's llc_ways setting and the resctrl group its thread is in (the group
-    named for those ways whose tasks list the thread), read on the worker's own thread."""
+    named for those ways, or for its model's partition on its machine, whose tasks list the
+    thread), read on the worker's own thread."""
 
     root: Path = Path()
     seen: list[dict] = []
     lock = threading.Lock()
-    knobs = ["llc_ways"]
+    knobs = ["llc_ways", "llc_first_way", "llc_share_ways"]
 
     def __init__(self):
-        self.ways = None
+        self.config = {}
 
     def set_config(self, key, value):
-        self.ways = value
+        self.config[key] = value
 
     def run(self, batch):
         tid = str(threading.get_native_id())
+        ways, first = self.config.get("llc_ways"), self.config.get("llc_first_way")
+        share = self.config.get("llc_share_ways")
+        end = f"-{ways}" if first is None else f"-at{first}-{share}"
         mine = [
             g
             for g in groups(self.root)
-            if g.endswith(f"-{self.ways}") and tid in (self.root / g / "tasks").read_text().split()
+            if g.endswith(end) and tid in (self.root / g / "tasks").read_text().split()
         ]
         schemata = [(self.root / g / "schemata").read_text() for g in mine]
         with self.lock:
             self.seen.append(
-                {"worker": batch.worker, "ways": self.ways, "groups": mine, "schemata": schemata}
+                {
+                    "worker": batch.worker,
+                    "ways": ways,
+                    "first": first,
+                    "share": share,
+                    "groups": mine,
+                    "schemata": schemata,
+                }
             )
 
 
@@ -98,6 +109,18 @@ def test_hera_rmu_workers_run_in_groups_with_their_ways(scenario, probe):
     for batch in probe.seen:
         # hera_rmu splits the node's 11 ways between the two models (0: an instance it gave none)
         assert batch["ways"] in range(0, 11)
+        if batch["first"] is not None:
+            # node_scenario's instances on a machine: each model's instances share one partition
+            # of their ways summed, the models one after the other within the machine's 11 ways.
+            first, share = batch["first"], batch["share"]
+            assert first + share <= 11 and batch["ways"] <= share
+            if share == 0:  # the model holds no ways: back in the root group
+                assert batch["groups"] == [], batch
+                continue
+            assert len(batch["groups"]) == 1, batch
+            assert _mask(batch["schemata"][0]) == ((1 << share) - 1) << first, batch
+            masks_by_model.setdefault("machine", set()).add(first)
+            continue
         if batch["ways"] == 0:  # back in the root group: in none of the run's groups
             assert batch["groups"] == [], batch
             continue
@@ -109,19 +132,10 @@ def test_hera_rmu_workers_run_in_groups_with_their_ways(scenario, probe):
         assert bin(mask).count("1") == ways
         shifted = mask >> (mask & -mask).bit_length() - 1
         assert shifted == (1 << ways) - 1, f"{mask:x} is not contiguous"
-        if "-at" in group:
-            # Instances of a declared machine (node_scenario's): each takes its ways after those
-            # of the instances before it on the machine, so both models' instances get disjoint
-            # ways within the machine's 11.
-            first = int(group.rsplit("-at", 1)[1].split("-")[0])
-            assert mask == ((1 << ways) - 1) << first, f"{group}: {mask:x}"
-            assert first + ways <= 11
-            masks_by_model.setdefault("machine", set()).add(first)
-            continue
         low = "-low-" in group
         assert mask & 1 if low else mask & 0x8000, f"{group}: {mask:x} at the wrong end"
         masks_by_model.setdefault(low, set()).add(mask)
-    if "machine" in masks_by_model:  # the first instance starts at way 0, the second after it
+    if "machine" in masks_by_model:  # the first model starts at way 0, the second after it
         assert 0 in masks_by_model["machine"] and len(masks_by_model["machine"]) >= 2
     else:
         # The two models (two ends) never share a way: their ways sum to at most the cache's.
@@ -144,8 +158,9 @@ def test_hera_rmu_workers_run_in_groups_with_their_ways(scenario, probe):
             continue
         assert bin(int(w["mask"], 16)).count("1") == w["ways"]
         assert w["group"] in llc["groups"]
-        if w["worker"] in ran and ran[w["worker"]]["ways"] == w["ways"]:
-            assert ran[w["worker"]]["groups"] == [w["group"]]
+        last = ran.get(w["worker"], {})
+        if last and (last["share"] if last["first"] is not None else last["ways"]) == w["ways"]:
+            assert last["groups"] == [w["group"]]
     # The run removed every group it created; the root is as it was.
     assert groups(probe.root) == []
     assert (probe.root / "schemata").read_text() == "L3:0=ffff;1=ffff\n"

@@ -164,19 +164,35 @@ std::vector<int> instance_cores(const sched::ClusterView& view, sched::WorkerId 
   return {machine_cores.begin(), machine_cores.end()};
 }
 
-std::int64_t instance_first_way(const sched::ClusterView& view, const cluster::RunSpec& spec, sched::WorkerId worker) {
+LlcShare instance_llc_share(const sched::ClusterView& view, const cluster::RunSpec& spec, sched::WorkerId worker) {
   const auto machine = view.machine(worker);
-  std::int64_t first = 0;
+  const auto model_of = [&](sched::WorkerId w) {
+    const auto& models = view.models(w);
+    return models.empty() ? sched::ModelId{-1} : models.front();
+  };
+  LlcShare share;
   sched::MachineId id = 0;
   for (const auto& group : spec.machines) {
-    for (std::int32_t k = 0; k < group.count && id < machine; ++k, ++id) first += group.resources.llc_ways;
+    for (std::int32_t k = 0; k < group.count && id < machine; ++k, ++id) share.first += group.resources.llc_ways;
   }
+  // The machine's models in the order their first instance came, with their summed ways.
+  std::vector<std::pair<sched::ModelId, std::int64_t>> models;
   for (const auto w : view.instances(machine)) {
-    if (w == worker) break;
-    if (view.status(w) == sched::WorkerStatus::Stopped) continue;
-    first += std::max<std::int64_t>(view.config(w, sched::kLlcWaysKnob, 0), 0);
+    const auto model = model_of(w);
+    auto it = std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == model; });
+    if (it == models.end()) it = models.insert(models.end(), {model, 0});
+    if (w != worker && view.status(w) == sched::WorkerStatus::Stopped) continue;
+    it->second += std::max<std::int64_t>(view.config(w, sched::kLlcWaysKnob, 0), 0);
   }
-  return first;
+  const auto mine = model_of(worker);
+  for (const auto& [model, ways] : models) {
+    if (model == mine) {
+      share.ways = ways;
+      break;
+    }
+    share.first += ways;
+  }
+  return share;
 }
 
 std::vector<int> pin_this_thread(std::span<const int> cores) {

@@ -23,24 +23,28 @@ class LlcExecutor final : public Executor {
     knobs_ = inner_->knobs();
     inner_reads_ways_ = std::find(knobs_.begin(), knobs_.end(), kKnob) != knobs_.end();
     if (!inner_reads_ways_) knobs_.emplace_back(kKnob);
-    knobs_.emplace_back(kLlcFirstWayKnob);  // answered by the serving loop for machines' instances
+    // Answered by the serving loop for machines' instances.
+    inner_reads_share_ = std::find(knobs_.begin(), knobs_.end(), kLlcFirstWayKnob) != knobs_.end();
+    for (const char* key : {kLlcFirstWayKnob, kLlcShareWaysKnob}) {
+      if (std::find(knobs_.begin(), knobs_.end(), key) == knobs_.end()) knobs_.emplace_back(key);
+    }
   }
 
   void run(const ExecRequest& request) override {
     const auto at = request.config.find(kLlcFirstWayKnob);
-    if (const auto it = request.config.find(kKnob); it != request.config.end()) {
+    const auto share = request.config.find(kLlcShareWaysKnob);
+    if (at != request.config.end() && share != request.config.end()) {
+      // An instance of a declared machine: its model's partition on the machine.
+      if (share->second <= 0) {
+        leave(request.worker);
+      } else if (share->second != ways_ || at->second != first_) {
+        ways_ = share->second;
+        first_ = at->second;
+        partitioner_->apply_at(request.worker, first_, ways_);
+      }
+    } else if (const auto it = request.config.find(kKnob); it != request.config.end()) {
       if (it->second <= 0) {  // no ways of its own: back to the root group
-        if (ways_ != 0) {
-          ways_ = 0;
-          first_ = kNone;
-          partitioner_->leave(request.worker);
-        }
-      } else if (at != request.config.end()) {  // an instance of a declared machine: its machine's layout
-        if (it->second != ways_ || at->second != first_) {
-          ways_ = it->second;
-          first_ = at->second;
-          partitioner_->apply_at(request.worker, first_, ways_);
-        }
+        leave(request.worker);
       } else {
         const bool low = partitioner_->low_end(request.model);
         // Only a change is applied: the thread stays in its group between batches.
@@ -53,11 +57,15 @@ class LlcExecutor final : public Executor {
       }
     }
     const bool strip_ways = !inner_reads_ways_ && request.config.contains(kKnob);
-    if (!strip_ways && at == request.config.end()) return inner_->run(request);
+    const bool strip_share = !inner_reads_share_ && at != request.config.end();
+    if (!strip_ways && !strip_share) return inner_->run(request);
     // The inner executor sees only the knobs it names (a Python executor is handed each one).
     ConfigKnobs config = request.config;
     if (strip_ways) config.erase(kKnob);
-    config.erase(kLlcFirstWayKnob);
+    if (strip_share) {
+      config.erase(kLlcFirstWayKnob);
+      config.erase(kLlcShareWaysKnob);
+    }
     inner_->run(ExecRequest{request.worker, request.hardware, request.model, request.items, request.queries, config,
                             request.rng, request.stop, request.sizes, request.report, request.inputs});
   }
@@ -65,10 +73,19 @@ class LlcExecutor final : public Executor {
   std::string describe() const override { return inner_->describe(); }
 
  private:
+  // Back to the root group, once.
+  void leave(sched::WorkerId worker) {
+    if (ways_ == 0) return;
+    ways_ = 0;
+    first_ = kNone;
+    partitioner_->leave(worker);
+  }
+
   std::unique_ptr<Executor> inner_;
   std::shared_ptr<LlcPartitioner> partitioner_;
   std::vector<std::string> knobs_;
   bool inner_reads_ways_ = false;
+  bool inner_reads_share_ = false;  // the inner executor names llc_first_way (and llc_share_ways)
   static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
   std::int64_t ways_ = kNone;  // nothing applied yet
   bool low_ = false;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string>
@@ -195,10 +196,14 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     for (const auto id : batch.queries) job.sizes.push_back(state_->query(id).size);
     const sched::MachineId machine = state_->machine(worker);
     const bool declared = machine < declared_machines_;
+    std::optional<LlcShare> share;
     for (const auto& key : thread.knobs()) {
-      if (key == kLlcFirstWayKnob) {  // where the instance's ways start on its machine's share
-        if (declared && state_->config(worker, sched::kLlcWaysKnob, kUnset) != kUnset) {
-          job.config.emplace(key, instance_first_way(*state_, spec_, worker));
+      if (key == kLlcFirstWayKnob || key == kLlcShareWaysKnob) {  // its model's partition on its machine
+        if (!declared) continue;
+        if (!share) share = instance_llc_share(*state_, spec_, worker);
+        // Only where ways are in play: the instance's knob is set or its model holds some.
+        if (share->ways > 0 || state_->config(worker, sched::kLlcWaysKnob, kUnset) != kUnset) {
+          job.config.emplace(key, key == kLlcFirstWayKnob ? share->first : share->ways);
         }
         continue;
       }

@@ -247,7 +247,8 @@ TEST_F(MockResctrl, TheInnerExecutorSeesOnlyItsOwnKnobs) {
                                     const cluster::RunSpec&) { return std::make_unique<KnobRecorder>(&seen); },
                                 part);
   auto executor = factory(0, 0, spec);
-  EXPECT_EQ(executor->knobs(), (std::vector<std::string>{"threads", "llc_ways"}));
+  // llc_first_way and llc_share_ways: the serving loop's answer for instances of declared machines.
+  EXPECT_EQ(executor->knobs(), (std::vector<std::string>{"threads", "llc_ways", "llc_first_way", "llc_share_ways"}));
   const ConfigKnobs config{{"llc_ways", 7}, {"threads", 2}};
   Rng rng(1, "service");
   const std::vector<workload::QueryId> queries{0};

@@ -87,10 +87,17 @@ void check_machine_cores(const MachineCores& cores, const cluster::RunSpec& spec
 std::vector<int> instance_cores(const sched::ClusterView& view, sched::WorkerId worker,
                                 std::span<const int> machine_cores);
 
-// The first LLC way of `worker`'s partition: the llc_ways of the declared machines before its
-// machine (they share the host's cache), plus those of the instances before it on its machine
-// (in the order they came, stopped ones left out). Its partition is then its llc_ways from there.
-std::int64_t instance_first_way(const sched::ClusterView& view, const cluster::RunSpec& spec, sched::WorkerId worker);
+// The LLC partition `worker` (an instance on a declared machine) runs in, laid out per model, as
+// Hera gives each co-located model a class of service: the instances of one model on a machine
+// share one partition whose ways are the sum of their llc_ways knobs (stopped ones left out), the
+// machine's models take consecutive ways in the order their first instance came, and the declared
+// machines before it take theirs first (their llc_ways: they share the host's cache). ways = 0:
+// the model holds no ways (the instance goes back to the root group).
+struct LlcShare {
+  std::int64_t first = 0;
+  std::int64_t ways = 0;
+};
+LlcShare instance_llc_share(const sched::ClusterView& view, const cluster::RunSpec& spec, sched::WorkerId worker);
 
 // Pins the calling thread to `cores` and returns the set the kernel then reports; RuntimeError
 // with the system's reason when the kernel refuses.

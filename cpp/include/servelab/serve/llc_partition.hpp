@@ -15,11 +15,14 @@
 // anyway. A group left empty is removed at once; every group the run created is removed at its end.
 // A worker whose llc_ways is 0 goes back to the root group (no partition of its own).
 //
-// Instances on declared machines (RunSpec::machines) are laid out by machine instead: the
-// executor asks for the knob "llc_first_way" and the serving loop answers, per batch, where the
-// instance's ways start (serve::instance_first_way: the ways of the machines before its machine,
-// then of the instances before it on its machine), so that instances of one model get disjoint
-// partitions too. Their groups are "servelab-<pid>-at<first>-<ways>".
+// Instances on declared machines (RunSpec::machines) are laid out by machine and model instead,
+// as Hera gives each co-located model one class of service: the executor asks for the knobs
+// "llc_first_way" and "llc_share_ways" and the serving loop answers, per batch, the partition of
+// the instance's model on its machine (serve::instance_llc_share: the instances of one model
+// share one partition of their llc_ways summed; the machine's models and the machines before it
+// take consecutive ways). Their groups are "servelab-<pid>-at<first>-<ways>"; a model holding no
+// ways sends its instances' threads back to the root group. An executor that names these knobs
+// sees them too.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +39,10 @@
 
 namespace servelab::serve {
 
-// The knob through which the serving loop tells an instance where its LLC ways start.
+// The knobs through which the serving loop tells an instance of a declared machine its partition:
+// where its model's ways start and how many they are.
 inline constexpr const char* kLlcFirstWayKnob = "llc_first_way";
+inline constexpr const char* kLlcShareWaysKnob = "llc_share_ways";
 
 // One worker's LLC partition as its thread applied it.
 struct LlcRecord {

@@ -34,8 +34,8 @@
 // load time has passed). With ServeOptions::machine_cores, the controller works out each
 // instance's share of its machine's cores at every dispatch (instance_cores, affinity.hpp) and
 // the worker thread re-pins itself before the batch when the share changed. An executor that
-// names the knob "llc_first_way" (the LLC partitioner does) is told, per batch, where its
-// instance's LLC ways start (instance_first_way).
+// names the knobs "llc_first_way" and "llc_share_ways" (the LLC partitioner does) is told, per
+// batch, the LLC partition of its instance's model on its machine (instance_llc_share).
 //
 // Batch timeout (ServeOptions::batch_timeout > 0): the controller is the watchdog. A batch that has
 // not returned batch_timeout after its dispatch fails like a batch whose executor threw, at that
