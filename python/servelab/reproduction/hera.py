@@ -127,9 +127,10 @@ def _fig17_rows(off: Any) -> list[dict[str, Any]]:
         f"{r['hera_cat']:.3f} with; DeepRecSys {r['deeprecsys']:.3f}"
     )
     cause = (
-        f"{detail}. CAT adds little here: Hera pairs a low model (DLRM(B), DLRM(D): 4 MB of "
-        "reusable working set, insensitive to ways) with a cache-sensitive one, so sharing the "
-        "whole LLC costs the sensitive model little; the largest loss without CAT is "
+        f"{detail}. CAT adds little here: every Hera pair holds a low model (DLRM(B), DLRM(D): "
+        "4 MB of reusable working set, insensitive to ways) that takes little of a shared LLC, "
+        "so its partner loses little by sharing (0.6-1.4 points at +-30% of every unpublished "
+        "parameter, parameter_sensitivity); the largest loss without CAT is "
         f"{worst['a']} + {worst['b']}, {worst['emu_cat'] - worst['emu_no_cat']:.3f} EMU. The "
         "working sets are our choice (the paper gives none)"
     )
