@@ -369,8 +369,8 @@ std::vector<ParamSpec> rmu_params() {
       ParamSpec{"cores",
                 ParamType::Int,
                 std::int64_t{0},
-                "cores of the node, the most workers the two models hold together (0: the workers the run "
-                "starts with)",
+                "cores of the node, the most workers the two models hold together (0: its machine's cores "
+                "when it declares them, else the workers the run starts with)",
                 0.0,
                 1024.0,
                 false,
@@ -378,7 +378,8 @@ std::vector<ParamSpec> rmu_params() {
       ParamSpec::positive("monitor_s", 1.0, "T_monitor: seconds between two adjustments"),
       ParamSpec::positive("lower_slack", 0.8, "p95 / SLA below this: over-provisioned"),
       ParamSpec::positive("upper_slack", 1.0, "p95 / SLA above this: under-provisioned"),
-      ParamSpec::non_negative("startup_s", 0.0, "start-up time of an added worker, seconds"),
+      ParamSpec::non_negative("startup_s", 0.0,
+                              "start-up time of an added worker, seconds (on a machine: the profile's load time)"),
   };
 }
 
