@@ -59,6 +59,10 @@ def test_affinity_and_schedule_and_simulate():
     assert proc.returncode == 0, proc.stderr
     managed = json.loads(proc.stdout)
     assert set(managed) == {"hera_rmu", "parties"} and managed["hera_rmu"]["emu"] > 0
+    # the older scenario: a machine per worker, service times fixed at the start
+    proc = run("simulate", "--managed", "--fixed-service", "--duration-s", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["parties"]["emu"] > 0
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@
     servelab hera simulate --fig14 [--pair dlrm_d ncf]  # Algorithm 3 vs PARTIES under load changes
     servelab hera simulate --managed --loads 0.5 0.4    # hera_rmu and parties in servelab.simulate
     servelab hera simulate --fig14 --managed         # Fig. 14 as a Scenario under those schedulers
+    servelab hera simulate --managed --fixed-service # the same without hera_contention
 
 Every command takes --json. The models default to Table I's, the node to Table II's; --cores,
 --ways and --bandwidth-gbs change the node. Only argparse-level modules are imported here: each
@@ -182,7 +183,9 @@ def _fig14_managed(args: argparse.Namespace, off: Any) -> int:
     from . import fig14
 
     a, b = args.pair or ("dlrm_d", "ncf")
-    runs = fig14.run_fig14(off, a, b, windows=args.windows, window_s=args.window_s)
+    runs = fig14.run_fig14(
+        off, a, b, windows=args.windows, window_s=args.window_s, machine=not args.fixed_service
+    )
     out = {
         m: {
             "over": r["over"],
@@ -206,7 +209,9 @@ def _managed(args: argparse.Namespace, off: Any) -> int:
 
     a, b = args.pair or ("dlrm_d", "ncf")
     load_a, load_b = args.loads
-    runs = experiments.run_managed(off, a, b, load_a, load_b, duration_s=args.duration_s)
+    runs = experiments.run_managed(
+        off, a, b, load_a, load_b, duration_s=args.duration_s, machine=not args.fixed_service
+    )
     out = {
         m: {"emu": r["emu"], "by_app": r["by_app"], "summary": r["summary"]}
         for m, r in runs.items()
@@ -272,6 +277,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="the registered schedulers hera_rmu and parties, simulated (with --fig14: Fig. 14 "
         "as a Scenario)",
+    )
+    sim.add_argument(
+        "--fixed-service",
+        action="store_true",
+        help="with --managed: one machine per worker and service times fixed at the start "
+        "(default: the node as a machine whose contention follows the managers' partition)",
     )
     sim.add_argument(
         "--loads",
