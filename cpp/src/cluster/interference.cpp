@@ -233,7 +233,8 @@ void register_interference_models(InterferenceModelRegistry& registry) {
        }});
   registry.add(
       {"measured",
-       "Slowdowns measured by co-runner set (servelab.profile(..., co_located=...) fits it): table='m:c1+c2=1.4; "
+       "Slowdowns measured by co-runner set (servelab.fit_interference(servelab.profile_colocated(...)) fits it): "
+       "table='m:c1+c2=1.4; "
        "m:c1=1.2' gives the slowdown of a batch of m while batches of c1 and c2 run on its machine; a set not "
        "in the table multiplies its pairs' entries, and a pair not in it adds `otherwise` per co-runner.",
        {string_param("table", "", "entries 'model:co_runner+co_runner=slowdown', separated by ';'"),
