@@ -1,6 +1,7 @@
 #include "servelab/systems/hera/interference.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -53,11 +54,17 @@ struct Tenant {
   double miss = 1, traffic_mb = 0, cpu_ms = 0, alone_ms = 1;
 };
 
+// A number of its own for every model made, so that a thread's cached lookups are never another's.
+std::uint64_t next_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 ContentionInterference::ContentionInterference(NodeSpec node, std::map<std::string, ModelProfile> models,
                                                std::string spec)
-    : node_(std::move(node)), models_(std::move(models)), spec_(std::move(spec)) {
+    : node_(std::move(node)), models_(std::move(models)), spec_(std::move(spec)), id_(next_id()) {
   node_.validate();
   for (const auto& [name, m] : models_) m.validate();
 }
@@ -96,14 +103,43 @@ void ContentionInterference::slowdowns(const sched::ClusterView& view, std::span
   const double way_mb = node_.llc_mb / total_ways;
   const double bandwidth = declared.memory_bw_gbps > 0 ? declared.memory_bw_gbps : node_.mem_bandwidth_gbs;
 
-  // The machine's models: their live instances and the ways those hold.
-  std::vector<sched::ModelId> ids;
-  std::vector<Tenant> tenants;
+  // Scratch reused by the calls of one thread (the engine calls this at every batch start and
+  // end), and each profile model's Hera profile and time alone, looked up once per profile.
+  thread_local struct {
+    std::vector<sched::ModelId> ids;
+    std::vector<Tenant> tenants;
+    std::vector<double> cpu;
+    std::vector<const Tenant*> of;
+    std::uint64_t owner = 0;  // the model (id_) the lookups below are for, by profile model id
+    std::vector<std::string> names;
+    std::vector<const ModelProfile*> by_model;
+    std::vector<double> alone_ms;
+  } scratch;
+  const auto& names = view.profile().models();
+  if (scratch.owner != id_ || scratch.names.size() != names.size()) {
+    scratch.owner = id_;
+    scratch.names.assign(names.size(), std::string());
+    scratch.by_model.assign(names.size(), nullptr);
+    scratch.alone_ms.assign(names.size(), 0.0);
+  }
+  auto& ids = scratch.ids;
+  auto& tenants = scratch.tenants;
+  ids.clear();
+  tenants.clear();
   auto tenant_of = [&](sched::ModelId m) -> Tenant& {
     const auto it = std::find(ids.begin(), ids.end(), m);
     if (it != ids.end()) return tenants[static_cast<std::size_t>(it - ids.begin())];
+    if (m < 0 || static_cast<std::size_t>(m) >= scratch.by_model.size())
+      throw ValueError(str("hera_contention: model id ", m, " is not the profile's"));
+    const auto k = static_cast<std::size_t>(m);
+    if (scratch.by_model[k] == nullptr || scratch.names[k] != names[k]) {  // another run's profile
+      scratch.names[k] = names[k];
+      scratch.by_model[k] = &profile_of(view, m);
+      scratch.alone_ms[k] = scratch.by_model[k]->alone_latency_ms(node_.llc_mb, node_.core_bandwidth_gbs);
+    }
     ids.push_back(m);
-    tenants.push_back(Tenant{&profile_of(view, m)});
+    tenants.push_back(Tenant{scratch.by_model[k]});
+    tenants.back().alone_ms = scratch.alone_ms[k];
     return tenants.back();
   };
   int held_ways = 0, held_cores = 0;
@@ -141,11 +177,11 @@ void ContentionInterference::slowdowns(const sched::ClusterView& view, std::span
                       : (free_ways > 0 ? std::exp(-free_ways * way_mb / shared_ws) : 1.0);
     t.traffic_mb = p.sparse_mb + p.dense_mb * t.miss;
     t.cpu_ms = p.compute_ms * (1 + p.cache_stall * t.miss);
-    t.alone_ms = p.alone_latency_ms(node_.llc_mb, node_.core_bandwidth_gbs);
   }
 
   // CPU: batches on instances without cores share the cores no instance holds.
-  std::vector<double> cpu(running.size(), 1.0);
+  auto& cpu = scratch.cpu;
+  cpu.assign(running.size(), 1.0);
   if (declared.cores > 0) {
     int pooled = 0;
     for (const sched::WorkerId w : running) pooled += view.config(w, sched::kCoresKnob, 0) <= 0;
@@ -155,7 +191,8 @@ void ContentionInterference::slowdowns(const sched::ClusterView& view, std::span
       cpu[i] = pool <= 0 ? kNoCore : std::max(1.0, static_cast<double>(pooled) / pool);
     }
   }
-  std::vector<const Tenant*> of(running.size());
+  auto& of = scratch.of;
+  of.resize(running.size());
   for (std::size_t i = 0; i < running.size(); ++i) of[i] = &tenant_of(view.running_model(running[i]));
   // The batches that draw alike (one model, one CPU factor) as one term of the sum, so that the
   // bisection costs a few terms whatever the number of batches.

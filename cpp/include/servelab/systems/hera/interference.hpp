@@ -36,6 +36,7 @@
 // (tests/cpp/hera/test_interference.cpp).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>
@@ -67,6 +68,7 @@ class ContentionInterference final : public cluster::InterferenceModel {
   NodeSpec node_;
   std::map<std::string, ModelProfile> models_;
   std::string spec_;
+  std::uint64_t id_;  // keys each thread's cached per-model lookups (interference.cpp)
 };
 
 // register_interference_models (register.hpp) adds it as "hera_contention(...)".
