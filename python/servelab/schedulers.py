@@ -135,11 +135,33 @@ def unregister_scheduler(name: str) -> None:
     _core.retract_scheduler(name)
 
 
+_SYSTEMS_JOINED = False
+
+
+def _join_systems_policies() -> None:
+    """The systems' policies written in Python (RRL's ``rrl_tuner`` and ``rrl_batch_tuner``) join
+    the registry the first time it is listed or used, so that they are there like the C++ ones
+    without anyone calling their register functions (imported then, not by ``import servelab``).
+    Once per process: an unregistered one stays unregistered."""
+    global _SYSTEMS_JOINED
+    if _SYSTEMS_JOINED:
+        return
+    _SYSTEMS_JOINED = True
+    from .systems.rrl.batch_policy import register_batch_tuner
+    from .systems.rrl.sim_policy import register_tuner
+
+    register_tuner()
+    register_batch_tuner()
+
+
 def list_schedulers() -> list[dict[str, Any]]:
-    """Every scheduler (built-in and Python-registered): name, doc, params and origin."""
+    """Every scheduler (built-in and Python-registered, the systems' Python policies included):
+    name, doc, params and origin."""
+    _join_systems_policies()
     return list(_core.list_schedulers())
 
 
 def make_scheduler(spec: str, **params: Any) -> _core.Scheduler:
     """A fresh scheduler from 'name(a=1)' or a name plus keyword parameters."""
+    _join_systems_policies()
     return _core.make_scheduler(spec, **params)
