@@ -296,7 +296,17 @@ def test_summary_agrees_with_records(name, world, case):
     # instances' batches are charged price / k.
     price = np.array([PROFILE.price(h) for h in res.hardware_names])[w["hardware"]]
     assert s["cost_dollars"] == pytest.approx(float(w["cost"].sum()), rel=1e-12)
-    sharing = np.bincount(w["machine"])[w["machine"]]
+    # A declared machine's batches share its price over the instances it was declared with.
+    scenario = CASES[(world, case)]
+    on_machine = [m for w_ in scenario["workers"] for m in [w_.get("machine")] if m]
+    per_group = {g: sum(w_["count"] for w_ in scenario["workers"] if w_.get("machine") == g)
+                 for g in set(on_machine)}  # fmt: skip
+    declared_share = [
+        per_group.get(m["name"], 1)
+        for m in scenario.get("machines", [])
+        for _ in range(m.get("count", 1))
+    ]
+    sharing = np.array([declared_share[k] if k < len(declared_share) else 1 for k in w["machine"]])
     declared = sum(m.get("count", 1) for m in CASES[(world, case)].get("machines", []))
     paid = price * w["active_ns"] / 3.6e12  # a worker added during the run: its own machine
     on_declared = w["machine"] < declared

@@ -103,6 +103,16 @@ def test_a_python_policy_sees_machines_and_adds_an_instance():
     assert r.workers["cost"][6] == 0  # on a machine already paid for
     assert policy.max_co_runners >= 1
     assert (r.columns["worker"] == 6).any()
+    # Its batches share the price as the machine's three declared instances do: price / 3.
+    price = servelab.profiles.example("hetero_cpu_gpu").price("g4dn.xlarge")
+    b = r.batches()
+    for worker in (3, 6):
+        mine = b[b["worker"] == worker]
+        charged = sum(
+            r.columns["cost"][(r.columns["worker"] == worker) & (r.columns["status"] == 0)]
+        )
+        expected = price / 3 * (mine["finish_ns"] - mine["start_ns"]).sum() / 3.6e12
+        assert charged == pytest.approx(expected, rel=1e-5)
 
 
 @pytest.mark.parametrize(

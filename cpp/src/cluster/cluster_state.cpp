@@ -110,6 +110,11 @@ ClusterState::ClusterState(const RunSpec& spec, WorldHooks& hooks)
       for (std::int32_t i = 0; i < group.count; ++i) add_worker_now(hw, models, group.config, first + m);
     }
   }
+  // A declared machine's price is shared by the instances it was declared with (at least one).
+  for (sched::MachineId m = 0; m < declared_machines_; ++m) {
+    Machine& host = machines_[static_cast<std::size_t>(m)];
+    host.price_share = 1.0 / static_cast<double>(std::max<std::size_t>(1, host.instances.size()));
+  }
 }
 
 WorkerId ClusterState::add_worker_now(HardwareId hardware, std::vector<ModelId> models,
@@ -387,7 +392,7 @@ BatchDone ClusterState::finish_batch(WorkerId worker, Nanos start, Nanos finish)
   double batch_cost = price_per_ns_[w.hardware] * static_cast<double>(finish - start);
   // On a declared machine its instances share its price: a batch pays its share of the time.
   if (w.on_declared) [[unlikely]]
-    batch_cost /= static_cast<double>(machines_[static_cast<std::size_t>(w.machine)].instances.size());
+    batch_cost *= machines_[static_cast<std::size_t>(w.machine)].price_share;
   if (batch.queries.size() == 1) {
     // Its size is the batch's items: no reads of its record. The int8 status column may alias
     // anything, so it is written last (the other columns' addresses are read before it).

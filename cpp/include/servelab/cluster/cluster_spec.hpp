@@ -39,8 +39,8 @@ struct WorkerGroup {
 
 // `count` identical machines that worker groups place instances on (WorkerGroup::machine). A
 // machine is paid once, from the start to the end of the run (the hardware's price, booked on its
-// first instance), whatever it hosts; a batch on a machine that has hosted k instances is charged
-// its duration at price / k (its queries' cost column).
+// first instance), whatever it hosts; a batch on a machine declared with k instances is charged
+// its duration at price / k (its queries' cost column), instances added later included.
 struct MachineGroup {
   std::string name;
   std::int32_t count = 1;

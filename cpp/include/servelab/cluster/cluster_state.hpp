@@ -249,6 +249,7 @@ class ClusterState final : public sched::ClusterView,
     sched::MachineResources resources;
     boost::container::small_vector<WorkerId, 1> instances;
     bool declared = false;
+    double price_share = 1.0;  // of a batch's time at the price: 1 / its declared instances
   };
   const Machine& machine_at(sched::MachineId machine, std::string_view call) const {
     if (static_cast<std::uint32_t>(machine) >= machines_.size()) [[unlikely]]
