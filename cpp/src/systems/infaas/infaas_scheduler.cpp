@@ -767,7 +767,7 @@ class InfaasScheduler final : public VariantQueues {
     for (sched::MachineId m = 0; m < view.num_machines(); ++m) {
       const auto on = view.instances(m);
       if (on.empty() || view.hardware(on.front()) != hw || !live_machine(view, m)) continue;
-      if (view.status(on.front()) == sched::WorkerStatus::Starting && !view.models(on.front()).empty()) continue;
+      if (view.status(on.front()) == sched::WorkerStatus::Starting) continue;  // a VM still booting
       const std::int64_t n = slots(view, m, var.hardware, var.memory_mb);
       if (n <= 0) continue;
       const std::int64_t count = running_instances(view, m);
@@ -798,6 +798,7 @@ class InfaasScheduler final : public VariantQueues {
       for (sched::MachineId m = 0; m < view.num_machines(); ++m) {
         const auto on = view.instances(m);
         if (on.empty() || view.hardware(on.front()) != hw || !live_machine(view, m)) continue;
+        if (view.status(on.front()) == sched::WorkerStatus::Starting) continue;  // a VM still booting
         extra += slots(view, m, hardware, memory);
       }
       problem.capacity[t] += static_cast<double>(extra);
