@@ -24,6 +24,13 @@
 //    cheapest acceptable one), within a busy-time budget of max_utilisation (40 %) of the
 //    period, and not after a period above it or an online batch slower than its profile
 //    (Sec. 4.2.3, 6.3.2). Those still waiting at the end are dropped by the run with its reason.
+//  - Co-location (machines with modelled memory, colocation.hpp): a new instance loads beside the
+//    running ones on the VM of its hardware with the most instance slots (add_instance; memory,
+//    instance_cores per CPU instance, accel_instances per accelerator), unless an idle, free worker
+//    can take it; a cold start is a new instance too; the Model-Autoscaler's resource rows count
+//    the slots left; an added instance left with nothing stops. With the periodic autoscaler a
+//    query whose instances are all Overloaded or Interfered joins the one that starts it soonest.
+//    q_wait: Q_v over the batches within half the SLO.
 //  - No variant meets the goals: the closest one serves the query (the model-less API would report
 //    the reason to the caller; a run records which variant served it).
 //  - VM-Autoscaler (Sec. 4.2.3), when max_workers > 0: every poll_s, a worker of a hardware type
