@@ -34,7 +34,7 @@ def simulate(
         live = running[m]
         for w in live:
             if now > since[w] and slow[w] > 0:
-                left[w] = max(0.0, left[w] - (now - since[w]) / slow[w])
+                left[w] = max(0.0, left[w] - (now - since[w]) * (1.0 / slow[w]))
                 since[w] = now
         s = 1.0 + slowdown * (len(live) - 1)
         for w in live:

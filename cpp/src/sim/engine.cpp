@@ -224,7 +224,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
     for (const WorkerId w : running) {  // the work done so far, at the rates until now
       Progress& p = progress_[static_cast<std::size_t>(w)];
       if (now_ > p.since && p.slowdown > 0) {
-        p.work_left = std::max(0.0, p.work_left - static_cast<double>(now_ - p.since) / p.slowdown);
+        p.work_left = std::max(0.0, p.work_left - static_cast<double>(now_ - p.since) * p.rate);
         p.since = now_;
       }
     }
@@ -239,6 +239,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
         const double slowdown = slowdowns_[i];
         if (slowdown != p.slowdown) {
           p.slowdown = slowdown;
+          p.rate = 1.0 / slowdown;  // work per ns: a multiply per re-timing, not a division
           // Rounded half up (the value is >= 0), inline: llround is a library call.
           p.finish = p.since + static_cast<Nanos>(p.work_left * slowdown + 0.5);
         }
@@ -353,6 +354,7 @@ class Simulator final : public cluster::WorldHooks, public std::enable_shared_fr
   struct Progress {
     double work_left = 0;  // ns of work alone still to do at `since`
     double slowdown = 0;   // since `since` (0: not yet timed)
+    double rate = 0;       // 1 / slowdown
     Nanos since = 0, start = 0, finish = 0, notice = 0;
   };
   struct MachineEnd {  // a machine's pending end event: its seq (-1: none), time and worker
