@@ -14,7 +14,6 @@ finish times. Printed, never asserted.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,31 +21,23 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference_colocated  # noqa: E402
-from timing import best_of  # noqa: E402
+from bench_sim import FIXED_SERVICE_MS as SERVICE_MS  # noqa: E402
+from bench_sim import fixed_service_scenario  # noqa: E402
+from timing import benchmark_sizes, best_of  # noqa: E402
 
 import servelab  # noqa: E402
 
 MACHINES, PER_MACHINE = 100, 4
-SERVICE_MS, SLOWDOWN = 10.0, 0.1
+SLOWDOWN = 0.1
 RATE_QPS = 0.6 * MACHINES * PER_MACHINE / (SERVICE_MS / 1e3)  # 60% of the instances alone
 
 
 def scenario(queries: int, machines: bool, interference: bool) -> dict:
-    profile = servelab.Profile("benchmark: fixed 10 ms")
-    profile.set_price("cpu", 0.1)
-    profile.set_latency("cpu", "m", 1, samples_s=[SERVICE_MS / 1e3])
-    sc = {
-        "profile": profile,
-        "workers": [{"hardware": "cpu", "count": MACHINES * PER_MACHINE}],
-        "workload": {
-            "arrivals": f"poisson(rate={RATE_QPS})",
-            "count": queries,
-            "apps": [{"name": "a", "slo_ms": 100}],
-        },
-        "scheduler": "fcfs",
-        "service": "mean",
-        "seed": 7,
-    }
+    """bench_sim's fixed-service case on 400 instances at RATE_QPS: isolated, on machines, or
+    on machines with interference."""
+    sc = fixed_service_scenario(queries)
+    sc["workers"] = [{"hardware": "cpu", "count": MACHINES * PER_MACHINE}]
+    sc["workload"]["arrivals"] = f"poisson(rate={RATE_QPS})"
     if machines:
         sc["machines"] = [{"name": "box", "count": MACHINES}]
         sc["workers"] = [{"hardware": "cpu", "count": PER_MACHINE, "machine": "box"}]
@@ -56,13 +47,8 @@ def scenario(queries: int, machines: bool, interference: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--smoke", action="store_true", help="20k queries, one repeat")
-    parser.add_argument("--queries", type=int, default=1_000_000)
-    args = parser.parse_args(argv)
-    queries = 20_000 if args.smoke else args.queries
-    reference_queries = min(queries, 20_000 if args.smoke else 200_000)
-    repeats = 1 if args.smoke else 3
+    run = benchmark_sizes(__doc__, argv)
+    queries, reference_queries, repeats = run.queries, run.reference_queries, run.repeats
     servelab.simulate(scenario(1000, True, True))  # warm-up: first-call costs are not the engine's
 
     times = {}

@@ -15,7 +15,6 @@ asserted.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import reference_engine  # noqa: E402
 from reference_fcfs import simulate_fcfs  # noqa: E402
 from reference_heapq import poisson_arrivals_ns, simulate_fcfs_heap  # noqa: E402
-from timing import best_of  # noqa: E402
+from timing import benchmark_sizes, best_of  # noqa: E402
 
 import servelab  # noqa: E402
 
@@ -172,13 +171,8 @@ def peak_bytes_per_query(queries: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--smoke", action="store_true", help="20k queries, one repeat")
-    parser.add_argument("--queries", type=int, default=1_000_000)
-    args = parser.parse_args(argv)
-    queries = 20_000 if args.smoke else args.queries
-    reference_queries = min(queries, 20_000 if args.smoke else 200_000)
-    repeats = 1 if args.smoke else 3
+    run = benchmark_sizes(__doc__, argv)
+    queries, reference_queries, repeats = run.queries, run.reference_queries, run.repeats
     if not headline(queries, repeats):
         return 1
     print()
@@ -221,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  ratio vs the minimal loop:     {ours_qps / loop_qps:7.1f}x  (no records, no checks)")
     print(f"  bytes per query record:        {stored:7d}  (goal <= 100; `id` is derived)")
     print(f"  finish times identical on {reference_queries} queries for both references")
-    peak_n = 200_000 if args.smoke else 4_000_000
+    peak_n = 200_000 if run.smoke else 4_000_000
     print(
         f"  peak memory per query:         {peak_bytes_per_query(peak_n):7.1f}  bytes"
         f" (goal <= 80; {peak_n} queries)"
