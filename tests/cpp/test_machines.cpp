@@ -256,6 +256,7 @@ TEST(Machines, BadInterferenceModelsAreRefused) {
   EXPECT_THROW(models.make("per_corunner(slowdown=-0.5)"), ValueError);
   EXPECT_THROW(models.make("measured(table='m:m=-2')"), ValueError);
   EXPECT_THROW(models.make("measured(table='m=2')"), ValueError);
+  EXPECT_THROW(models.make("measured(table='m:m=1.4x')"), ValueError);
   EXPECT_THROW(models.make("measured(table='')"), ValueError);
   // A table naming a model the profile lacks fails the run, naming it.
   auto spec = one_machine(poisson_times(50, 400, 1), 2, "measured(table='m:resnet=1.5')");

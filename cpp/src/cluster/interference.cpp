@@ -96,8 +96,7 @@ class MeasuredInterference final : public InterferenceModel {
     std::size_t index = 0;
     while (std::getline(entries, entry, ';')) {
       const std::string where = str("measured: table entry ", index++, " ('", entry, "')");
-      entry.erase(0, entry.find_first_not_of(" \t"));
-      entry.erase(entry.find_last_not_of(" \t") + 1);
+      entry = trim(entry);
       if (entry.empty()) continue;
       const auto colon = entry.find(':'), equals = entry.find('=');
       if (colon == std::string::npos || equals == std::string::npos || equals < colon) {
@@ -109,11 +108,13 @@ class MeasuredInterference final : public InterferenceModel {
       std::string name;
       while (std::getline(names, name, '+')) co.push_back(trim(name));
       double value = 0;
+      const std::string number = trim(entry.substr(equals + 1));
       try {
         std::size_t used = 0;
-        value = std::stod(entry.substr(equals + 1), &used);
+        value = std::stod(number, &used);
+        if (used != number.size()) throw std::invalid_argument(number);  // "1.4x": not a number
       } catch (const std::exception&) {
-        throw ValueError(str(where, ": the slowdown is not a number"));
+        throw ValueError(str(where, ": the slowdown '", number, "' is not a number"));
       }
       if (!std::isfinite(value) || value <= 0 || value > kMaxSlowdown) {
         throw ValueError(str(where, ": slowdown=", value, " must be a number in (0, ", kMaxSlowdown, "]"));
