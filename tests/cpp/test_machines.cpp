@@ -266,9 +266,18 @@ TEST(Machines, BadInterferenceModelsAreRefused) {
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("names model 'resnet', which the profile lacks"), std::string::npos);
   }
-  // cpu_share needs the machine's cores.
+  // cpu_share needs the machine's cores, and cores left for an instance without its own.
   spec.interference = models.make("cpu_share");
   EXPECT_THROW(run(spec, "fcfs"), ValueError);
+  spec.machines[0].resources.cores = 2;
+  spec.workers[0].count = 1;
+  spec.workers.push_back({"fast", 1, {}, {{"cores", 2}}, "box"});
+  try {
+    run(spec, "fcfs");
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("hold all its 2: give it a 'cores' knob"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Machines, MeasuredTableGivesTheSetOrTheProductOfPairs) {

@@ -73,7 +73,10 @@ class CpuShare final : public InterferenceModel {
         busy += threads(w);
       }
     }
-    if (shared <= 0) return kMaxSlowdown;
+    if (shared <= 0) {
+      throw ValueError(str("cpu_share: worker=", worker, " has no cores of its own and the other instances of machine=",
+                           view.machine(worker), " hold all its ", cores, ": give it a 'cores' knob"));
+    }
     return std::max(1.0, busy / shared);
   }
   std::string describe() const override {
