@@ -201,14 +201,16 @@ def test_the_managers_partition_a_machine_and_the_service_times_follow(off):
     for manager in hera.MANAGERS:
         sc = hera.node_scenario(off, "dlrm_d", "ncf", 0.5, 0.4, manager, duration_s=8.0)
         assert sc.machines[0]["cores"] == 16 and sc.interference.startswith("hera_contention(")
-        r = servelab.simulate(sc)
+        # Fixed service times (the mean): any spread below is the contention's, not sampling's.
+        r = servelab.simulate(sc, service="mean")
         c = r.columns
         assert np.all(r.workers["machine"] == 0)
         ncf = (c["app"] == 1) & (c["finish_ns"] >= 0)
         t = (c["finish_ns"] - c["start_ns"])[ncf] / 1e6
-        # at least the time alone x 0.9 (the profile's shortest sample), and not all one value
-        assert t.min() >= 0.9 * alone_ms("ncf") * (1 - 1e-9)
-        assert t.max() > 1.2 * t.min()
+        # At least the time alone, and moved by the contention: only a little in this
+        # scenario (measured: at most 0.6% above the time alone with fixed service times).
+        assert t.min() >= alone_ms("ncf") * (1 - 1e-9)
+        assert t.max() > t.min() * (1 + 1e-4)
         by_app = r.summary(by="app")
         print(
             f"\n{manager}: violations {by_app['dlrm_d']['slo_violation_rate']:.3f} / "
@@ -246,7 +248,9 @@ def test_fig17a_without_llc_partitioning(off):
         f"with CAT {r['gain_cat']:+.1%} (paper +30%)"
     )
     assert r["gain_no_cat"] > 0.1  # co-location alone pays
-    assert abs(r["gain_cat"] - r["gain_no_cat"]) < 0.05  # CAT adds little here (docs/hera.md)
+    # What CAT adds (paper: +8 points) is checked two-sided by `servelab reproduce hera`'s Fig.
+    # 17(a) row, a known deviation (+0.9 points here, docs/hera.md); it is not locked in here.
+    assert r["gain_cat"] >= r["gain_no_cat"] - 0.01
 
 
 def test_parameter_sensitivity_keeps_the_classes_and_the_gains():

@@ -106,7 +106,7 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
         for m in models
     }
     kept = {m: loose[m]["improvement"] / gains[m] for m in models}
-    low_kept = min(kept, key=kept.get)
+    low_kept = max(kept, key=lambda m: abs(math.log(kept[m])))  # farthest from 1, either side
     rows.append(
         row(
             "Fig. 15(b): Kairos over the best homogeneous pool with QoS 20% higher, over its "
@@ -145,7 +145,7 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
             x: rate(m, config, f"kairos(noise={x})") / fig8[m]["kairos_rate"]
             for x in (0.05, round(math.sqrt(0.05), 4))
         }
-    low_noise = min(noisy, key=lambda m: noisy[m][0.05])
+    low_noise = max(noisy, key=lambda m: abs(math.log(noisy[m][0.05])))  # farthest from 1
     rows.append(
         row(
             "Fig. 16(b): Kairos over the best homogeneous pool with 5% noise in its latency "
@@ -157,7 +157,7 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
             tolerance(1.0, rel=0.2),
             "'similar improvements', bars read off Fig. 16(b) beside Fig. 8's red dots; the "
             "noise is read as a standard deviation of 5% of each prediction (kairos(noise=0.05))",
-            cause=lambda: f"{low_noise}'s rate falls to {noisy[low_noise][0.05]:.2f} of Fig. 8's",
+            cause=lambda: f"{low_noise}'s rate is {noisy[low_noise][0.05]:.2f} of Fig. 8's",
             detail="rate with noise over without, std 5% / std 22.4% (variance 0.05): "
             + ", ".join(
                 f"{m} {v[0.05]:.2f} / {v[round(math.sqrt(0.05), 4)]:.2f}" for m, v in noisy.items()
@@ -222,25 +222,9 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
                 f"{within} of {len(models)} models in [1.2, 1.8]",
             )  # fmt: skip
         )
+    # Which mix comes nearest the paper's 1.5x: named in the causes, not itself a row (a row
+    # for the nearest of six candidates would pass by construction).
     nearest = min(means, key=lambda label: abs(math.log(means[label] / 1.5)))
-    rows.append(
-        row(
-            "Fig. 9 on the mix nearest the paper's: Kairos over Ribbon, geometric mean of the "
-            "five models",
-            "Sec. 8.2 (Fig. 9): 'For all models, KAIROS can provide around 1.5x the throughput "
-            "of Ribbon'",
-            1.5,
-            means[nearest],
-            tolerance(1.5, rel=0.2),
-            "'around 1.5x' read off Fig. 9: whether any one mix of the budget gives it on "
-            "every model",
-            cause=lambda: (
-                "no mix gives it: model means "
-                + ", ".join(f"{k} {v:.2f}x" for k, v in means.items())
-            ),
-            detail=f"{nearest}: {per_model(nearest)}",
-        )  # fmt: skip
-    )
     example = config_label(ARTIFACT_EXAMPLE)
     measured = by_label[example].loc["rm2"] if example in by_label else None
     k_ex = measured["kairos"] if measured is not None else rate("rm2", ARTIFACT_EXAMPLE, "kairos")
@@ -333,8 +317,12 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
         pick = kairos.select_config(frame)
         picks[m] = measure(dict(zip(types, pick.counts, strict=True))) / measured[best_at]
         found = kairos.search(frame, objective=measure, method="kairos+")
-        shares[m] = 100.0 * found.best_index / len(frame)
-    scope = "the 20 best bounds" if setting["fig13_top"] else "all configurations"
+        # Its share of the space counts only if it reached the measured optimum (else NaN:
+        # stopping early would look cheap).
+        reached = found.found and found.best_value >= measured[best_at] * (1 - 1e-9)
+        shares[m] = 100.0 * found.best_index / len(frame) if reached else math.nan
+    top = setting["fig13_top"]
+    scope = f"the {top} best bounds" if top else "all configurations"
     worst = max(ranks, key=ranks.get)
     rows.append(
         row(
@@ -363,7 +351,7 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
             detail=", ".join(f"{m} {v:.2f}" for m, v in picks.items()),
         )  # fmt: skip
     )
-    worst_share = max(shares, key=shares.get)
+    worst_share = max(shares, key=lambda m: math.inf if math.isnan(shares[m]) else shares[m])
     rows.append(
         row(
             "Fig. 10: Kairos+ evaluations to its optimum, % of the space, worst model",
@@ -372,9 +360,12 @@ def claims(size: str, root: Path) -> list[dict[str, Any]]:
             1.0,
             shares[worst_share],
             tolerance(1.0, interval=(0.0, 1.0)),
-            "the claim is the range 0-1% itself (3 of this space's 331 configurations)",
+            f"the claim is the range 0-1% itself ({len(frame) // 100} of this space's "
+            f"{len(frame)} configurations)",
             cause=lambda: (
-                f"{worst_share}'s optimum is the {ranks.get(worst_share)}th bound: Kairos+ "
+                f"{worst_share}: Kairos+ stopped before the measured optimum"
+                if math.isnan(shares[worst_share])
+                else f"{worst_share}'s optimum is the {ranks.get(worst_share)}th bound: Kairos+ "
                 f"evaluates in bound order"
             ),
             detail=", ".join(f"{m} {v:.2f}%" for m, v in shares.items()),

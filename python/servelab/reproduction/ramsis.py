@@ -204,8 +204,9 @@ def _savings_rows(folder: Path, sizes: dict[str, Any]) -> list[dict[str, Any]]:
                 "appendix F (Table 3)",
                 paper,
                 ours,
-                tolerance(paper, abs_=1.0),
-                "a printed rate from the prototype; 1 point for run-to-run variance",
+                tolerance(paper, interval=(0.0, 2 * paper)),
+                "a printed rate from the prototype, under 1%: twice it at most for run-to-run "
+                "variance",
                 cause=lambda cap=cap, k=k: (
                     f"infeasible with the shipped profiles: one worker serves at most "
                     f"{cap['worker_qps']:.1f} QPS within 150 ms ({cap['fastest_model']}, batch "
