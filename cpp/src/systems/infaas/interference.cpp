@@ -41,6 +41,13 @@ double CoLocationInterference::slowdown(const sched::ClusterView& view, sched::W
   return 1.0 + gpu_ * n;
 }
 
+void CoLocationInterference::slowdowns(const sched::ClusterView& view, std::span<const sched::WorkerId> running,
+                                       std::span<double> out) const {
+  if (running.empty()) return;
+  const double factor = slowdown(view, running.front(), running.subspan(1));  // the same for each
+  std::fill(out.begin(), out.end(), factor);
+}
+
 std::string CoLocationInterference::describe() const {
   return str("infaas(gpu=", format_param_value(ParamValue{gpu_}), ", cpu=", format_param_value(ParamValue{cpu_}),
              ", cpu_threads=", format_param_value(ParamValue{cpu_threads_}),

@@ -46,6 +46,9 @@ class CoLocationInterference final : public cluster::InterferenceModel {
   CoLocationInterference(double gpu, double cpu, double cpu_threads, double neuron_cores);
   double slowdown(const sched::ClusterView& view, sched::WorkerId worker,
                   std::span<const sched::WorkerId> co_runners) const override;
+  // Every batch on one machine (one hardware type) gets the same factor: computed once.
+  void slowdowns(const sched::ClusterView& view, std::span<const sched::WorkerId> running,
+                 std::span<double> out) const override;
   std::string describe() const override;
 
  private:
