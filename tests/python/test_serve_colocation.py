@@ -133,9 +133,7 @@ def test_instances_with_a_cores_knob_get_disjoint_cores_of_their_machine():
     pins = pins_by_worker(res)
     assert pins == {0: [[TWO[0]]], 1: [[TWO[1]]]}
     assert {r["machine"] for r in res.meta["pinning"]} == {0}
-    # The simulator reads the same scenario (it ignores the host cores).
-    sim = servelab.simulate(scenario(count=2, config={"cores": 1}, queries=80), scheduler="fcfs")
-    assert len(sim) == len(res)
+    assert res.workers["machine"].tolist() == [0, 0]
 
 
 @needs_two_cpus
@@ -169,11 +167,13 @@ def test_a_partition_changed_mid_run_re_pins_the_instances():
     pins = pins_by_worker(res)
     # Worker 0 shared both cores, then has the first; worker 1 (no knob) keeps what is left.
     assert pins[0][0] == TWO and pins[0][-1] == [TWO[0]]
-    assert pins[1][-1] in ([TWO[1]], TWO)
     c = res.columns
     changed = [r["at_ns"] for r in res.meta["pinning"] if r["worker"] == 0][-1]
     later = (c["worker"] == 0) & (c["start_ns"] >= changed) & (c["status"] == COMPLETED)
     assert later.any()
+    # Worker 1, if it ran a batch after the change, was re-pinned to what worker 0 left.
+    if ((c["worker"] == 1) & (c["start_ns"] >= changed)).any():
+        assert pins[1][-1] == [TWO[1]]
 
 
 class AddInstance(PyFcfs):
@@ -262,7 +262,10 @@ def test_profile_colocated_measures_sets_and_fits_the_measured_model():
     assert runs.meta["load_average_before"] is None or len(runs.meta["load_average_before"]) == 3
     fit = servelab.fit_interference(runs)
     assert set(fit.table) == {("a", ("b",)), ("b", ("a",)), ("a", ("a", "b")), ("b", ("a", "a"))}
-    assert all(v > 0 for v in fit.table.values())
+    # Each entry is its member's pace beside the others over its pace alone.
+    alone = runs.alone_ms()
+    beside_b = [r for r in runs.rows if r["model"] == "a" and tuple(r["co_runners"]) == ("b",)]
+    assert fit.table[("a", ("b",))] == pytest.approx(beside_b[0]["pace_ms"] / alone["a"], abs=1e-3)
     assert fit.spec.startswith("measured(table='a:a+b=")
     model = fit.model()
     assert model.describe().startswith("measured(")
