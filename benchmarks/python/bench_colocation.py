@@ -98,7 +98,7 @@ def main() -> None:
             batch=20,
             repeats=args.repeats,
             warmup=3,
-            cores=[[c] for c in host] if n <= 2 else None,  # as the served instances are pinned
+            cores=[[c] for c in host] if n <= 2 else [host],  # as the served instances are pinned
         )
         interference = servelab.fit_interference(runs).spec if n > 1 else "none"
         sc = scenario(profile, n, executor, args.rate, args.count)
@@ -107,6 +107,15 @@ def main() -> None:
         served = servelab.serve(sc, spin_us=0)
         out["runs"][n] = {
             "interference": interference,
+            # what the fit read: each member's median batch and pace (time per batch over the run)
+            "profiled": [
+                {
+                    "set": len(r["co_runners"]) + 1,
+                    "median_ms": r["median_ms"],
+                    "pace_ms": r["pace_ms"],
+                }
+                for r in runs.rows
+            ],
             "sim": digest(plain),
             "sim_measured": digest(fitted),
             "serve": digest(served),
