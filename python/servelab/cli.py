@@ -525,6 +525,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     worker_process.add_parser(sub)
 
+    from servelab.frontend import cli as frontend_cli  # servelab frontend: OIP over HTTP, gRPC
+
+    frontend_cli.add_parser(sub)
+
     # The systems bring their own subcommands (servelab kairos ..., servelab ramsis ...).
     from servelab.systems.hera import cli as hera_cli
     from servelab.systems.infaas import cli as infaas_cli

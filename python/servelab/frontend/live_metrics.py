@@ -1,0 +1,168 @@
+"""The front-end's live Prometheus metrics, served at ``/metrics``: counted as requests are
+answered, under Triton's names where the concept is the same and the names
+``servelab.metrics.exposition`` writes for a finished run (label ``model`` = the application,
+``version="1"``).
+
+Per model: ``nv_inference_request_success`` / ``_failure`` (answered with outputs / dropped by the
+session or refused after the model was named), ``nv_inference_count`` (items of successful
+requests), ``nv_inference_exec_count`` (batches that ran its queries, counted once per batch),
+the cumulative microseconds ``nv_inference_request_duration_us`` (the front-end's own time, body
+read to answer), ``nv_inference_queue_duration_us`` (arrival to its batch's start, session clock)
+and ``nv_inference_compute_infer_duration_us`` (batch start to finish), and
+``servelab_slo_violations`` (late or dropped). Gauges: ``nv_inference_pending_request_count`` and
+``servelab_queue_length`` (accepted, not answered yet: queued or running),
+``servelab_worker_utilisation`` (per worker: busy share of the time since the front-end started,
+from the batches its answered queries ran in). The front-end's own: ``servelab_frontend_refused``
+(by reason: invalid, not_found, too_large, overloaded, timeout, unauthenticated, ...) and
+``servelab_frontend_inflight``.
+
+The text is written here, as ``servelab.metrics`` writes it: Prometheus's Python client appends
+``_total`` to counter names, which Triton's names do not have.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from ..metrics import _label, _number
+
+VERSION = "1"
+
+# (name, type, help), in the order written; per-model families first.
+_MODEL_FAMILIES = (
+    ("nv_inference_request_success", "counter", "Number of successful inference requests"),
+    ("nv_inference_request_failure", "counter", "Number of failed inference requests"),
+    ("nv_inference_count", "counter", "Number of inferences performed (items)"),
+    ("nv_inference_exec_count", "counter", "Number of model executions performed (batches)"),
+    ("nv_inference_request_duration_us", "counter", "Cumulative request duration in microseconds"),
+    ("nv_inference_queue_duration_us", "counter", "Cumulative queue duration in microseconds"),
+    (
+        "nv_inference_compute_infer_duration_us",
+        "counter",
+        "Cumulative compute inference duration in microseconds",
+    ),
+    (
+        "servelab_slo_violations",
+        "counter",
+        "Requests that finished after their deadline or were dropped",
+    ),
+    (
+        "nv_inference_pending_request_count",
+        "gauge",
+        "Requests accepted and not answered yet (queued or running)",
+    ),
+    (
+        "servelab_queue_length",
+        "gauge",
+        "Requests accepted and not answered yet (queued or running)",
+    ),
+)
+
+
+class LiveMetrics:
+    """Thread-safe counters: outcomes arrive on the session's thread, refusals on the server's."""
+
+    def __init__(self, models: list[str]) -> None:
+        self._lock = threading.Lock()
+        self._models = list(models)
+        self._t0 = time.perf_counter()
+        self._values: dict[str, dict[str, float]] = {
+            name: dict.fromkeys(self._models, 0.0) for name, _, _ in _MODEL_FAMILIES
+        }
+        self._refused: dict[str, float] = defaultdict(float)
+        self._inflight = 0
+        # Per worker: busy seconds and the last batch seen (start, finish), so that the queries of
+        # one batch count its time once.
+        self._busy: dict[int, float] = defaultdict(float)
+        self._last_batch: dict[int, tuple[float, float]] = {}
+
+    def accepted(self, model: str) -> None:
+        with self._lock:
+            self._inflight += 1
+            self._values["nv_inference_pending_request_count"][model] += 1
+            self._values["servelab_queue_length"][model] += 1
+
+    def answered(self, model: str, outcome: Any, wall_s: float, items: int) -> None:
+        """An accepted request's outcome arrived (``wall_s``: receipt to outcome, front-end's)."""
+        with self._lock:
+            v = self._values
+            self._inflight -= 1
+            v["nv_inference_pending_request_count"][model] -= 1
+            v["servelab_queue_length"][model] -= 1
+            completed = outcome.status == "completed"
+            if completed:
+                v["nv_inference_request_success"][model] += 1
+                v["nv_inference_count"][model] += items
+                v["nv_inference_request_duration_us"][model] += wall_s * 1e6
+                start, finish = float(outcome.start_s), float(outcome.finish_s)
+                v["nv_inference_queue_duration_us"][model] += (start - outcome.arrival_s) * 1e6
+                v["nv_inference_compute_infer_duration_us"][model] += (finish - start) * 1e6
+                worker = int(outcome.worker)
+                if self._last_batch.get(worker) != (start, finish):
+                    self._last_batch[worker] = (start, finish)
+                    self._busy[worker] += max(finish - start, 0.0)
+                    v["nv_inference_exec_count"][model] += 1
+            else:
+                v["nv_inference_request_failure"][model] += 1
+            if not completed or outcome.late:
+                v["servelab_slo_violations"][model] += 1
+
+    def lost(self, model: str) -> None:
+        """An accepted request whose session future failed instead of giving an outcome."""
+        with self._lock:
+            self._inflight -= 1
+            self._values["nv_inference_pending_request_count"][model] -= 1
+            self._values["servelab_queue_length"][model] -= 1
+            self._values["nv_inference_request_failure"][model] += 1
+            self._refused["internal"] += 1
+
+    def refused(self, reason: str, model: str | None = None) -> None:
+        """A request refused before it reached the session; counted as a failure of ``model``
+        when it named a known one."""
+        with self._lock:
+            self._refused[reason] += 1
+            if model in self._values["nv_inference_request_failure"]:
+                self._values["nv_inference_request_failure"][model] += 1
+
+    def value(self, name: str, model: str) -> float:
+        with self._lock:
+            return self._values[name][model]
+
+    def text(self) -> str:
+        """Everything in the Prometheus text format."""
+        with self._lock:
+            elapsed = time.perf_counter() - self._t0
+            lines = []
+            for name, kind, doc in _MODEL_FAMILIES:
+                lines += [f"# HELP {name} {doc}", f"# TYPE {name} {kind}"]
+                for model in self._models:
+                    labels = f'model="{_label(model)}",version="{VERSION}"'
+                    lines.append(f"{name}{{{labels}}} {_number(self._values[name][model])}")
+            name = "servelab_worker_utilisation"
+            lines += [
+                f"# HELP {name} Share of the time since the front-end started spent running "
+                "batches",
+                f"# TYPE {name} gauge",
+            ]
+            for worker in sorted(self._busy):
+                share = self._busy[worker] / elapsed if elapsed > 0 else 0.0
+                lines.append(f'{name}{{worker="{worker}"}} {_number(min(share, 1.0))}')
+            name = "servelab_frontend_refused"
+            lines += [
+                f"# HELP {name} Requests refused by the front-end, by reason",
+                f"# TYPE {name} counter",
+            ]
+            for reason in sorted(self._refused):
+                lines.append(
+                    f'{name}{{reason="{_label(reason)}"}} {_number(self._refused[reason])}'
+                )
+            name = "servelab_frontend_inflight"
+            lines += [
+                f"# HELP {name} Requests accepted and not answered yet, all models",
+                f"# TYPE {name} gauge",
+                f"{name} {_number(self._inflight)}",
+            ]
+        return "\n".join(lines) + "\n"

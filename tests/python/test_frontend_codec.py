@@ -1,0 +1,219 @@
+"""The front-end's codec: Open Inference Protocol tensors (JSON, the binary tensor extension,
+gRPC messages) to numpy and back, and every refusal naming the field and the value."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tritonclient.grpc")
+
+from tritonclient.grpc import service_pb2 as pb2  # noqa: E402
+
+from servelab.frontend.codec import (  # noqa: E402
+    DTYPES,
+    InferResponse,
+    decode_grpc,
+    decode_http,
+    encode_grpc,
+    encode_http,
+)
+from servelab.frontend.errors import FrontendError  # noqa: E402
+
+
+def _body(inputs, **extra):
+    return json.dumps({"inputs": inputs, **extra}).encode()
+
+
+@pytest.mark.parametrize("name", sorted(DTYPES))
+def test_every_dtype_round_trips_as_json_and_binary(name):
+    dtype = DTYPES[name]
+    x = (np.arange(6) % 2).astype(dtype).reshape(2, 3)
+    values = x.ravel().tolist()
+    req = decode_http(
+        _body([{"name": "INPUT0", "datatype": name, "shape": [2, 3], "data": values}]), None
+    )
+    ((got_name, got),) = req.inputs
+    assert got_name == "INPUT0" and got.dtype == dtype and np.array_equal(got, x)
+    header = _body(
+        [
+            {
+                "name": "INPUT0",
+                "datatype": name,
+                "shape": [2, 3],
+                "parameters": {"binary_data_size": x.nbytes},
+            }
+        ]
+    )
+    req = decode_http(header + x.tobytes(), len(header))
+    assert np.array_equal(req.inputs[0][1], x) and req.inputs[0][1].dtype == dtype
+    for binary in (False, True):
+        resp = InferResponse("m", "1", "r1", [("OUTPUT0", x)], {"k": 1})
+        req.binary_output = binary
+        body, length = encode_http(resp, req)
+        assert (length is not None) == binary
+        doc = json.loads(body[:length] if length else body)
+        assert doc["outputs"][0]["datatype"] == name and doc["outputs"][0]["shape"] == [2, 3]
+        assert doc["id"] == "r1" and doc["parameters"] == {"k": 1}
+        if binary:
+            assert np.array_equal(np.frombuffer(body[length:], dtype).reshape(2, 3), x)
+        else:
+            assert np.array_equal(np.asarray(doc["outputs"][0]["data"], dtype).reshape(2, 3), x)
+
+
+def test_nested_json_data_and_two_binary_inputs_in_order():
+    req = decode_http(
+        _body([{"name": "a", "datatype": "INT32", "shape": [2, 2], "data": [[1, 2], [3, 4]]}]),
+        None,
+    )
+    assert req.inputs[0][1].tolist() == [[1, 2], [3, 4]]
+    a, b = np.ones(3, np.float32), np.arange(2, dtype=np.int64)
+    header = _body(
+        [
+            {"name": "a", "datatype": "FP32", "shape": [3], "parameters": {"binary_data_size": 12}},
+            {
+                "name": "b",
+                "datatype": "INT64",
+                "shape": [2],
+                "parameters": {"binary_data_size": 16},
+            },
+        ]
+    )
+    req = decode_http(header + a.tobytes() + b.tobytes(), len(header))
+    assert [n for n, _ in req.inputs] == ["a", "b"]
+    assert np.array_equal(req.inputs[1][1], b)
+
+
+@pytest.mark.parametrize(
+    ("body", "header_length", "message"),
+    [
+        (b"{not json", None, "not valid JSON"),
+        (b"[1, 2]", None, "must be a JSON object"),
+        (b"{}", None, "inputs must be a list"),
+        (_body([5]), None, "inputs[0] must be an object"),
+        (_body([{"datatype": "FP32", "shape": [1], "data": [1]}]), None, "inputs[0].name=None"),
+        (
+            _body([{"name": "x", "datatype": "BYTES", "shape": [1], "data": ["a"]}]),
+            None,
+            "inputs[0] (x).datatype='BYTES' is not supported",
+        ),
+        (
+            _body([{"name": "x", "datatype": "BF16", "shape": [1], "data": [1]}]),
+            None,
+            "'BF16' is not supported",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FLOAT", "shape": [1], "data": [1]}]),
+            None,
+            "datatype='FLOAT' is not a data type; one of BOOL",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": [1, -2], "data": [1]}]),
+            None,
+            "shape=[1, -2] has a negative dimension",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": "2", "data": [1]}]),
+            None,
+            "shape='2' must be a list of integers",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [1, 2, 3]}]),
+            None,
+            "data has 3 values but shape=[2, 2] needs 4",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": [1], "data": ["a"]}]),
+            None,
+            "not numbers",
+        ),
+        (
+            _body([{"name": "x", "datatype": "INT8", "shape": [1], "data": [300]}]),
+            None,
+            "holds 300, out of range for INT8",
+        ),
+        (
+            _body([{"name": "x", "datatype": "INT32", "shape": [1], "data": [1.5]}]),
+            None,
+            "non-integer values for INT32",
+        ),
+        (
+            _body([{"name": "x", "datatype": "BOOL", "shape": [1], "data": [2]}]),
+            None,
+            "non-boolean values for BOOL",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": [2], "data": [[1], [2, 3]]}]),
+            None,
+            "not a regular list",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": [1]}]),
+            None,
+            "neither data nor parameters.binary_data_size",
+        ),
+        (
+            _body(
+                [
+                    {
+                        "name": "x",
+                        "datatype": "FP32",
+                        "shape": [2],
+                        "parameters": {"binary_data_size": 4},
+                    }
+                ]
+            ),
+            0,
+            "binary_data_size=4 but shape=[2] of FP32 needs 8 bytes",
+        ),
+        (b"{}", 10, "Inference-Header-Content-Length=10 is outside the body of 2 bytes"),
+    ],
+)
+def test_bad_http_bodies_name_the_field_and_value(body, header_length, message):
+    if header_length == 0:
+        header_length = len(body)
+    with pytest.raises(FrontendError, match=None) as e:
+        decode_http(body, header_length)
+    assert e.value.kind == "invalid" and message in e.value.message, e.value.message
+
+
+def test_binary_bytes_short_or_left_over_are_refused():
+    header = _body(
+        [{"name": "x", "datatype": "FP32", "shape": [2], "parameters": {"binary_data_size": 8}}]
+    )
+    with pytest.raises(FrontendError, match="only 4 binary bytes left"):
+        decode_http(header + b"\0" * 4, len(header))
+    with pytest.raises(FrontendError, match="3 binary bytes that no input"):
+        decode_http(header + b"\0" * 11, len(header))
+
+
+def test_grpc_raw_and_typed_contents_and_their_refusals():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    msg = pb2.ModelInferRequest(model_name="m", id="q")
+    msg.inputs.add(name="INPUT0", datatype="FP32", shape=[2, 3])
+    msg.raw_input_contents.append(x.tobytes())
+    req = decode_grpc(msg)
+    assert req.id == "q" and np.array_equal(req.inputs[0][1], x)
+    typed = pb2.ModelInferRequest(model_name="m")
+    t = typed.inputs.add(name="INPUT0", datatype="INT16", shape=[3])
+    t.contents.int_contents.extend([1, -2, 3])
+    assert decode_grpc(typed).inputs[0][1].tolist() == [1, -2, 3]
+    t.contents.int_contents.append(40000)
+    with pytest.raises(FrontendError, match="has 4 values but shape=\\[3\\] needs 3"):
+        decode_grpc(typed)
+    t.shape[:] = [4]
+    with pytest.raises(FrontendError, match="holds 40000, out of range for INT16"):
+        decode_grpc(typed)
+    msg.raw_input_contents[0] = x.tobytes()[:-4]
+    with pytest.raises(FrontendError, match="raw_input_contents\\[0\\] \\(INPUT0\\) has 20 bytes"):
+        decode_grpc(msg)
+    bad = pb2.ModelInferRequest(model_name="m")
+    bad.inputs.add(name="INPUT0", datatype="BYTES", shape=[1])
+    with pytest.raises(FrontendError, match="'BYTES' is not supported"):
+        decode_grpc(bad)
+    out = encode_grpc(InferResponse("m", "1", "q", [("OUTPUT0", x)], {"late": True, "n": 2}), pb2)
+    assert out.outputs[0].datatype == "FP32" and list(out.outputs[0].shape) == [2, 3]
+    assert np.array_equal(np.frombuffer(out.raw_output_contents[0], np.float32).reshape(2, 3), x)
+    assert out.parameters["late"].bool_param and out.parameters["n"].int64_param == 2

@@ -1,0 +1,241 @@
+"""The front-end over HTTP/REST with Triton's own client (tritonclient.http) and raw requests:
+health, metadata, inference in JSON and binary, and every kind of bad input and overload answered
+with a protocol error naming the problem while the server keeps serving. The session here is a
+test double (frontend_support.FakeSession); test_frontend_session.py runs the real one."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tritonclient.http")
+pytest.importorskip("aiohttp")
+
+import tritonclient.http as httpclient  # noqa: E402
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+from servelab.frontend import Limits  # noqa: E402
+
+from .frontend_support import WIDTH, FakeSession, http_client, started  # noqa: E402
+
+
+@pytest.fixture
+def served():
+    session = FakeSession(drop_app="wnd")
+    frontend = started(
+        session,
+        grpc_port=None,
+        limits=Limits(max_body_bytes=4096, max_concurrent=4, request_timeout_s=2.0),
+    )
+    yield frontend, session
+    frontend.stop(grace_s=0)
+    session.close()
+
+
+def _input(x, binary=True):
+    i = httpclient.InferInput("INPUT0", list(x.shape), "FP32")
+    i.set_data_from_numpy(x, binary_data=binary)
+    return i
+
+
+def _raw(frontend, method, path, body=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
+    conn.request(method, path, body=body, headers=headers or {})
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, data
+
+
+def _alive(frontend):
+    assert http_client(frontend).is_server_live()
+    x = np.ones((1, WIDTH), np.float32)
+    assert np.array_equal(
+        http_client(frontend).infer("rm2", [_input(x)]).as_numpy("OUTPUT0"), 2 * x
+    )
+
+
+def test_health_metadata_and_readiness(served):
+    frontend, _ = served
+    c = http_client(frontend)
+    assert c.is_server_live() and c.is_server_ready()
+    assert c.is_model_ready("rm2") and c.is_model_ready("wnd", "1")
+    meta = c.get_server_metadata()
+    assert meta["name"] == "servelab" and "binary_tensor_data" in meta["extensions"]
+    m = c.get_model_metadata("rm2")
+    assert m["name"] == "rm2" and m["versions"] == ["1"]
+    assert m["inputs"][0]["name"] == "INPUT0" and m["outputs"][0]["name"] == "OUTPUT0"
+    assert m["parameters"]["slo_ms"] == 100.0
+    assert c.get_model_config("wnd")["name"] == "wnd"
+    assert {e["name"] for e in c.get_model_repository_index()} == {"rm2", "wnd"}
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_infer_json_and_binary_match_the_session(served, binary):
+    frontend, _ = served
+    x = np.arange(3 * WIDTH, dtype=np.float32).reshape(3, WIDTH)
+    r = http_client(frontend).infer(
+        "rm2",
+        [_input(x, binary)],
+        outputs=[httpclient.InferRequestedOutput("OUTPUT0", binary_data=binary)],
+        request_id="req-7",
+    )
+    assert np.array_equal(r.as_numpy("OUTPUT0"), 2 * x)
+    resp = r.get_response()
+    assert resp["id"] == "req-7" and resp["model_name"] == "rm2"
+    assert resp["parameters"]["servelab_model"] == "rm2_v1"
+    assert ("data" in resp["outputs"][0]) == (not binary)
+
+
+def test_unknown_model_version_route_and_output_are_named(served):
+    frontend, _ = served
+    c = http_client(frontend)
+    x = np.ones((1, WIDTH), np.float32)
+    with pytest.raises(InferenceServerException, match="unknown model 'nope'.*rm2, wnd") as e:
+        c.infer("nope", [_input(x)])
+    assert e.value.status() == "404"
+    with pytest.raises(InferenceServerException, match="unknown model 'nope'"):
+        c.get_model_metadata("nope")
+    with pytest.raises(InferenceServerException, match="no version '3'"):
+        c.get_model_metadata("rm2", "3")
+    assert not c.is_model_ready("nope")
+    with pytest.raises(InferenceServerException, match="no output 'OUT'; its output is OUTPUT0"):
+        c.infer("rm2", [_input(x)], outputs=[httpclient.InferRequestedOutput("OUT")])
+    status, body = _raw(frontend, "GET", "/v2/nothing")
+    assert status == 404 and "no route GET /v2/nothing" in json.loads(body)["error"]
+    status, body = _raw(frontend, "DELETE", "/v2/models/rm2/infer")
+    assert status == 405 and "DELETE" in json.loads(body)["error"]
+
+
+def test_wrong_shape_dtype_and_input_name_are_refused_by_name(served):
+    frontend, _ = served
+    c = http_client(frontend)
+    with pytest.raises(InferenceServerException, match="do not fit rows of 4 features") as e:
+        c.infer("rm2", [_input(np.ones((2, 3), np.float32))])
+    assert e.value.status() == "400"
+    i = httpclient.InferInput("INPUT0", [1, WIDTH], "FP64")
+    i.set_data_from_numpy(np.ones((1, WIDTH)))
+    with pytest.raises(InferenceServerException, match="float64.*not float32"):
+        c.infer("rm2", [i])
+    i = httpclient.InferInput("INPUT0", [1], "BYTES")
+    i.set_data_from_numpy(np.array([b"a"], dtype=np.object_))
+    with pytest.raises(InferenceServerException, match="'BYTES' is not supported"):
+        c.infer("rm2", [i])
+    i = httpclient.InferInput("X", [1, WIDTH], "FP32")
+    i.set_data_from_numpy(np.ones((1, WIDTH), np.float32))
+    with pytest.raises(InferenceServerException, match="no input 'X'; its input is INPUT0"):
+        c.infer("rm2", [i])
+    with pytest.raises(InferenceServerException, match=r"shape=\[0, 4\]: the first dimension"):
+        c.infer("rm2", [_input(np.ones((0, WIDTH), np.float32))])
+    _alive(frontend)
+
+
+def test_malformed_json_and_bad_header_length(served):
+    frontend, _ = served
+    for body, headers, message in [
+        (b'{"inputs": [', {}, "not valid JSON"),
+        (b"\xff\xfe", {}, "not valid JSON"),
+        (b"{}", {"Inference-Header-Content-Length": "x"}, "Inference-Header-Content-Length='x'"),
+        (b"{}", {"Inference-Header-Content-Length": "99"}, "outside the body of 2 bytes"),
+    ]:
+        status, data = _raw(frontend, "POST", "/v2/models/rm2/infer", body, headers)
+        assert status == 400 and message in json.loads(data)["error"], data
+    _alive(frontend)
+
+
+def test_oversized_bodies_get_413_naming_the_limit(served):
+    frontend, _ = served
+    x = np.ones((300, WIDTH), np.float32)  # 4800 bytes of binary data, over 4096
+    with pytest.raises(InferenceServerException, match="max_body_bytes=4096") as e:
+        http_client(frontend).infer("rm2", [_input(x)])
+    assert e.value.status() == "413"
+    # No Content-Length (chunked): refused while reading, with the same message.
+    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
+    conn.request(
+        "POST", "/v2/models/rm2/infer", body=iter([b"{" + b" " * 5000 + b"}"]), encode_chunked=True
+    )
+    r = conn.getresponse()
+    assert r.status == 413 and "max_body_bytes=4096" in json.loads(r.read())["error"]
+    conn.close()
+    _alive(frontend)
+
+
+def test_token_required_when_set():
+    session = FakeSession()
+    frontend = started(session, grpc_port=None, token="s3cret")
+    try:
+        c = http_client(frontend)
+        x = np.ones((1, WIDTH), np.float32)
+        with pytest.raises(InferenceServerException, match="no Authorization") as e:
+            c.infer("rm2", [_input(x)])
+        assert e.value.status() == "401"
+        with pytest.raises(InferenceServerException, match="a wrong Authorization"):
+            c.get_model_metadata("rm2", headers={"Authorization": "Bearer nope"})
+        assert not c.is_server_live()  # 401
+        ok = {"Authorization": "Bearer s3cret"}
+        assert c.is_server_live(headers=ok)
+        r = c.infer("rm2", [_input(x)], headers=ok)
+        assert np.array_equal(r.as_numpy("OUTPUT0"), 2 * x)
+        status, _ = _raw(frontend, "GET", "/metrics")
+        assert status == 401
+        status, _ = _raw(frontend, "GET", "/metrics", headers=ok)
+        assert status == 200
+    finally:
+        frontend.stop(grace_s=0)
+        session.close()
+
+
+def test_dropped_queries_are_answered_with_the_reason(served):
+    frontend, _ = served
+    with pytest.raises(InferenceServerException, match="query \\d+ dropped: queue full") as e:
+        http_client(frontend).infer("wnd", [_input(np.ones((1, WIDTH), np.float32))])
+    assert e.value.status() == "503"
+
+
+def test_overload_is_refused_and_timeouts_answered_while_the_server_keeps_serving(served):
+    frontend, session = served
+    session.hold.clear()  # the session answers nothing for now
+    import concurrent.futures
+
+    x = np.ones((1, WIDTH), np.float32)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        pending = [pool.submit(http_client(frontend).infer, "rm2", [_input(x)]) for _ in range(4)]
+        deadline = time.monotonic() + 5
+        while session.submitted < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert session.submitted == 4
+        with pytest.raises(InferenceServerException, match="max_concurrent=4") as e:
+            http_client(frontend).infer("rm2", [_input(x)])
+        assert e.value.status() == "503"
+        for f in pending:  # request_timeout_s=2: each gets 504 naming the limit
+            with pytest.raises(InferenceServerException, match="request_timeout_s=2"):
+                f.result(timeout=20)
+    session.hold.set()  # the queries end; their places are free again
+    deadline = time.monotonic() + 5
+    while frontend.service.metrics.value("nv_inference_request_success", "rm2") < 4:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    _alive(frontend)
+
+
+def test_slow_and_vanishing_clients_leave_the_server_serving(served):
+    frontend, _ = served
+    # Headers promising 100 bytes, 10 sent, then silence: 504 after request_timeout_s.
+    slow = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
+    slow.sendall(
+        b"POST /v2/models/rm2/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + b"{" * 10
+    )
+    # Another that leaves halfway through its body.
+    gone = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
+    gone.sendall(b"POST /v2/models/rm2/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    gone.close()
+    _alive(frontend)  # served meanwhile
+    reply = slow.recv(4096)
+    slow.close()
+    assert reply.startswith(b"HTTP/1.1 504") and b"did not arrive within" in reply
+    _alive(frontend)
