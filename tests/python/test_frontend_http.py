@@ -5,6 +5,7 @@ test double (frontend_support.FakeSession); test_frontend_session.py runs the re
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import socket
@@ -162,6 +163,30 @@ def test_oversized_bodies_get_413_naming_the_limit(served):
     r = conn.getresponse()
     assert r.status == 413 and "max_body_bytes=4096" in json.loads(r.read())["error"]
     conn.close()
+    _alive(frontend)
+
+
+def test_compressed_bodies_are_read_and_bombs_and_bad_ones_refused(served):
+    frontend, _ = served
+    c = http_client(frontend)
+    x = np.ones((2, WIDTH), np.float32)
+    for algorithm in ("gzip", "deflate"):
+        r = c.infer(
+            "rm2",
+            [_input(x)],
+            request_compression_algorithm=algorithm,
+            response_compression_algorithm=algorithm,
+        )
+        assert np.array_equal(r.as_numpy("OUTPUT0"), 2 * x)
+    bomb = gzip.compress(b"{" + b" " * 1_000_000 + b"}")  # 1 KB that inflates to 1 MB
+    status, data = _raw(
+        frontend, "POST", "/v2/models/rm2/infer", bomb, {"Content-Encoding": "gzip"}
+    )
+    assert status == 413 and "max_body_bytes=4096" in json.loads(data)["error"]
+    status, data = _raw(
+        frontend, "POST", "/v2/models/rm2/infer", b"xx", {"Content-Encoding": "gzip"}
+    )
+    assert status == 400 and "could not be read" in json.loads(data)["error"]
     _alive(frontend)
 
 

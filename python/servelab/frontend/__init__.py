@@ -15,6 +15,7 @@ See docs/frontend.md.
 |---|---|---|
 | `Frontend` | `server` | both servers on a thread of their own, bound to loopback by default |
 | `Limits` | `service` | body size, requests in flight, request timeout |
+| `InputSpec` | `service` | a model's input data type and item shape, checked before the session |
 | `ModelService` | `service` | the protocol-independent answers: metadata, readiness, inference |
 | `FrontendError` | `errors` | a refusal and its HTTP status / gRPC code |
 | (codec) | `codec` | protocol tensors (JSON, binary extension, protobuf) <-> numpy |
@@ -35,6 +36,7 @@ from typing import Any
 _EXPORTS = {
     "Frontend": "server",
     "FrontendError": "errors",
+    "InputSpec": "service",
     "Limits": "service",
     "LiveMetrics": "live_metrics",
     "ModelService": "service",

@@ -46,6 +46,14 @@ def add_parser(sub: Any) -> None:
         help=f"require 'Authorization: Bearer TOKEN' on every request (default: ${TOKEN_ENV}, "
         "which keeps the token out of the process list)",
     )
+    p.add_argument(
+        "--input",
+        action="append",
+        metavar="[APP=]DTYPE:DIMS",
+        help="what an application's INPUT0 must be, per item, e.g. FP32:16 (every application) "
+        "or mlp=FP32:16; checked before the session (a bad input otherwise fails its whole "
+        "batch) and shown in the model's metadata; repeatable",
+    )
     p.add_argument("--executor", help="what runs the batches, e.g. \"torchscript(path='m.pt')\"")
     p.add_argument("--scheduler", help="override the scenario's scheduler, e.g. 'batching'")
     p.add_argument("--seed", type=random_seed, help="override the scenario's seed")
@@ -85,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import Session
     from ..scenario import load_scenario
     from .server import Frontend, is_loopback
-    from .service import Limits
+    from .service import InputSpec, Limits
 
     if args.no_http and args.no_grpc:
         raise ValueError("--no-http with --no-grpc leaves nothing to serve")
@@ -100,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
         max_concurrent=args.max_concurrent,
         request_timeout_s=args.request_timeout_s,
     )
+    specs: dict[str, InputSpec] = {}
+    for text in args.input or ():
+        app, _, spec = text.rpartition("=")
+        specs[app or "*"] = InputSpec.parse(spec)
     scenario = load_scenario(args.scenario)
     overrides: dict[str, Any] = {}
     if args.scheduler:
@@ -127,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
                 allow_remote=args.allow_remote,
                 token=token,
                 limits=limits,
+                inputs=specs,
             ).start()
             try:
                 where = {

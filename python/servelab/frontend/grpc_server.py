@@ -104,11 +104,13 @@ class InferenceServicer:
     async def ModelConfig(self, request: Any, context: Any) -> Any:
         def answer(r: Any) -> Any:
             self.service.check_model(r.name, r.version)
+            datatype, shape = self.service.input_shape(r.name)
+            data_type = mc.DataType.Value(f"TYPE_{datatype}")
             config = mc.ModelConfig(
                 name=r.name,
                 platform="servelab",
                 max_batch_size=0,
-                input=[mc.ModelInput(name=INPUT_NAME, data_type=mc.TYPE_FP32, dims=[-1, -1])],
+                input=[mc.ModelInput(name=INPUT_NAME, data_type=data_type, dims=shape)],
                 output=[mc.ModelOutput(name=OUTPUT_NAME, data_type=mc.TYPE_FP32, dims=[-1, -1])],
             )
             return pb2.ModelConfigResponse(config=config)

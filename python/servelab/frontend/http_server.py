@@ -12,6 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from .codec import decode_http, encode_http
 from .errors import FrontendError
@@ -74,12 +76,13 @@ def make_app(service: ModelService) -> web.Application:
     async def model_config(request: web.Request) -> web.Response:
         name, version = _model(request)
         service.check_model(name, version)
+        datatype, shape = service.input_shape(name)
         return web.json_response(
             {
                 "name": name,
                 "platform": "servelab",
                 "max_batch_size": 0,
-                "input": [{"name": INPUT_NAME, "data_type": "TYPE_FP32", "dims": [-1, -1]}],
+                "input": [{"name": INPUT_NAME, "data_type": f"TYPE_{datatype}", "dims": shape}],
                 "output": [{"name": OUTPUT_NAME, "data_type": "TYPE_FP32", "dims": [-1, -1]}],
             }
         )
@@ -103,6 +106,11 @@ def make_app(service: ModelService) -> web.Application:
                 f"the request body did not arrive within request_timeout_s="
                 f"{limits.request_timeout_s:g}",
             ) from None
+        except (RequestPayloadError, HttpProcessingError) as e:
+            # A body that ends early or does not decompress (Content-Encoding gzip/deflate).
+            cause = e.__cause__ or e
+            why = " ".join(str(getattr(cause, "message", cause)).split())
+            raise FrontendError("invalid", f"the request body could not be read: {why}") from None
         header = request.headers.get(HEADER_LENGTH)
         header_length = None
         if header is not None:

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from .grpc_server import make_server
 from .http_server import make_app
-from .service import Limits, ModelService
+from .service import InputSpec, Limits, ModelService
 
 DEFAULT_HOST = "127.0.0.1"
 # How long a start may take before it counts as failed (binding and the loop's first turn).
@@ -46,7 +46,9 @@ class Frontend:
     ``host``: the address both bind (default 127.0.0.1); an address other than loopback needs
     ``allow_remote=True``. ``http_port`` / ``grpc_port``: 0 for any free port (the bound one is
     in the attribute after `start`), None for no such server. ``token``: when set, every request
-    must carry ``Authorization: Bearer <token>``. ``limits``: a `Limits`.
+    must carry ``Authorization: Bearer <token>``. ``limits``: a `Limits`. ``inputs``: per
+    application (``"*"``: every one) its `InputSpec` or its text (``"FP32:16"``), checked before
+    the session sees a request and shown in the model's metadata.
     `stop` refuses new requests, waits up to ``request_timeout_s`` for those in flight, and
     closes the servers; the session stays open (its owner closes it)."""
 
@@ -60,6 +62,7 @@ class Frontend:
         allow_remote: bool = False,
         token: str | None = None,
         limits: Limits | None = None,
+        inputs: dict[str, InputSpec | str] | None = None,
     ) -> None:
         if not isinstance(host, str) or not host:
             raise ValueError(f"host={host!r} must be an address such as 127.0.0.1")
@@ -76,7 +79,11 @@ class Frontend:
             raise ValueError("token must be a non-empty string (or None for no token)")
         self.host = host
         self.limits = limits if limits is not None else Limits()
-        self.service = ModelService(session, self.limits, token)
+        specs = {
+            app: spec if isinstance(spec, InputSpec) else InputSpec.parse(spec)
+            for app, spec in (inputs or {}).items()
+        }
+        self.service = ModelService(session, self.limits, token, specs)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None

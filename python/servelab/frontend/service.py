@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .codec import InferRequest, InferResponse
+from .codec import DTYPES, InferRequest, InferResponse, datatype_name, numpy_dtype
 from .errors import FrontendError
 from .live_metrics import LiveMetrics
 
@@ -61,16 +61,78 @@ class Limits:
             raise ValueError(f"request_timeout_s={t!r} must be a positive number of seconds")
 
 
+@dataclass(frozen=True)
+class InputSpec:
+    """What a model's ``INPUT0`` must be, checked before the request reaches the session: the
+    data type and the dimensions of one item (-1: any), e.g. ``InputSpec("FP32", (16,))`` for
+    rows of 16 features. Without one, any array of rank 2 or more goes to the session, whose
+    executor checks it when its batch runs (a bad one then fails the whole batch)."""
+
+    datatype: str
+    dims: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        try:
+            numpy_dtype(self.datatype, "datatype")
+        except FrontendError as e:
+            raise ValueError(e.message) from None
+        if not all(isinstance(d, int) and (d > 0 or d == -1) for d in self.dims):
+            raise ValueError(f"dims={self.dims!r} must be positive integers or -1 (any)")
+
+    @classmethod
+    def parse(cls, text: str) -> InputSpec:
+        """``"FP32:16"``, ``"FP32:3x224x224"``, ``"INT64:-1"`` or ``"FP32"`` (one scalar an
+        item)."""
+        datatype, _, dims = text.partition(":")
+        try:
+            shape = tuple(int(d) for d in dims.split("x")) if dims else ()
+            return cls(datatype.strip().upper(), shape)
+        except ValueError as e:
+            raise ValueError(
+                f"input spec {text!r}: {e}; expected DATATYPE:DIMS such as FP32:16 or "
+                "FP32:3x224x224"
+            ) from None
+
+    def check(self, model: str, array: np.ndarray) -> None:
+        dtype = DTYPES[self.datatype]
+        want = [-1, *self.dims]
+        fits = array.dtype == dtype and array.ndim == len(want)
+        fits = fits and all(w in (-1, g) for w, g in zip(want, array.shape, strict=True))
+        if not fits:
+            got = datatype_name(array.dtype) if array.dtype in DTYPES.values() else array.dtype
+            raise FrontendError(
+                "invalid",
+                f"inputs[0] ({INPUT_NAME}): model {model!r} takes {self.datatype} of shape "
+                f"{want} (items first); got {got} of shape {list(array.shape)}",
+            )
+
+
 class ModelService:
     """The protocol-independent front-end over one session (see the module's docstring)."""
 
-    def __init__(self, session: Any, limits: Limits, token: str | None = None) -> None:
+    def __init__(
+        self,
+        session: Any,
+        limits: Limits,
+        token: str | None = None,
+        inputs: dict[str, InputSpec] | None = None,
+    ) -> None:
         self.session = session
         self.limits = limits
         self.token = token or None
         self.models: list[str] = list(session.apps)
         self.metrics = LiveMetrics(self.models)
         self._slo_ms = {m: float(session.app_slo_ms(m)) for m in self.models}
+        self.inputs = dict(inputs or {})
+        if "*" in self.inputs:
+            every = self.inputs.pop("*")
+            self.inputs = {m: self.inputs.get(m, every) for m in self.models}
+        for m in self.inputs:
+            if m not in self.models:
+                raise ValueError(
+                    f"inputs names model {m!r}, which is not one of the session's applications "
+                    f"{self.models}"
+                )
         self._lock = threading.Lock()
         self._inflight = 0
         self._idle = threading.Condition(self._lock)
@@ -115,19 +177,25 @@ class ModelService:
                 "not_found", f"model {name!r} has no version {version!r}; its only version is 1"
             )
 
+    def input_shape(self, name: str) -> tuple[str, list[int]]:
+        """The data type and shape of ``name``'s INPUT0 as its metadata and config show them."""
+        spec = self.inputs.get(name)
+        return (spec.datatype, [-1, *spec.dims]) if spec else ("FP32", [-1, -1])
+
     def model_ready(self, name: str, version: str = "") -> bool:
         self.check_model(name, version)
         return self.ready()
 
     def model_metadata(self, name: str, version: str = "") -> dict[str, Any]:
         """Inputs and outputs are rows of items: the first dimension is the query's size, the
-        rest is whatever the application's executor takes (the session checks it)."""
+        rest is the model's `InputSpec` where it has one, else any (-1)."""
         self.check_model(name, version)
+        datatype, shape = self.input_shape(name)
         return {
             "name": name,
             "versions": [VERSION],
             "platform": "servelab",
-            "inputs": [{"name": INPUT_NAME, "datatype": "FP32", "shape": [-1, -1]}],
+            "inputs": [{"name": INPUT_NAME, "datatype": datatype, "shape": shape}],
             "outputs": [{"name": OUTPUT_NAME, "datatype": "FP32", "shape": [-1, -1]}],
             "parameters": {"slo_ms": self._slo_ms[name]},
         }
@@ -154,7 +222,16 @@ class ModelService:
             raise FrontendError(
                 "invalid", f"model {name!r} has no input {input_name!r}; its input is {INPUT_NAME}"
             )
-        if array.ndim < 1 or array.shape[0] < 1:
+        spec = self.inputs.get(name)
+        if spec is not None:
+            spec.check(name, array)
+        elif array.ndim < 2:
+            raise FrontendError(
+                "invalid",
+                f"inputs[0] ({INPUT_NAME}).shape={list(array.shape)} must be [items, ...], rank 2 "
+                "or more (one row per item)",
+            )
+        if array.shape[0] < 1:
             raise FrontendError(
                 "invalid",
                 f"inputs[0] ({INPUT_NAME}).shape={list(array.shape)}: the first dimension is the "
@@ -201,7 +278,7 @@ class ModelService:
                 )
             try:
                 future = self.session.submit(name, inputs, size=size)
-            except ValueError as e:
+            except (ValueError, TypeError) as e:
                 raise FrontendError("invalid", f"model {name!r}: {e}") from None
             except RuntimeError as e:
                 raise FrontendError("unavailable", f"the session is closed: {e}") from None
@@ -254,7 +331,11 @@ class ModelService:
     def _response(self, name: str, request: InferRequest, outcome: Any) -> InferResponse:
         if outcome.status != "completed":
             reason = outcome.reason or "no reason given"
-            kind = "internal" if reason.startswith("executor failed") else "unavailable"
+            kind = "unavailable"
+            if reason.startswith("executor failed"):
+                # The executor's refusal of the input this request sent (torchscript: "the input
+                # submitted for query N ... is array(...)") is the client's error; others are ours.
+                kind = "invalid" if f"submitted for query {outcome.id} " in reason else "internal"
             error = FrontendError(kind, f"model {name!r}: query {outcome.id} dropped: {reason}")
             error.counted = True  # as a failure, with the outcome
             raise error

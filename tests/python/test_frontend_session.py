@@ -1,0 +1,257 @@
+"""The front-end on the real in-process session, with Triton's clients over HTTP and gRPC: the
+emulated executor (no outputs; every request a query in the session's records) and a TorchScript
+model (outputs equal to the model run locally with torch), and `servelab frontend` as a process
+stopped by SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tritonclient.http")
+pytest.importorskip("tritonclient.grpc")
+
+import tritonclient.grpc as grpcclient  # noqa: E402
+import tritonclient.http as httpclient  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+import servelab  # noqa: E402
+from servelab import backends  # noqa: E402
+from servelab.results import COMPLETED  # noqa: E402
+
+from .frontend_support import grpc_client, http_client, started  # noqa: E402
+
+if not hasattr(servelab, "Session"):
+    pytest.skip("servelab.Session is not in this build", allow_module_level=True)
+
+WIDTH = 16
+
+
+def _profile(models=("a", "b"), ms=1.0):
+    return servelab.profiles.from_dict(
+        {
+            "format": "servelab.profile",
+            "version": 1,
+            "hardware": {"cpu": {"price_per_hour": 1.0}},
+            "models": {m: {} for m in models},
+            "latency": [
+                {"hardware": "cpu", "model": m, "batch": b, "samples_ms": [ms]}
+                for m in models
+                for b in (1, 8, 32)
+            ],
+        }
+    )
+
+
+def _scenario(models=("a", "b"), executor=None):
+    group = {"hardware": "cpu", "count": 2}
+    if executor:
+        group["executor"] = executor
+    return {
+        "profile": _profile(models),
+        "workers": [group],
+        "workload": {
+            "arrivals": "poisson(rate=1)",
+            "count": 1,
+            "apps": [{"name": m, "slo_ms": 100 + 50 * i} for i, m in enumerate(models)],
+        },
+        "scheduler": "fcfs",
+    }
+
+
+def test_emulated_requests_are_the_sessions_queries():
+    with servelab.Session(_scenario()) as session:
+        frontend = started(session)
+        try:
+            h, g = http_client(frontend), grpc_client(frontend)
+            assert h.is_server_ready() and g.is_server_ready()
+            assert h.get_model_metadata("b")["parameters"]["slo_ms"] == 150.0
+            assert g.is_model_ready("a") and not h.is_model_ready("c")
+            ids = []
+            for c in (h, g):
+                for app in ("a", "b"):
+                    r = c.infer(app, [])  # no inputs: one item the executor makes up
+                    resp = r.get_response() if c is h else r.get_response(as_json=True)
+                    params = resp["parameters"]
+                    if c is g:
+                        params = {k: next(iter(v.values())) for k, v in params.items()}
+                    ids.append(int(params["servelab_query"]))
+                    assert r.as_numpy("OUTPUT0") is None  # emulated writes no outputs
+            i = httpclient.InferInput("INPUT0", [3, 4], "FP32")
+            i.set_data_from_numpy(np.ones((3, 4), np.float32))
+            r = h.infer("a", [i])  # a query of 3 items
+            ids.append(r.get_response()["parameters"]["servelab_query"])
+            with pytest.raises(InferenceServerException, match="unknown model 'c'.*a, b"):
+                h.infer("c", [])
+            with pytest.raises(InferenceServerException, match="unknown model 'c'"):
+                g.infer("c", [])
+            text = http_client(frontend)._get("metrics", None, None).read().decode()
+        finally:
+            frontend.stop()
+        result = session.close()
+    c = result.columns
+    assert len(c["status"]) == 5 and sorted(ids) == list(range(5))
+    assert (c["status"] == COMPLETED).all()
+    assert c["size"][ids[-1]] == 3
+    m = {f.name: {s.labels.get("model"): s.value for s in f.samples}
+         for f in text_string_to_metric_families(text)}  # fmt: skip
+    assert m["nv_inference_request_success"] == {"a": 3, "b": 2}
+    assert m["nv_inference_count"] == {"a": 5, "b": 2}
+    assert m["nv_inference_request_failure"] == {"a": 0, "b": 0}
+
+
+@pytest.mark.skipif(
+    not backends.status("torch").usable, reason="the torch backend is not usable here"
+)
+def test_torchscript_outputs_equal_the_model_run_locally(tmp_path):
+    import torch
+
+    from .torch_models import save_mlp
+
+    path, module = save_mlp(tmp_path, widths=(WIDTH, 32, 4))
+    executor = f"torchscript(path={str(path)!r})"
+    x = np.random.default_rng(0).uniform(-1, 1, (3, WIDTH)).astype(np.float32)
+    with torch.no_grad():
+        expected = module(torch.from_numpy(x)).numpy()
+    with servelab.Session(_scenario(models=("mlp",), executor=executor)) as session:
+        frontend = started(session)
+        try:
+            h, g = http_client(frontend), grpc_client(frontend)
+            for binary in (True, False):
+                i = httpclient.InferInput("INPUT0", [3, WIDTH], "FP32")
+                i.set_data_from_numpy(x, binary_data=binary)
+                out = [httpclient.InferRequestedOutput("OUTPUT0", binary_data=binary)]
+                got = h.infer("mlp", [i], outputs=out).as_numpy("OUTPUT0")
+                np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+            gi = grpcclient.InferInput("INPUT0", [3, WIDTH], "FP32")
+            gi.set_data_from_numpy(x)
+            got = g.infer("mlp", [gi]).as_numpy("OUTPUT0")
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+            # Without an input spec the executor refuses the wrong width when its batch runs:
+            # 400 with its message (the shape and what it takes), the server serving on.
+            bad = httpclient.InferInput("INPUT0", [2, 7], "FP32")
+            bad.set_data_from_numpy(np.ones((2, 7), np.float32))
+            with pytest.raises(InferenceServerException, match="shape=\\(2, 7\\)") as e:
+                h.infer("mlp", [bad])
+            assert e.value.status() == "400" and "takes float32 rows of 16" in e.value.message()
+            got = g.infer("mlp", [gi]).as_numpy("OUTPUT0")
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+        finally:
+            frontend.stop()
+
+
+@pytest.mark.skipif(
+    not backends.status("torch").usable, reason="the torch backend is not usable here"
+)
+def test_an_input_spec_refuses_bad_inputs_before_they_reach_a_batch(tmp_path):
+    from .torch_models import save_mlp
+
+    path, _ = save_mlp(tmp_path, widths=(WIDTH, 32, 4))
+    scenario = _scenario(models=("mlp",), executor=f"torchscript(path={str(path)!r})")
+    scenario["scheduler"] = "batching"
+    with servelab.Session(scenario) as session:
+        frontend = started(session, inputs={"mlp": f"FP32:{WIDTH}"})
+        try:
+            h, g = http_client(frontend), grpc_client(frontend)
+            meta = h.get_model_metadata("mlp")["inputs"][0]
+            assert meta == {"name": "INPUT0", "datatype": "FP32", "shape": [-1, WIDTH]}
+            assert g.get_model_config("mlp", as_json=True)["config"]["input"][0]["dims"] == [
+                "-1",
+                str(WIDTH),
+            ]
+            for shape, datatype, dtype in [
+                ([2, 7], "FP32", np.float32),
+                ([1, WIDTH], "FP64", np.float64),
+                ([WIDTH], "FP32", np.float32),
+            ]:
+                bad = grpcclient.InferInput("INPUT0", shape, datatype)
+                bad.set_data_from_numpy(np.ones(shape, dtype))
+                want = f"takes FP32 of shape \\[-1, {WIDTH}\\] \\(items first\\); got {datatype}"
+                with pytest.raises(InferenceServerException, match=want) as e:
+                    g.infer("mlp", [bad])
+                assert e.value.status() == "StatusCode.INVALID_ARGUMENT"
+            # Good requests sent around a bad one are all served: none shared a batch with it.
+            x = np.ones((1, WIDTH), np.float32)
+            good = grpcclient.InferInput("INPUT0", [1, WIDTH], "FP32")
+            good.set_data_from_numpy(x)
+            bad = grpcclient.InferInput("INPUT0", [1, 7], "FP32")
+            bad.set_data_from_numpy(np.ones((1, 7), np.float32))
+            import concurrent.futures
+
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                calls = [
+                    pool.submit(grpc_client(frontend).infer, "mlp", [bad if k == 3 else good])
+                    for k in range(8)
+                ]
+                for k, call in enumerate(calls):
+                    if k == 3:
+                        with pytest.raises(InferenceServerException, match="got FP32 of shape"):
+                            call.result(timeout=30)
+                    else:
+                        assert call.result(timeout=30).as_numpy("OUTPUT0").shape == (1, 4)
+        finally:
+            frontend.stop()
+        result = session.close()
+    assert len(result.columns["status"]) == 7 and (result.columns["status"] == COMPLETED).all()
+
+
+def test_the_command_serves_until_sigterm_then_prints_the_summary():
+    command = [
+        sys.executable, "-m", "servelab", "frontend", "default",
+        "--http-port", "0", "--grpc-port", "0", "--json",
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        where = json.loads(proc.stdout.readline())
+        assert where["models"] == ["rm2"] and where["token"] is False
+        assert where["http"].startswith("http://127.0.0.1:")
+        h = httpclient.InferenceServerClient(where["http"].removeprefix("http://"))
+        g = grpcclient.InferenceServerClient(where["grpc"])
+        assert h.is_server_live() and g.is_model_ready("rm2")
+        h.infer("rm2", [])
+        g.infer("rm2", [])
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    summary = json.loads(out.strip().splitlines()[-1])["summary"]
+    assert summary["queries"] == 2 and summary["completed"] == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--host", "0.0.0.0"], "--host 0.0.0.0 is not a loopback address: pass --allow-remote"),
+        (["--no-http", "--no-grpc"], "leaves nothing to serve"),
+        (["--http-port", "70000"], "argument --http-port: must be at most 65535"),
+        (["--input", "FP33:16"], "input spec 'FP33:16': datatype='FP33' is not a data type"),
+        (["--input", "nope=FP32:16"], "inputs names model 'nope'"),
+    ],
+)
+def test_the_command_refuses_remote_addresses_without_the_flag(argv, message):
+    proc = subprocess.run(
+        [sys.executable, "-m", "servelab", "frontend", "default", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_the_latency_benchmark_runs_small():
+    runner = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_frontend.py"
+    proc = subprocess.run(
+        [sys.executable, str(runner), "--smoke"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "over submit (p50)" in proc.stdout and "load average" in proc.stdout
