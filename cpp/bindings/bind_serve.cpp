@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "llc_binding.hpp"
 #include "long_call.hpp"
 #include "pinning_binding.hpp"
-#include "query_inputs_binding.hpp"
 #include "run_binding.hpp"
+#include "serve_binding.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/serve/executor_registry.hpp"
 #include "servelab/serve/server.hpp"
@@ -24,6 +23,44 @@ namespace servelab::bindings {
 
 // The longest batch_timeout_ms accepted: about 11.6 days, far from the ns clock's range.
 constexpr double kMaxBatchTimeoutMs = 1e9;
+
+ServingSetup serving_setup(const cluster::RunSpec& spec,
+                           std::optional<std::vector<std::shared_ptr<serve::ExecutorBuilder>>> executors,
+                           double spin_us, std::shared_ptr<PyQueryInputs> inputs,
+                           std::optional<double> batch_timeout_ms, std::optional<std::vector<std::vector<int>>> cores,
+                           const std::optional<std::string>& llc, const std::optional<std::string>& llc_root,
+                           std::optional<std::vector<std::vector<int>>> machine_cores) {
+  ServingSetup setup;
+  auto& options = setup.options;
+  if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
+  options.spin = static_cast<Nanos>(spin_us * 1e3);
+  if (executors) {
+    if (executors->size() != spec.workers.size()) {
+      throw ValueError(str("executors has ", executors->size(), " entries for ", spec.workers.size(),
+                           " worker groups (None: emulated)"));
+    }
+    options.executor = serve::executors_by_group({executors->begin(), executors->end()});
+  }
+  options.inputs = std::move(inputs);
+  if (batch_timeout_ms) {
+    if (!(std::isfinite(*batch_timeout_ms) && *batch_timeout_ms > 0 && *batch_timeout_ms <= kMaxBatchTimeoutMs)) {
+      throw ValueError(str("batch_timeout_ms=", *batch_timeout_ms, " must be > 0 and at most ", kMaxBatchTimeoutMs,
+                           " (None: no timeout)"));
+    }
+    options.batch_timeout = std::max<Nanos>(1, static_cast<Nanos>(std::llround(*batch_timeout_ms * 1e6)));
+  }
+  if (cores || machine_cores) setup.pins = std::make_shared<serve::PinLog>();
+  if (machine_cores) pin_machines(options, std::move(*machine_cores), spec, setup.pins);
+  if (cores) pin_workers(options, std::move(*cores), spec.workers.size(), setup.pins);
+  setup.llc = partition_llc(options, spec, llc, llc_root);
+  return setup;
+}
+
+void finish_serving(ServingSetup& setup, py::dict& out) {
+  if (setup.llc) setup.llc->finish();  // the worker threads are joined: remove the groups
+  if (setup.pins) out["meta"]["pinning"] = pin_records(*setup.pins);
+  if (setup.llc) out["meta"]["llc"] = llc_meta(*setup.llc);
+}
 
 void init_serve(py::module_& m) {
   m.def(
@@ -38,36 +75,13 @@ void init_serve(py::module_& m) {
          std::optional<std::vector<std::vector<int>>> machine_cores) {
         auto spec = make_run_spec(profile, std::move(workers), workload, seed, decision_statistic, service, drain_s,
                                   std::move(machines));
-        serve::ServeOptions options;
-        if (!(spin_us >= 0 && spin_us <= 1e6)) throw ValueError(str("spin_us=", spin_us, " must be in 0..1e6"));
-        options.spin = static_cast<Nanos>(spin_us * 1e3);
-        if (executors) {
-          if (executors->size() != spec.workers.size()) {
-            throw ValueError(str("executors has ", executors->size(), " entries for ", spec.workers.size(),
-                                 " worker groups (None: emulated)"));
-          }
-          options.executor = serve::executors_by_group({executors->begin(), executors->end()});
-        }
-        options.inputs = std::move(inputs);
-        if (batch_timeout_ms) {
-          if (!(std::isfinite(*batch_timeout_ms) && *batch_timeout_ms > 0 && *batch_timeout_ms <= kMaxBatchTimeoutMs)) {
-            throw ValueError(str("batch_timeout_ms=", *batch_timeout_ms, " must be > 0 and at most ",
-                                 kMaxBatchTimeoutMs, " (None: no timeout)"));
-          }
-          options.batch_timeout = std::max<Nanos>(1, static_cast<Nanos>(std::llround(*batch_timeout_ms * 1e6)));
-        }
+        auto setup = serving_setup(spec, std::move(executors), spin_us, std::move(inputs), batch_timeout_ms,
+                                   std::move(cores), llc, llc_root, std::move(machine_cores));
         // Worker threads take the GIL only inside a Python executor's call or an inputs callable; a
         // Python scheduler takes it per hook on this thread.
-        std::shared_ptr<serve::PinLog> pins;
-        if (cores || machine_cores) pins = std::make_shared<serve::PinLog>();
-        if (machine_cores) pin_machines(options, std::move(*machine_cores), spec, pins);
-        if (cores) pin_workers(options, std::move(*cores), spec.workers.size(), pins);
-        const auto llc_setup = partition_llc(options, spec, llc, llc_root);
-        auto result = run_long([&] { return serve::serve(spec, scheduler, options); });
-        if (llc_setup) llc_setup->finish();  // the worker threads are joined: remove the groups
+        auto result = run_long([&] { return serve::serve(spec, scheduler, setup.options); });
         auto out = result_to_python(std::move(result));
-        if (pins) out["meta"]["pinning"] = pin_records(*pins);
-        if (llc_setup) out["meta"]["llc"] = llc_meta(*llc_setup);
+        finish_serving(setup, out);
         return out;
       },
       py::arg("profile"), py::arg("workers"), py::arg("workload"), py::arg("scheduler"), py::kw_only(),

@@ -25,6 +25,7 @@ void init_python_executors(pybind11::module_& m);
 void init_cluster(pybind11::module_& m);
 void init_sim(pybind11::module_& m);
 void init_serve(pybind11::module_& m);
+void init_session(pybind11::module_& m);
 void init_remote(pybind11::module_& m);
 void init_recsys(pybind11::module_& recsys);
 // Generic solvers, in _core.solvers.
@@ -56,6 +57,7 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_cluster(m);
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);
+  servelab::bindings::init_session(m);
   servelab::bindings::init_remote(m);
 
   auto recsys = m.def_submodule("recsys", "Recommendation models: descriptions, weights, inputs, backends.");

@@ -72,13 +72,40 @@ class ForgettableGil {
 };
 
 // fn(*args) through raw references, so that if Python ends this thread inside the call nothing is
-// released without the GIL on the way out (the references are left behind).
-void call_leaving_references_at_exit(const py::object& fn, py::tuple args) {
+// released without the GIL on the way out (the references are left behind). Returns the result
+// (held once the call has returned).
+py::object call_leaving_references_at_exit(const py::object& fn, py::tuple args) {
   PyObject* raw = args.release().ptr();
   PyObject* result = PyObject_Call(fn.ptr(), raw, nullptr);
   Py_DECREF(raw);
   if (result == nullptr) throw py::error_already_set();
-  Py_DECREF(result);
+  return py::reinterpret_steal<py::object>(result);
+}
+
+// What run(batch) returned, as each query's output: a sequence with one array per query, or one
+// array with a row per item of the batch (split by the queries' sizes). None: no outputs.
+void put_outputs(const py::object& returned, const serve::ExecRequest& request, const std::string& spec) {
+  if (returned.is_none()) return;
+  const auto n = request.queries.size();
+  const auto what = [&](const std::string& part) { return str(spec, ": run(batch) returned ", part, " "); };
+  if (py::isinstance<py::list>(returned) || py::isinstance<py::tuple>(returned)) {
+    const auto items = py::reinterpret_borrow<py::sequence>(returned);
+    if (items.size() != n) {
+      throw ValueError(str(what("a sequence of " + std::to_string(items.size()) + " outputs"), "for a batch of ", n,
+                           " queries: return one output per query, one array with a row per item, or None"));
+    }
+    for (std::size_t q = 0; q < n; ++q) {
+      request.outputs->put(request.queries[q], array_from_python(items[q], what(str("for query ", q, ":"))));
+    }
+    return;
+  }
+  auto all = array_from_python(returned, what("as the batch's output:"));
+  if (all.shape.empty() || all.shape[0] != request.items) {
+    throw ValueError(str(what(serve::array_text(all)), "for a batch of ", request.items,
+                         " items: one array needs a row per item (or return one output per query)"));
+  }
+  const std::vector<std::int64_t> row_shape(all.shape.begin() + 1, all.shape.end());
+  serve::put_batch_rows(*request.outputs, request.queries, request.sizes, all.dtype, row_shape, all.data.data());
 }
 
 // Keeps a worker thread's Python thread state from its first batch to the thread's exit. Without
@@ -102,15 +129,6 @@ class LastingThreadState {
   bool kept_ = false;
 };
 thread_local LastingThreadState lasting_thread_state;
-
-// A query's input from another process as numpy would have given it in-process: an array, or a
-// numpy scalar.
-py::object to_python(const serve::InputArray& input) {
-  const py::dtype dtype{std::string(serve::dtype_name(input.dtype))};
-  const py::array array(dtype, input.shape, input.data.data());  // no base: numpy copies the bytes
-  if (input.scalar) return array[py::tuple()];
-  return array;
-}
 
 }  // namespace
 
@@ -184,10 +202,11 @@ void PyExecutor::run(const serve::ExecRequest& request) {
       batch->inputs = rows;
     } else if (request.inputs != nullptr) {  // sent by a controller in another process (remote)
       py::list rows;
-      for (const auto id : request.queries) rows.append(to_python(request.inputs->array(id, "")));
+      for (const auto id : request.queries) rows.append(array_to_python(request.inputs->array(id, "")));
       batch->inputs = rows;
     }
-    call_leaving_references_at_exit(run_, py::make_tuple(std::move(batch)));
+    const auto returned = call_leaving_references_at_exit(run_, py::make_tuple(std::move(batch)));
+    if (request.outputs) put_outputs(returned, request, spec_);
   } catch (py::error_already_set& e) {
     if (e.matches(PyExc_KeyboardInterrupt)) throw Interrupted();
     throw RuntimeError(first_line(e));  // the serving loop prefixes the executor's spec

@@ -69,6 +69,36 @@ std::string unsendable(const py::dtype& dtype) {
 
 }  // namespace
 
+serve::InputArray array_from_python(const py::handle& value, const std::string& what) {
+  const auto numpy = py::module_::import("numpy");
+  serve::InputArray out;
+  out.scalar = py::isinstance(value, numpy.attr("generic"));
+  py::array a;
+  try {
+    a = numpy.attr("asarray")(value, py::arg("order") = "C");
+  } catch (const py::error_already_set& e) {
+    throw ValueError(
+        str(what, py::repr(value).cast<std::string>().substr(0, 120), " is not an array: ", first_line(e)));
+  }
+  const auto dtype = sendable_dtype(a.dtype());
+  if (!dtype) {
+    throw ValueError(str(what, array_text(a), " has dtype ", py::str(a.dtype()).cast<std::string>(),
+                         ": bool, int8-64, uint8-64 and float16-64 in native byte order are taken"));
+  }
+  out.dtype = *dtype;
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) out.shape.push_back(a.shape(d));
+  const auto* from = static_cast<const std::uint8_t*>(a.data());
+  out.data.assign(from, from + a.nbytes());
+  return out;
+}
+
+py::object array_to_python(const serve::InputArray& input) {
+  const py::dtype dtype{std::string(serve::dtype_name(input.dtype))};
+  const py::array array(dtype, input.shape, input.data.data());  // no base: numpy copies the bytes
+  if (input.scalar) return array[py::tuple()];
+  return array;
+}
+
 PyQueryInputs::PyQueryInputs(const py::object& source) {
   const std::string given = py::repr(source).cast<std::string>().substr(0, 120);
   if (!py::isinstance<py::array>(source) && PyCallable_Check(source.ptr())) {

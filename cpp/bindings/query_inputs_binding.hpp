@@ -18,6 +18,13 @@
 
 namespace servelab::bindings {
 
+// `value` (a numpy array or scalar, or anything numpy.asarray takes) as a typed array, copied. Call
+// with the GIL held. ValueError starting with `what` and naming the value when it is not numeric
+// (bool, int8-64, uint8-64, float16-64 in native byte order).
+serve::InputArray array_from_python(const pybind11::handle& value, const std::string& what);
+// A typed array as numpy has it (a copy): an array, or a numpy scalar. Call with the GIL held.
+pybind11::object array_to_python(const serve::InputArray& array);
+
 class PyQueryInputs final : public serve::QueryInputs {
  public:
   // Call with the GIL held. ValueError naming `inputs` and the value when `source` is neither.

@@ -59,6 +59,8 @@ from .schedulers import list_schedulers as list_schedulers
 from .schedulers import make_scheduler as make_scheduler
 from .schedulers import register_scheduler as register_scheduler
 from .schedulers import unregister_scheduler as unregister_scheduler
+from .session import Outcome as Outcome
+from .session import Session as Session
 from .workload import list_arrival_processes as list_arrival_processes
 from .workload import list_size_distributions as list_size_distributions
 from .world_comparison import sim_vs_real as sim_vs_real

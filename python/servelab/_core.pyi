@@ -14,7 +14,7 @@ ramsis: typing.Any  # a submodule; use servelab.ramsis
 rrl: typing.Any  # a submodule; use servelab.rrl
 hera: typing.Any  # a submodule; use servelab.hera
 infaas: typing.Any  # a submodule; use servelab.infaas
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'InterferenceModel', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MachineGroup', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_interference_models', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_interference_model', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'InterferenceModel', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MachineGroup', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'ServingSession', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_interference_models', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_interference_model', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -1184,6 +1184,32 @@ class InterferenceModel:
         ...
     def describe(self) -> str:
         ...
+class ServingSession:
+    """
+    The serving loop fed by submissions (use servelab.Session). Starts on construction.
+    """
+    def __init__(self, profile: Profile, workers: collections.abc.Sequence[WorkerGroup], workload: Workload, scheduler: typing.Any, *, seed: typing.Any = 0, decision_statistic: str = 'mean', service: str = 'sample', drain_s: typing.SupportsFloat | typing.SupportsIndex = 3600.0, executors: collections.abc.Sequence[ExecutorBuilder] | None = None, spin_us: typing.SupportsFloat | typing.SupportsIndex = 200.0, batch_timeout_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None, llc: str | None = None, llc_root: str | None = None, machines: collections.abc.Sequence[MachineGroup] = [], machine_cores: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] | None = None) -> None:
+        ...
+    def abort(self) -> None:
+        """
+        Ends the loop at once, dropping what is queued or running.
+        """
+    def close(self) -> None:
+        """
+        Stops taking submissions; the loop drains and ends.
+        """
+    def result(self) -> dict:
+        """
+        The run's result dict, once the loop has ended (or its error).
+        """
+    def submit(self, app: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, inputs: typing.Any, done: typing.Any) -> None:
+        """
+        Submits one query; done(outcome_tuple) is called once, on the loop's thread, when it ends.
+        """
+    def wait(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+        """
+        Waits for the loop to end; True if it has.
+        """
 class RemoteWorker:
     """
     A worker process's server: listens at `listen` ('unix:PATH' or 'tcp:HOST:PORT'; port 0: any free

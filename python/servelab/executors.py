@@ -124,8 +124,11 @@ def register_executor(
     that batch alone (its queries end dropped with the reason ``executor failed: <spec>:
     <exception>``). Optional: ``knobs`` (the config keys it reads, which a scheduler may set with
     ``actions.set_config``) with ``set_config(key, value)``, called before a batch when a value
-    changed. ``params`` declares the parameters (types, defaults, ranges, docs); without it they
-    are read from the factory's signature, as for :func:`servelab.register_scheduler`.
+    changed. In a :class:`servelab.Session`, ``run(batch)`` may return the queries' outputs
+    (each submitter gets its own): a list with one array per query, or one array with a row per
+    item of the batch, split by the queries' sizes; None: no outputs. ``params`` declares the
+    parameters (types, defaults, ranges, docs); without it they are read from the factory's
+    signature, as for :func:`servelab.register_scheduler`.
     """
     if not isinstance(name, str) or not _is_spec_name(name):
         raise ValueError(

@@ -7,6 +7,7 @@ Both take the same arguments and return the same :class:`~servelab.results.Resul
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 from collections.abc import Mapping
@@ -135,7 +136,48 @@ def _check_expected_duration(workload: _core.Workload, limit: Any) -> None:
         )
 
 
+@dataclasses.dataclass
+class _Prepared:
+    """A run's scenario and the C++ call's arguments, checked: what simulate(), serve() and
+    Session share before the world starts."""
+
+    world: str
+    sc: Scenario
+    args: tuple[Any, ...]  # profile, workers, workload, scheduler
+    kwargs: dict[str, Any]
+    executors: list[ExecutorBuilder | None] | None
+    batch_timeout_ms: float | None
+    config_model: Any
+    loop_model: Any
+    interference: Any
+    progress: bool | None
+
+
 def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
+    prepared = _prepare(world, scenario, overrides)
+    run = _core.simulate_run if world == "sim" else _core.serve_run
+    sc = prepared.sc
+    with _serving_progress(world, prepared.progress, prepared.args[2], sc.seed):
+        raw = run(*prepared.args, **prepared.kwargs)
+    return _result(raw, prepared)
+
+
+def _prepare(world: str, scenario: Any, overrides: dict[str, Any]) -> _Prepared:
+    """Checks the arguments of a run in `world` ("sim", "serve" or "session": a serving session,
+    fed by submissions instead of the workload's arrivals) and builds the C++ call's."""
+    session = world == "session"
+    if session:
+        world = "serve"
+        if "inputs" in overrides:
+            raise ValueError(
+                "inputs= is for servelab.serve; a session's inputs come with each submit()"
+            )
+        if "max_expected_duration_s" in overrides:
+            raise ValueError(
+                "max_expected_duration_s= is for servelab.serve; a session lasts until it is closed"
+            )
+        if "progress" in overrides:
+            raise ValueError("progress= is for servelab.serve; a session has no known end")
     executor = overrides.pop("executor", None)
     spin_us = overrides.pop("spin_us", None)
     batch_timeout_ms = overrides.pop("batch_timeout_ms", None)
@@ -173,7 +215,7 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     if inputs is not None and world != "serve":
         raise ValueError("inputs= is for servelab.serve; the simulator runs no model")
     sc = _scenario(scenario, overrides)
-    if world == "serve":  # before any executor loads a model
+    if world == "serve" and not session:  # before any executor loads a model
         _check_expected_duration(sc.build_workload(), max_expected_s)
     kwargs: dict[str, Any] = {}
     if sc.records != "all":
@@ -213,20 +255,32 @@ def _run(world: str, scenario: Any, overrides: dict[str, Any]) -> Result:
     interference = sc.build_interference() if world == "sim" else None  # served: the real one
     if interference is not None:
         kwargs["interference"] = interference
-    run = _core.simulate_run if world == "sim" else _core.serve_run
-    profile, workers, workload = sc.build_profile(), sc.build_workers(), sc.build_workload()
-    with _serving_progress(world, progress, workload, sc.seed):
-        raw = run(
-            profile,
-            workers,
-            workload,
-            sc.build_scheduler(),
-            seed=sc.seed,
-            decision_statistic=sc.decision_statistic,
-            service=sc.service,
-            drain_s=float(sc.drain_s),
-            **kwargs,
-        )
+    kwargs.update(
+        seed=sc.seed,
+        decision_statistic=sc.decision_statistic,
+        service=sc.service,
+        drain_s=float(sc.drain_s),
+    )
+    args = (sc.build_profile(), sc.build_workers(), sc.build_workload(), sc.build_scheduler())
+    return _Prepared(
+        world,
+        sc,
+        args,
+        kwargs,
+        executors,
+        batch_timeout_ms,
+        config_model,
+        loop_model,
+        interference,
+        progress,
+    )
+
+
+def _result(raw: dict[str, Any], prepared: _Prepared) -> Result:
+    """The C++ run's dict as a Result, with the scenario and the run's choices in its meta."""
+    sc, kwargs, executors = prepared.sc, prepared.kwargs, prepared.executors
+    batch_timeout_ms, config_model = prepared.batch_timeout_ms, prepared.config_model
+    loop_model, interference = prepared.loop_model, prepared.interference
     raw["meta"]["scenario"] = sc.to_dict()
     if batch_timeout_ms is not None:
         raw["meta"]["batch_timeout_ms"] = batch_timeout_ms

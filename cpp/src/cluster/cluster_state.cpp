@@ -530,6 +530,7 @@ void ClusterState::end_dropped(QueryId id, std::string_view reason) {
   records_.batch_queries[id - base_] = 0;
   records_.accuracy[id - base_] = std::numeric_limits<float>::quiet_NaN();
   records_.cost[id - base_] = 0.f;
+  if (drop_listener_) drop_listener_(id, reason);
 }
 
 void ClusterState::drop(QueryId id, std::string_view reason) {

@@ -67,7 +67,7 @@ class LlcExecutor final : public Executor {
       config.erase(kLlcShareWaysKnob);
     }
     inner_->run(ExecRequest{request.worker, request.hardware, request.model, request.items, request.queries, config,
-                            request.rng, request.stop, request.sizes, request.report, request.inputs});
+                            request.rng, request.stop, request.sizes, request.report, request.inputs, request.outputs});
   }
   std::vector<std::string> knobs() const override { return knobs_; }
   std::string describe() const override { return inner_->describe(); }

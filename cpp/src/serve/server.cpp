@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "servelab/cluster/cluster_state.hpp"
@@ -19,6 +21,8 @@
 #include "servelab/core/rng.hpp"
 #include "servelab/serve/added_workers.hpp"
 #include "servelab/serve/llc_partition.hpp"
+#include "servelab/serve/session.hpp"
+#include "submitted_inputs.hpp"
 #include "worker_thread.hpp"
 
 namespace servelab::serve {
@@ -69,11 +73,17 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
         batch_timeout_(options.batch_timeout),
         inputs_(options.inputs),
         machine_cores_(options.machine_cores),
-        pin_log_(options.pin_log) {
+        pin_log_(options.pin_log),
+        session_(options.session) {
     for (const auto& group : spec_.machines) declared_machines_ += group.count;
     if (spin_ < 0) throw ValueError(str("spin=", spin_, " ns must be >= 0"));
     if (batch_timeout_ < 0) {
       throw ValueError(str("batch_timeout=", batch_timeout_, " ns must be >= 0 (0: no timeout)"));
+    }
+    if (session_) {
+      if (inputs_) throw ValueError("a session's inputs come with each submission; ServeOptions::inputs must be empty");
+      submitted_ = std::make_shared<SubmittedInputs>();
+      outputs_ = std::make_shared<QueryOutputs>();
     }
   }
 
@@ -81,20 +91,34 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     // Whatever happens, every worker thread is stopped and joined before run() returns.
     struct Shutdown {
       Server& s;
-      ~Shutdown() { s.shut_down(); }
+      ~Shutdown() {
+        s.shut_down();
+        s.answer_unended("the serving session failed");  // a failed run still answers every query
+      }
     } shutdown{*this};
 
     auto self = shared_from_this();
     state_ = std::shared_ptr<ClusterState>(new ClusterState(spec_, *this), [self](ClusterState* p) { delete p; });
     start_threads();
-    auto stream = spec_.workload->start(spec_.seed);
-    auto next = stream->next();
+    // A session's arrivals are its submissions: the workload's stream is never read.
+    std::unique_ptr<workload::QueryStream> stream;
+    std::optional<workload::Query> next;
+    if (!session_) {
+      stream = spec_.workload->start(spec_.seed);
+      next = stream->next();
+    } else {
+      state_->set_drop_listener([this](workload::QueryId id, std::string_view reason) { answer_dropped(id, reason); });
+    }
+    bool open = session_ != nullptr;  // a session still taking submissions
     Nanos last_arrival = 0;
     // Time 0 is now, once the threads run: setting up must not make the first arrivals late.
     // (Worker threads read the clock only after a submit, which orders them after this.)
     clock_->restart();
     now_ = clock_->now();
     scheduler.on_start(*state_, *state_);
+    if (session_) {
+      session_->attach([clock = clock_] { return clock->now(); }, [inbox = inbox_] { inbox->wake(); });
+    }
     const char* cut_reason = "unserved at end of run";
     std::vector<Completion> posted;
     for (;;) {
@@ -102,9 +126,19 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       inbox_->take(posted);
       collect(posted);
       enforce_timeouts(posted);
+      if (session_) {
+        if (session_->aborted()) {
+          cut_reason = "session stopped";
+          arrive_unheard();
+          break;
+        }
+        // Whether it was open is read with the submissions: none can come after a closed take.
+        if (open) open = session_->take(submitted_queue_);
+        if (!next) next = next_submission();
+      }
       const bool have_event = !events_.empty() || in_flight_ > 0;
-      if (!next && (!have_event || state_->quiescent())) break;
-      const Nanos end = next ? kNever : last_arrival + std::min(spec_.drain_limit, kNever - last_arrival);
+      if (!next && !open && (!have_event || state_->quiescent())) break;
+      const Nanos end = next || open ? kNever : last_arrival + std::min(spec_.drain_limit, kNever - last_arrival);
       const Nanos clock = clock_->now();
       // The earliest due thing: an event (completions are due once posted) or the next arrival.
       const bool event_due = !events_.empty() && events_.top().time <= clock;
@@ -120,9 +154,10 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
         noticed_.resize(exec_.size(), -1);
         taken_[static_cast<std::size_t>(id)] = clock;
         if (remote_batches_) transport_.resize(exec_.size(), -1);
+        if (session_) admit(*next);
         scheduler.on_arrival(*next, *state_, *state_);
         state_->place_if_unplaced(id);
-        next = stream->next();
+        next = session_ ? next_submission() : stream->next();
         continue;
       }
       if (event_due && events_.top().time <= end) {
@@ -181,6 +216,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     start_threads();
     slot(worker);
     running_[worker].assign(batch.queries.begin(), batch.queries.end());
+    running_model_[worker] = batch.model;
     if (!out_of_service_[worker].empty()) {
       // As a remote worker whose connection is lost: every later batch fails at once, one reason.
       failures_[worker] = out_of_service_[worker];
@@ -191,9 +227,19 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       return;
     }
     WorkerThread& thread = *threads_[worker];
-    Job job{batch.model, batch.items, {batch.queries.begin(), batch.queries.end()}, {}, {}, {}, -1, -1, 0};
+    Job job{batch.model, batch.items, {batch.queries.begin(), batch.queries.end()}, {}, {}, {}, -1, -1, 0, {}, {}};
     job.sizes.reserve(batch.queries.size());
     for (const auto id : batch.queries) job.sizes.push_back(state_->query(id).size);
+    if (session_) {
+      job.outputs = outputs_;
+      // Submitted inputs where any query has one; else the executor derives its own, as in serve().
+      for (const auto id : batch.queries) {
+        if (submitted_->contains(id)) {
+          job.inputs = submitted_;
+          break;
+        }
+      }
+    }
     const sched::MachineId machine = state_->machine(worker);
     const bool declared = machine < declared_machines_;
     std::optional<LlcShare> share;
@@ -262,6 +308,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     transport_by_worker_.resize(n, -1);
     failures_.resize(n);
     running_.resize(n);
+    running_model_.resize(n, -1);
     out_of_service_.resize(n);
     awaiting_.resize(n, 0);
     dispatched_.resize(n, 0);
@@ -353,7 +400,16 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     if (remote_batches_) {
       for (const auto id : running_[worker]) transport_[static_cast<std::size_t>(id)] = transport_by_worker_[worker];
     }
-    if (failures_[worker].empty()) return cluster::deliver(e, started_[worker], *state_, scheduler);
+    if (failures_[worker].empty()) {
+      if (!session_) return cluster::deliver(e, started_[worker], *state_, scheduler);
+      // The hook may hand the worker its next batch: its queries are answered from a copy.
+      std::vector<workload::QueryId> done(running_[worker]);
+      const Nanos start = started_[worker];
+      const sched::ModelId model = running_model_[worker];
+      cluster::deliver(e, start, *state_, scheduler);
+      for (const auto id : done) answer_completed(id, start, e.time, worker, model);
+      return;
+    }
     // The scheduler learns the worker is free like after any batch; the queries end dropped.
     const auto done = state_->fail_batch(worker, started_[worker], e.time, failures_[worker]);
     failures_[worker].clear();
@@ -363,6 +419,82 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       state_->remove_worker(worker);
     }
     scheduler.on_batch_done(done, *state_, *state_);
+  }
+
+  // --- the session's side ---
+
+  // The next submission as a query (its id set by arrive()); the submission waits in current_.
+  std::optional<workload::Query> next_submission() {
+    if (submitted_queue_.empty()) return std::nullopt;
+    current_ = std::move(submitted_queue_.front());
+    submitted_queue_.pop_front();
+    const auto& app = spec_.workload->apps()[static_cast<std::size_t>(current_.app)];
+    workload::Query q;
+    q.app = current_.app;
+    q.size = current_.size;
+    q.arrival = current_.arrival;
+    q.deadline = current_.arrival + app.slo;
+    q.accuracy_floor = workload::stored_accuracy_floor(app.accuracy_floor);
+    return q;
+  }
+
+  // The current submission has arrived as query q: its input and its submitter are kept by id.
+  void admit(const workload::Query& q) {
+    if (current_.input) submitted_->add(q.id, std::move(*current_.input));
+    asked_.emplace(q.id, Asked{std::move(current_.done), q.app, q.arrival, q.deadline});
+    current_ = {};
+  }
+
+  // Aborted: the submissions taken but not arrived arrive unheard by the scheduler, so the end
+  // of the run drops them with the rest (and their submitters learn it).
+  void arrive_unheard() {
+    session_->take(submitted_queue_);
+    while (auto q = next_submission()) {
+      q->id = state_->arrive(*q);
+      admit(*q);
+    }
+  }
+
+  void answer_completed(workload::QueryId id, Nanos start, Nanos finish, WorkerId worker, sched::ModelId model) {
+    Outcome o;
+    o.status = cluster::QueryStatus::Completed;
+    o.start = start;
+    o.finish = finish;
+    o.worker = worker;
+    o.model = model;
+    o.output = outputs_->take(id);
+    answer(id, std::move(o));
+  }
+
+  void answer_dropped(workload::QueryId id, std::string_view reason) {
+    Outcome o;
+    o.reason = reason;
+    o.finish = now_;
+    outputs_->take(id);  // a failed batch may have written some
+    answer(id, std::move(o));
+  }
+
+  // Gives query `id`'s outcome to its submitter (once; a query not submitted has none).
+  void answer(workload::QueryId id, Outcome&& o) {
+    const auto it = asked_.find(id);
+    if (it == asked_.end()) return;
+    Asked asked = std::move(it->second);
+    asked_.erase(it);
+    submitted_->remove(id);
+    o.id = id;
+    o.app = asked.app;
+    o.arrival = asked.arrival;
+    o.deadline = asked.deadline;
+    try {
+      asked.done(std::move(o));
+    } catch (...) {  // the submitter's error is its own: the loop goes on
+    }
+  }
+
+  // The run failed: every query not answered yet is answered dropped with `reason`.
+  void answer_unended(const std::string& reason) noexcept {
+    if (!session_) return;
+    while (!asked_.empty()) answer_dropped(asked_.begin()->first, reason);
   }
 
   // `message` as a drop reason; past kMaxFailureReasons distinct ones, a shared reason.
@@ -407,6 +539,19 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   MachineCores machine_cores_;
   std::shared_ptr<PinLog> pin_log_;  // shared with the worker threads
   sched::MachineId declared_machines_ = 0;
+  // A session's: its channel, the submissions taken and not arrived yet (current_ the next), each
+  // asked query's submitter, the submitted inputs and the executors' outputs (null outside one).
+  struct Asked {
+    OutcomeCallback done;
+    std::int32_t app;
+    Nanos arrival, deadline;
+  };
+  std::shared_ptr<SessionChannel> session_;
+  std::deque<Submission> submitted_queue_;
+  Submission current_;
+  std::unordered_map<workload::QueryId, Asked> asked_;
+  std::shared_ptr<SubmittedInputs> submitted_;
+  std::shared_ptr<QueryOutputs> outputs_;
   // Shared with the worker threads, so that an abandoned one may outlive the run.
   std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   Nanos now_ = 0;
@@ -419,6 +564,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   std::vector<Nanos> transport_by_worker_;               // by worker: that batch's transport time (-1: none)
   std::vector<std::string> failures_;                    // by worker: why that batch failed ("": it did not)
   std::vector<std::vector<workload::QueryId>> running_;  // by worker: the queries of its batch
+  std::vector<sched::ModelId> running_model_;            // by worker: the model of that batch
   std::vector<std::string> out_of_service_;              // by worker: why its batches fail at once ("": in service)
   std::vector<char> awaiting_;                           // by worker: its thread runs a batch not yet collected
   std::vector<Nanos> dispatched_;                        // by worker: when its running batch was handed over

@@ -23,9 +23,18 @@ void Inbox::post(Completion completion) {
 
 void Inbox::wait_until(SteadyClock::time_point deadline, std::vector<Completion>& out) {
   std::unique_lock lock(mutex_);
-  posted_.wait_until(lock, deadline, [this] { return !items_.empty(); });
+  posted_.wait_until(lock, deadline, [this] { return !items_.empty() || woken_; });
+  woken_ = false;
   for (auto& c : items_) out.push_back(std::move(c));
   items_.clear();
+}
+
+void Inbox::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  posted_.notify_one();
 }
 
 void Inbox::take(std::vector<Completion>& out) {
@@ -94,8 +103,9 @@ void WorkerThread::loop(std::stop_token stop) {
         if (job.cpus != failed_cpus_) pin_error_ = apply_cpus(job);
         if (!pin_error_.empty()) throw RuntimeError(pin_error_);
       }
+      const QueryInputs* inputs = job.inputs ? job.inputs.get() : inputs_.get();
       executor_->run(ExecRequest{worker_, hardware_, job.model, job.items, job.queries, job.config, rng_, stop,
-                                 job.sizes, &report, inputs_.get()});
+                                 job.sizes, &report, inputs, job.outputs.get()});
     } catch (const abi::__forced_unwind&) {
       throw;  // the thread is being ended (pthread_exit, e.g. by Python at exit): let it end
     } catch (...) {

@@ -21,6 +21,7 @@
 #include "servelab/core/time.hpp"
 #include "servelab/serve/affinity.hpp"
 #include "servelab/serve/executor.hpp"
+#include "servelab/serve/query_outputs.hpp"
 
 namespace servelab::serve {
 
@@ -47,18 +48,21 @@ struct Completion {
   std::exception_ptr error;
 };
 
-// Completions posted by worker threads, taken by the controller.
+// Completions posted by worker threads, taken by the controller; it also wakes for submissions.
 class Inbox {
  public:
   void post(Completion completion);
   // Waits until something is posted or `deadline`; appends what was posted to `out`.
   void wait_until(SteadyClock::time_point deadline, std::vector<Completion>& out);
   void take(std::vector<Completion>& out);
+  // Ends the controller's current (or next) wait_until early: a session's submission came.
+  void wake();
 
  private:
   std::mutex mutex_;
   std::condition_variable posted_;
   std::vector<Completion> items_;
+  bool woken_ = false;
 };
 
 // What the controller hands a worker thread: a copy of everything the batch needs.
@@ -74,6 +78,10 @@ struct Job {
   sched::MachineId machine = -1;  // the machine those cores are of
   int group = -1;                 // the worker's group (-1: added), for the pin log
   Nanos dispatched = 0;           // run time of the dispatch, for the pin log
+  // A session's batch: its queries' submitted inputs (instead of the run's; null: the run's) and
+  // where the executor writes their outputs (null: nobody reads them).
+  std::shared_ptr<const QueryInputs> inputs;
+  std::shared_ptr<QueryOutputs> outputs;
 };
 
 class WorkerThread {

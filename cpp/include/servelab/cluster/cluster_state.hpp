@@ -6,6 +6,7 @@
 #include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -103,6 +104,11 @@ class ClusterState final : public sched::ClusterView,
     const auto* slot = reinterpret_cast<const char*>(&workers_[worker]);
     __builtin_prefetch(slot);
     __builtin_prefetch(slot + 64);
+  }
+  // Called as each query ends dropped (by the scheduler, a failed batch or the end of the run),
+  // after its record is written: a serving session answers its submitter. Empty: nothing.
+  void set_drop_listener(std::function<void(QueryId, std::string_view reason)> listener) {
+    drop_listener_ = std::move(listener);
   }
   // Whether nothing is queued, running or loading (the run may end once arrivals have).
   bool quiescent() const;
@@ -346,6 +352,7 @@ class ClusterState final : public sched::ClusterView,
   std::vector<std::int64_t> sampled_ids_;
   std::vector<QueryId> batch_ids_;  // dispatch's duplicate check, reused (no allocation per batch)
   std::vector<std::string> reasons_;
+  std::function<void(QueryId, std::string_view)> drop_listener_;  // set_drop_listener
   std::vector<Nanos> app_slo_;
   std::vector<float> app_floor_;
   std::vector<std::string> app_names_;

@@ -27,6 +27,7 @@
 #include "servelab/profile/profile.hpp"
 #include "servelab/sched/scheduler.hpp"
 #include "servelab/serve/query_inputs.hpp"
+#include "servelab/serve/query_outputs.hpp"
 
 namespace servelab::serve {
 
@@ -71,6 +72,9 @@ struct ExecRequest {
   ExecReport* report = nullptr;
   // The run's user-supplied per-query inputs (serve(inputs=...)); null: the executor derives its own.
   const QueryInputs* inputs = nullptr;
+  // Where run() writes each query's output (put_batch_rows), in a serving session whose
+  // submitters read them; null: nobody reads outputs, write none.
+  QueryOutputs* outputs = nullptr;
 };
 
 class Executor {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "servelab/serve/input_array.hpp"
 #include "servelab/workload/query.hpp"
@@ -30,6 +31,16 @@ class QueryInputs {
   // numeric array or scalar.
   virtual InputArray array(workload::QueryId query, const std::string& executor) const = 0;
 };
+
+// "array(float32, shape=(8, 16))", for messages.
+std::string array_text(const InputArray& input);
+
+// Writes a query's `size` rows of `width` float32 features from its given array: one of shape
+// (width,) is repeated for each item, one of shape (size, width) gives one row per item.
+// ValueError naming `executor` (as QueryInputs::fill_rows), the query and the array otherwise;
+// `source` says where the array came from ("the input sent").
+void fill_rows_from(const InputArray& input, workload::QueryId query, std::int32_t size, std::int64_t width, float* out,
+                    const std::string& executor, std::string_view source);
 
 // Fills a batch's rows, query after query (sizes empty: one row per query).
 void fill_batch_rows(const QueryInputs& inputs, std::span<const workload::QueryId> queries,

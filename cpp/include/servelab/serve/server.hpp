@@ -28,6 +28,14 @@
 // dispatch, start and finish they split a query's time into the loop's stages (servelab.calibrate
 // fits the simulator's loop model from them, cluster/loop_model.hpp).
 //
+// Session (ServeOptions::session, see session.hpp): the same loop, its arrivals the submissions
+// taken from the channel (a wait for them wakes on each submit), their inputs handed to the
+// batches that hold them and their outputs collected; each query's outcome is given to its
+// submitter as it ends (completed when its batch is taken up, dropped when it is dropped). The
+// workload's stream is not read (its applications name the session's); the run ends once the
+// channel is closed and the rest has drained (as serve() after its last arrival), at once when
+// it is aborted ("session stopped").
+//
 // Machines: every instance (worker) has its own thread and executor, whether it is one of the
 // initial workers or added during the run by add_worker or add_instance (its thread and executor
 // are made when the action runs, while the others serve; it takes batches once its startup or
@@ -65,6 +73,8 @@
 
 namespace servelab::serve {
 
+class SessionChannel;
+
 struct ServeOptions {
   ExecutorFactory executor;  // empty: emulated_executors(); executors_by_group() for named ones
   // How long before the next arrival or timer the controller spins instead of sleeping: precise
@@ -81,6 +91,9 @@ struct ServeOptions {
   MachineCores machine_cores;
   // Where those pinnings are recorded (null: nowhere).
   std::shared_ptr<PinLog> pin_log;
+  // A session's channel (session.hpp): arrivals are its submissions instead of the workload's
+  // stream, and each query's outcome goes back to its submitter. Null: the workload's stream.
+  std::shared_ptr<SessionChannel> session;
 };
 
 // The most the end of a run waits for running batches after asking them to stop, when a batch

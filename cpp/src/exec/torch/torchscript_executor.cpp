@@ -12,13 +12,16 @@
 #include <new>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "servelab/core/errors.hpp"
 #include "servelab/core/memory.hpp"
 #include "servelab/core/rng.hpp"
 #include "servelab/serve/query_inputs.hpp"
+#include "servelab/serve/query_outputs.hpp"
 
 namespace servelab::exec {
 namespace {
@@ -144,11 +147,20 @@ class TorchScriptExecutor final : public serve::Executor {
     const auto start = Clock::now();
     std::optional<c10::StreamGuard> on_stream;
     if (stream_) on_stream.emplace(*stream_);
+    std::vector<torch::Tensor> outputs;  // kept only when a session reads them
     for (std::int64_t first = 0; first < rows && !request.stop.stop_requested(); first += chunk) {
-      shared_->forward(buffer_.narrow(0, first, std::min(chunk, rows - first)), stream_.has_value());
+      auto out = shared_->forward(buffer_.narrow(0, first, std::min(chunk, rows - first)), stream_.has_value());
+      if (request.outputs) outputs.push_back(std::move(out));
     }
     if (stream_) stream_->synchronize();
     if (request.report) request.report->compute = (Clock::now() - start).count();
+    if (request.outputs && !request.stop.stop_requested()) {
+      // forward() returns [rows, k] float32 on the CPU: each query gets its rows.
+      const auto all = outputs.size() == 1 ? outputs.front() : torch::cat(outputs).contiguous();
+      const std::int64_t width = all.size(1);
+      serve::put_batch_rows(*request.outputs, request.queries, request.sizes, serve::DType::Float32,
+                            std::span<const std::int64_t>(&width, 1), static_cast<const std::uint8_t*>(all.data_ptr()));
+    }
   }
 
   std::vector<std::string> knobs() const override { return {kThreadsKnob, kMaxItemsKnob}; }
