@@ -7,6 +7,10 @@
 - ``http``: ``tritonclient.http`` to the front-end's HTTP/REST server on loopback;
 - ``grpc``: ``tritonclient.grpc`` to its gRPC server.
 
+Twice: with the servers in this process (a `Frontend` on a thread, sharing the client's GIL), and
+in a process of their own (``servelab frontend`` on a JSON copy of the scenario), as a real
+client sees them; ``submit`` is measured in this process both times.
+
 Printed: p50 and p99 of each in microseconds, the front-end's addition (p50 over ``submit``'s),
 and the load average (the machine is shared: read the numbers against it). Never asserted.
 
@@ -17,9 +21,14 @@ and the load average (the machine is shared: read the numbers against it). Never
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -27,11 +36,16 @@ import servelab
 
 
 def scenario() -> dict:
-    profile = servelab.Profile("benchmark: a 1 us model")
-    profile.set_price("cpu", 0.0)
-    profile.set_latency("cpu", "noop", 1, samples_s=[1e-6])
+    """One worker, one application, the emulated executor on a 1 us profile (plain JSON, so that
+    the front-end's own process can read it from a file)."""
     return {
-        "profile": profile,
+        "profile": {
+            "format": "servelab.profile",
+            "version": 1,
+            "hardware": {"cpu": {"price_per_hour": 0.0}},
+            "models": {"noop": {}},
+            "latency": [{"hardware": "cpu", "model": "noop", "batch": 1, "samples_ms": [0.001]}],
+        },
         "workers": [{"hardware": "cpu", "count": 1}],
         "workload": {"arrivals": "poisson(rate=1)", "count": 1, "apps": [
             {"name": "noop", "slo_ms": 1000}
@@ -39,6 +53,28 @@ def scenario() -> dict:
         "scheduler": "fcfs",
         "seed": 0,
     }  # fmt: skip
+
+
+def measure(ways: dict[str, Callable[[], object]], n: int, warmup: int) -> dict[str, list[float]]:
+    """Each way called ``warmup + n`` times, interleaved round by round; the last n timed."""
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for i in range(warmup + n):
+        for name, call in ways.items():
+            t0 = time.perf_counter()
+            call()
+            dt = time.perf_counter() - t0
+            if i >= warmup:
+                times[name].append(dt)
+    return times
+
+
+def report(title: str, times: dict[str, list[float]], base_us: float) -> None:
+    print(title)
+    for name, values in times.items():
+        us = np.asarray(values) * 1e6
+        p50, p99 = np.percentile(us, 50), np.percentile(us, 99)
+        added = "" if name == "submit" else f"   +{p50 - base_us:8.1f} us over submit (p50)"
+        print(f"  {name:<6}  p50 {p50:8.1f} us   p99 {p99:8.1f} us{added}")
 
 
 def main() -> int:
@@ -56,7 +92,9 @@ def main() -> int:
         return 0
     n = 20 if args.smoke else args.requests
     warmup = 5 if args.smoke else 50
-    times: dict[str, list[float]] = {"submit": [], "http": [], "grpc": []}
+    load = os.getloadavg()
+    print(f"front-end latency, {n} sequential requests each (emulated executor, 1 us model)")
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
     with servelab.Session(scenario()) as session:
         with Frontend(session, http_port=0, grpc_port=0) as frontend:
             h = httpclient.InferenceServerClient(frontend.http_url.removeprefix("http://"))
@@ -66,25 +104,34 @@ def main() -> int:
                 "http": lambda: h.infer("noop", []),
                 "grpc": lambda: g.infer("noop", []),
             }
-            for i in range(warmup + n):
-                for name, call in ways.items():
-                    t0 = time.perf_counter()
-                    call()
-                    dt = time.perf_counter() - t0
-                    if i >= warmup:
-                        times[name].append(dt)
+            inproc = measure(ways, n, warmup)
             h.close()
             g.close()
         session.close()
+    base = float(np.percentile(inproc["submit"], 50)) * 1e6
+    report("servers in the client's process (sharing its GIL):", inproc, base)
+
+    # The front-end in a process of its own (`servelab frontend`), as a real client sees it.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scenario.json"
+        path.write_text(json.dumps(scenario()))
+        command = [sys.executable, "-m", "servelab", "frontend", str(path), "--json",
+                   "--http-port", "0", "--grpc-port", "0"]  # fmt: skip
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        try:
+            where = json.loads(proc.stdout.readline())
+            h = httpclient.InferenceServerClient(where["http"].removeprefix("http://"))
+            g = grpcclient.InferenceServerClient(where["grpc"])
+            ways = {"http": lambda: h.infer("noop", []), "grpc": lambda: g.infer("noop", [])}
+            apart = measure(ways, n, warmup)
+            h.close()
+            g.close()
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=60)
+    report("servers in a process of their own (servelab frontend):", apart, base)
     load = os.getloadavg()
-    print(f"front-end latency, {n} sequential requests each (emulated executor, 1 us model)")
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    base = float(np.percentile(times["submit"], 50)) * 1e6
-    for name, values in times.items():
-        us = np.asarray(values) * 1e6
-        p50, p99 = np.percentile(us, 50), np.percentile(us, 99)
-        added = "" if name == "submit" else f"   +{p50 - base:8.1f} us over submit (p50)"
-        print(f"  {name:<6}  p50 {p50:8.1f} us   p99 {p99:8.1f} us{added}")
+    print(f"load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return 0
 
 

@@ -163,3 +163,16 @@ def started(session, **kwargs):
     kwargs.setdefault("http_port", 0)
     kwargs.setdefault("grpc_port", 0)
     return Frontend(session, **kwargs).start()
+
+
+def metrics_text(frontend, headers=None):
+    """The front-end's /metrics as text (asserting a 200)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
+    conn.request("GET", "/metrics", headers=headers or {})
+    r = conn.getresponse()
+    body = r.read().decode()
+    conn.close()
+    assert r.status == 200, body
+    return body

@@ -107,6 +107,8 @@ def test_unknown_model_version_route_and_output_are_named(served):
     assert not c.is_model_ready("nope")
     with pytest.raises(InferenceServerException, match="no output 'OUT'; its output is OUTPUT0"):
         c.infer("rm2", [_input(x)], outputs=[httpclient.InferRequestedOutput("OUT")])
+    status, body = _raw(frontend, "POST", "/v2/models/nope/infer", b"{not even json")
+    assert status == 404 and "unknown model 'nope'" in json.loads(body)["error"]
     status, body = _raw(frontend, "GET", "/v2/nothing")
     assert status == 404 and "no route GET /v2/nothing" in json.loads(body)["error"]
     status, body = _raw(frontend, "DELETE", "/v2/models/rm2/infer")
@@ -250,17 +252,61 @@ def test_overload_is_refused_and_timeouts_answered_while_the_server_keeps_servin
 
 def test_slow_and_vanishing_clients_leave_the_server_serving(served):
     frontend, _ = served
-    # Headers promising 100 bytes, 10 sent, then silence: 504 after request_timeout_s.
-    slow = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
-    slow.sendall(
-        b"POST /v2/models/rm2/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + b"{" * 10
-    )
-    # Another that leaves halfway through its body.
+    head = b"POST /v2/models/rm2/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    # One that leaves halfway through its body.
     gone = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
-    gone.sendall(b"POST /v2/models/rm2/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    gone.sendall(head + b"{")
     gone.close()
-    _alive(frontend)  # served meanwhile
-    reply = slow.recv(4096)
-    slow.close()
-    assert reply.startswith(b"HTTP/1.1 504") and b"did not arrive within" in reply
     _alive(frontend)
+    # Four whose bodies stall: each holds a place among max_concurrent=4 while it is read, so a
+    # fifth request is refused 503, and each gets 504 after request_timeout_s=2.
+    slow = []
+    for _ in range(4):
+        s = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
+        s.sendall(head + b"{" * 10)
+        slow.append(s)
+    deadline = time.monotonic() + 5
+    while frontend.service.reading < 4:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    with pytest.raises(InferenceServerException, match="max_concurrent=4") as e:
+        http_client(frontend).infer("rm2", [_input(np.ones((1, WIDTH), np.float32))])
+    assert e.value.status() == "503"
+    for s in slow:
+        reply = s.recv(4096)
+        s.close()
+        assert reply.startswith(b"HTTP/1.1 504") and b"did not arrive within" in reply
+    _alive(frontend)
+
+
+def test_stopping_answers_the_requests_still_waiting():
+    session = FakeSession()
+    session.hold.clear()
+    frontend = started(session)
+    import concurrent.futures
+
+    x = np.ones((1, WIDTH), np.float32)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        h = pool.submit(http_client(frontend).infer, "rm2", [_input(x)])
+        g = pool.submit(grpc_infer, frontend, x)
+        deadline = time.monotonic() + 5
+        while session.submitted < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        frontend.stop(grace_s=0.1)
+        with pytest.raises(InferenceServerException, match="server stopped before") as e:
+            h.result(timeout=10)
+        assert e.value.status() == "503"
+        with pytest.raises(InferenceServerException, match="server stopped before"):
+            g.result(timeout=10)
+    session.close()
+
+
+def grpc_infer(frontend, x):
+    import tritonclient.grpc as grpcclient
+
+    from .frontend_support import grpc_client
+
+    i = grpcclient.InferInput("INPUT0", list(x.shape), "FP32")
+    i.set_data_from_numpy(x)
+    return grpc_client(frontend).infer("rm2", [i])

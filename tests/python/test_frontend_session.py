@@ -26,7 +26,7 @@ import servelab  # noqa: E402
 from servelab import backends  # noqa: E402
 from servelab.results import COMPLETED  # noqa: E402
 
-from .frontend_support import grpc_client, http_client, started  # noqa: E402
+from .frontend_support import grpc_client, http_client, metrics_text, started  # noqa: E402
 
 if not hasattr(servelab, "Session"):
     pytest.skip("servelab.Session is not in this build", allow_module_level=True)
@@ -92,7 +92,7 @@ def test_emulated_requests_are_the_sessions_queries():
                 h.infer("c", [])
             with pytest.raises(InferenceServerException, match="unknown model 'c'"):
                 g.infer("c", [])
-            text = http_client(frontend)._get("metrics", None, None).read().decode()
+            text = metrics_text(frontend)
         finally:
             frontend.stop()
         result = session.close()
@@ -203,20 +203,33 @@ def test_an_input_spec_refuses_bad_inputs_before_they_reach_a_batch(tmp_path):
 
 
 def test_the_command_serves_until_sigterm_then_prints_the_summary():
+    """With the token from the environment: refused without it, served with it; SIGTERM ends the
+    command with the session's summary of the served requests."""
+    import os
+
     command = [
         sys.executable, "-m", "servelab", "frontend", "default",
         "--http-port", "0", "--grpc-port", "0", "--json",
     ]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "SERVELAB_FRONTEND_TOKEN": "t0ken"}
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         where = json.loads(proc.stdout.readline())
-        assert where["models"] == ["rm2"] and where["token"] is False
+        assert where["models"] == ["rm2"] and where["token"] is True
         assert where["http"].startswith("http://127.0.0.1:")
         h = httpclient.InferenceServerClient(where["http"].removeprefix("http://"))
         g = grpcclient.InferenceServerClient(where["grpc"])
-        assert h.is_server_live() and g.is_model_ready("rm2")
-        h.infer("rm2", [])
-        g.infer("rm2", [])
+        with pytest.raises(InferenceServerException, match="Authorization"):
+            h.infer("rm2", [])
+        with pytest.raises(InferenceServerException, match="Authorization"):
+            g.infer("rm2", [])
+        auth = "Bearer t0ken"
+        assert h.is_server_live(headers={"Authorization": auth})
+        assert g.is_model_ready("rm2", headers={"authorization": auth})
+        h.infer("rm2", [], headers={"Authorization": auth})
+        g.infer("rm2", [], headers={"authorization": auth})
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -255,3 +268,51 @@ def test_the_latency_benchmark_runs_small():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "over submit (p50)" in proc.stdout and "load average" in proc.stdout
+
+
+def test_a_burst_of_good_bad_and_excess_requests_is_each_answered_once():
+    """8 clients at once, 4 requests in flight allowed: every request is served (200), refused
+    as excess (503), or refused as bad (400/404); the session's records hold exactly the served
+    ones, and the metrics count the same."""
+    import concurrent.futures
+
+    from servelab.frontend import Limits
+
+    with servelab.Session(_scenario()) as session:
+        frontend = started(session, grpc_port=None, limits=Limits(max_concurrent=4))
+        try:
+
+            def client(k: int) -> list[str]:
+                c = http_client(frontend)
+                answers = []
+                for j in range(12):
+                    model = "nope" if (k + j) % 5 == 0 else "a"
+                    size = 0 if (k + j) % 7 == 0 else 2  # shape [0, 4]: refused
+                    i = httpclient.InferInput("INPUT0", [size, 4], "FP32")
+                    i.set_data_from_numpy(np.ones((size, 4), np.float32))
+                    try:
+                        c.infer(model, [i])
+                        answers.append("200")
+                    except InferenceServerException as e:
+                        answers.append(e.status())
+                return answers
+
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                answers = [
+                    a for f in [pool.submit(client, k) for k in range(8)] for a in f.result()
+                ]
+            text = metrics_text(frontend)
+        finally:
+            frontend.stop()
+        result = session.close()
+    assert len(answers) == 96 and set(answers) <= {"200", "503", "400", "404"}, set(answers)
+    served = answers.count("200")
+    assert served > 0 and len(result.columns["status"]) == served
+    assert (result.columns["status"] == COMPLETED).all()
+    m = {f.name: {tuple(sorted(s.labels.items())): s.value for s in f.samples}
+         for f in text_string_to_metric_families(text)}  # fmt: skip
+    assert m["nv_inference_request_success"][(("model", "a"), ("version", "1"))] == served
+    refused = m["servelab_frontend_refused"]
+    assert refused.get((("reason", "overloaded"),), 0) == answers.count("503")
+    assert refused[(("reason", "not_found"),)] == answers.count("404")
+    assert refused[(("reason", "invalid"),)] == answers.count("400")

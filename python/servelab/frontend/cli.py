@@ -149,7 +149,9 @@ def run(args: argparse.Namespace) -> int:
                     "token": token is not None,
                 }
                 served = ", ".join(
-                    f"{k.upper()} {v}" for k, v in where.items() if k in ("http", "grpc") and v
+                    f"{label} {where[k]}"
+                    for k, label in (("http", "HTTP"), ("grpc", "gRPC"))
+                    if where[k]
                 )
                 _print(
                     args,
@@ -166,9 +168,12 @@ def run(args: argparse.Namespace) -> int:
                     )
                 while not stop.wait(0.5):
                     pass
+                # New requests refused; those in flight get their outcomes: the session answers
+                # every outstanding query (served or dropped) while the servers still run.
+                frontend.drain(grace_s=0)
+                result = session.close()
             finally:
                 frontend.stop()
-            result = session.close()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -176,10 +181,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"summary": summary}, default=float))
         return 0
-    lat = summary["latency_ms"]
-    print(
+    line = (
         f"served: queries {summary['queries']}, completed {summary['completed']}, "
-        f"dropped {summary['dropped']}; latency ms p50 {lat['p50']:.2f}, p99 {lat['p99']:.2f}; "
-        f"SLO violations {100 * summary['slo_violation_rate']:.2f}%"
+        f"dropped {summary['dropped']}"
     )
+    lat = summary.get("latency_ms") or {}
+    if summary["completed"] and lat.get("p50") is not None:
+        line += f"; latency ms p50 {lat['p50']:.2f}, p99 {lat['p99']:.2f}"
+    if summary["queries"] and summary.get("slo_violation_rate") is not None:
+        line += f"; SLO violations {100 * summary['slo_violation_rate']:.2f}%"
+    print(line)
     return 0

@@ -130,6 +130,7 @@ class InferenceServicer:
 
     async def ModelInfer(self, request: Any, context: Any) -> Any:
         async def answer(r: Any) -> Any:
+            self.service.check_model(r.model_name, r.model_version)
             try:
                 decoded = decode_grpc(r)
             except FrontendError as e:
@@ -165,7 +166,10 @@ def make_server(service: ModelService, address: str) -> tuple[Any, int]:
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", -1),
             ("grpc.so_reuseport", 0),
-        ]
+        ],
+        # Messages are read before a handler runs: bound how many at once (beyond:
+        # RESOURCE_EXHAUSTED from gRPC), as the HTTP server bounds the bodies it reads.
+        maximum_concurrent_rpcs=service.limits.max_concurrent,
     )
     servicer = InferenceServicer(service)
     handlers = {

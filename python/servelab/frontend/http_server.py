@@ -95,9 +95,11 @@ def make_app(service: ModelService) -> web.Application:
 
     async def infer(request: web.Request) -> web.StreamResponse:
         name, version = _model(request)
+        service.check_model(name, version)  # an unknown model first, whatever the body
         length = request.content_length
         if length is not None and length > limits.max_body_bytes:
             raise _too_large(limits.max_body_bytes, length)
+        service.start_reading()
         try:
             body = await asyncio.wait_for(request.read(), limits.request_timeout_s)
         except asyncio.TimeoutError:
@@ -111,6 +113,8 @@ def make_app(service: ModelService) -> web.Application:
             cause = e.__cause__ or e
             why = " ".join(str(getattr(cause, "message", cause)).split())
             raise FrontendError("invalid", f"the request body could not be read: {why}") from None
+        finally:
+            service.done_reading()
         header = request.headers.get(HEADER_LENGTH)
         header_length = None
         if header is not None:

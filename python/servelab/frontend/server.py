@@ -49,8 +49,10 @@ class Frontend:
     must carry ``Authorization: Bearer <token>``. ``limits``: a `Limits`. ``inputs``: per
     application (``"*"``: every one) its `InputSpec` or its text (``"FP32:16"``), checked before
     the session sees a request and shown in the model's metadata.
-    `stop` refuses new requests, waits up to ``request_timeout_s`` for those in flight, and
-    closes the servers; the session stays open (its owner closes it)."""
+    `stop` refuses new requests, waits up to ``request_timeout_s`` for those in flight, answers
+    any still waiting with 503 / UNAVAILABLE and closes the servers; the session stays open (its
+    owner closes it). To have every outstanding query answered with its outcome instead:
+    ``f.drain(); result = session.close(); f.stop()``."""
 
     def __init__(
         self,
@@ -115,13 +117,19 @@ class Frontend:
             raise self._error
         return self
 
+    def drain(self, grace_s: float | None = None) -> bool:
+        """Refuses new inference requests from now on (503 / UNAVAILABLE, ready false) and waits
+        up to ``grace_s`` (default: the request timeout) for those in flight; True when none is
+        left. The servers keep answering, so a session closed next answers the rest."""
+        self.service.begin_drain()
+        return self.service.wait_idle(self.limits.request_timeout_s if grace_s is None else grace_s)
+
     def stop(self, grace_s: float | None = None) -> None:
-        """Refuses new requests, waits up to ``grace_s`` (default: the request timeout) for those
-        in flight, then closes the servers. Idempotent."""
+        """`drain`, then answers the requests still waiting with 503 / UNAVAILABLE (none is left
+        without an answer) and closes the servers. Idempotent."""
         if self._thread is None or self._loop is None or self._stop is None:
             return
-        self.service.begin_drain()
-        self.service.wait_idle(self.limits.request_timeout_s if grace_s is None else grace_s)
+        self.drain(grace_s)
         try:
             self._loop.call_soon_threadsafe(self._stop.set)
         except RuntimeError:  # the loop already ended
@@ -171,6 +179,8 @@ class Frontend:
             await self._grpc.start()
 
     async def _close(self) -> None:
+        if self.service.fail_waiting():
+            await asyncio.sleep(0.05)  # their handlers write the answers
         if self._grpc is not None:
             await self._grpc.stop(1.0)
         if self._runner is not None:

@@ -136,6 +136,8 @@ class ModelService:
         self._lock = threading.Lock()
         self._inflight = 0
         self._idle = threading.Condition(self._lock)
+        self._waiters: set[asyncio.Future[Any]] = set()  # touched on the servers' loop only
+        self.reading = 0  # HTTP bodies being read (the servers' loop only)
         self.draining = False
 
     # --- access ---------------------------------------------------------------------------------
@@ -271,11 +273,7 @@ class ModelService:
             raise FrontendError("unavailable", "the server is shutting down; no new requests")
         with self._lock:
             if self._inflight >= self.limits.max_concurrent:
-                raise FrontendError(
-                    "overloaded",
-                    f"{self._inflight} requests are in flight, the limit "
-                    f"(max_concurrent={self.limits.max_concurrent}); retry later",
-                )
+                raise self._overloaded()
             try:
                 future = self.session.submit(name, inputs, size=size)
             except (ValueError, TypeError) as e:
@@ -312,6 +310,7 @@ class ModelService:
 
         future.add_done_callback(resolved)
         timeout = self.limits.request_timeout_s
+        self._waiters.add(waiter)
         try:
             outcome = await asyncio.wait_for(waiter, timeout)
         except asyncio.TimeoutError:
@@ -326,7 +325,42 @@ class ModelService:
             error = FrontendError("internal", f"model {name!r}: the session failed: {e}")
             error.counted = True  # as a failure, by `resolved`
             raise error from None
+        finally:
+            self._waiters.discard(waiter)
         return self._response(name, request, outcome)
+
+    def _overloaded(self) -> FrontendError:
+        return FrontendError(
+            "overloaded",
+            f"{self._inflight + self.reading} requests are in flight, the limit "
+            f"(max_concurrent={self.limits.max_concurrent}); retry later",
+        )
+
+    def start_reading(self) -> None:
+        """An HTTP body is about to be read: it counts against ``max_concurrent`` while it
+        arrives, so that bodies read at once are bounded too. Call on the servers' loop; pair
+        with `done_reading`."""
+        if self._inflight + self.reading >= self.limits.max_concurrent:
+            raise self._overloaded()
+        self.reading += 1
+
+    def done_reading(self) -> None:
+        self.reading -= 1
+
+    def fail_waiting(self) -> int:
+        """Answers every request still waiting for its outcome with UNAVAILABLE (the server is
+        stopping); their queries run on in the session and are counted when they end. Call on
+        the servers' loop. Returns how many there were."""
+        waiting = [w for w in self._waiters if not w.done()]
+        for w in waiting:
+            error = FrontendError(
+                "unavailable",
+                "the server stopped before this request's outcome; its query still runs in the "
+                "session",
+            )
+            error.counted = True  # counted when its outcome comes
+            w.set_exception(error)
+        return len(waiting)
 
     def _response(self, name: str, request: InferRequest, outcome: Any) -> InferResponse:
         if outcome.status != "completed":
