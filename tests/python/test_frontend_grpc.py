@@ -5,6 +5,8 @@ double (frontend_support.FakeSession); test_frontend_session.py runs the real on
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,19 @@ def test_token_required_in_metadata():
     finally:
         frontend.stop(grace_s=0)
         session.close()
+
+
+def test_a_client_that_gives_up_leaves_its_query_counted_and_the_server_serving(served):
+    frontend, session = served
+    session.hold.clear()
+    x = np.ones((1, WIDTH), np.float32)
+    with pytest.raises(InferenceServerException, match="Deadline"):
+        grpc_client(frontend).infer("rm2", [_input(x)], client_timeout=0.3)
+    session.hold.set()
+    metrics = frontend.service.metrics
+    deadline = time.monotonic() + 5
+    while metrics.value("nv_inference_request_success", "rm2") < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert metrics.value("nv_inference_pending_request_count", "rm2") == 0
+    _alive(frontend)

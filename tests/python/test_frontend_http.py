@@ -310,3 +310,38 @@ def grpc_infer(frontend, x):
     i = grpcclient.InferInput("INPUT0", list(x.shape), "FP32")
     i.set_data_from_numpy(x)
     return grpc_client(frontend).infer("rm2", [i])
+
+
+def test_addresses_ports_and_tokens_are_checked_when_made_and_bound():
+    from servelab.frontend import Frontend
+
+    session = FakeSession()
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    try:
+        with pytest.raises(ValueError, match="host='0.0.0.0' is not a loopback address"):
+            Frontend(session, host="0.0.0.0")
+        with pytest.raises(ValueError, match="http_port=70000 must be a port number"):
+            Frontend(session, http_port=70000)
+        with pytest.raises(ValueError, match="both None"):
+            Frontend(session, http_port=None, grpc_port=None)
+        with pytest.raises(ValueError, match="token must be a non-empty string"):
+            Frontend(session, token=" ")
+        with pytest.raises(ValueError, match="names model 'x'"):
+            Frontend(session, inputs={"x": "FP32:4"})
+        with pytest.raises(OSError, match="address already in use"):
+            Frontend(session, http_port=port, grpc_port=None).start()
+        with pytest.raises(OSError, match=f"gRPC could not bind 127.0.0.1:{port}"):
+            Frontend(session, http_port=0, grpc_port=port).start()
+        Frontend(session, host="0.0.0.0", allow_remote=True)  # allowed (not started here)
+        if socket.has_ipv6:  # IPv6 loopback is loopback too
+            f = started(session, host="::1", grpc_port=None)
+            try:
+                assert f.http_url.startswith("http://[::1]:") and http_client(f).is_server_live()
+            finally:
+                f.stop(grace_s=0)
+    finally:
+        busy.close()
+        session.close()

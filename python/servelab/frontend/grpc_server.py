@@ -181,7 +181,12 @@ def make_server(service: ModelService, address: str) -> tuple[Any, int]:
         for name, (request_type, response_type) in _METHODS.items()
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as e:  # grpcio's bind failure (an address in use, no such address)
+        raise OSError(
+            f"gRPC could not bind {address} (in use, or not an address here): {e}"
+        ) from None
     if port == 0:
-        raise OSError(f"gRPC could not bind {address}")
+        raise OSError(f"gRPC could not bind {address} (in use, or not an address here)")
     return server, port

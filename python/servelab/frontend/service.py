@@ -276,8 +276,10 @@ class ModelService:
                 raise self._overloaded()
             try:
                 future = self.session.submit(name, inputs, size=size)
-            except (ValueError, TypeError) as e:
+            except ValueError as e:  # the session's refusal of this request's input or size
                 raise FrontendError("invalid", f"model {name!r}: {e}") from None
+            except TypeError as e:  # the front-end passes well-typed arguments: a bug of ours
+                raise FrontendError("internal", f"model {name!r}: submit failed: {e}") from None
             except RuntimeError as e:
                 raise FrontendError("unavailable", f"the session is closed: {e}") from None
             self._inflight += 1
@@ -296,17 +298,19 @@ class ModelService:
         def resolved(f: Any) -> None:  # on the session's thread
             exc = f.exception()
             outcome = None if exc is not None else f.result()
-            with self._idle:
-                self._inflight -= 1
-                self._idle.notify_all()
-            if outcome is not None:
-                self.metrics.answered(name, outcome, time.perf_counter() - received, size)
-            else:
-                self.metrics.lost(name)
             try:
-                loop.call_soon_threadsafe(deliver, outcome, exc)
-            except RuntimeError:  # the loop has closed: nobody waits for it any more
-                pass
+                with self._idle:
+                    self._inflight -= 1
+                    self._idle.notify_all()
+                if outcome is not None:
+                    self.metrics.answered(name, outcome, time.perf_counter() - received, size)
+                else:
+                    self.metrics.lost(name)
+            finally:  # the client is answered whatever the counting did
+                try:
+                    loop.call_soon_threadsafe(deliver, outcome, exc)
+                except RuntimeError:  # the loop has closed: nobody waits for it any more
+                    pass
 
         future.add_done_callback(resolved)
         timeout = self.limits.request_timeout_s
