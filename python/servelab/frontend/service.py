@@ -271,18 +271,23 @@ class ModelService:
         inputs, size = self._session_inputs(name, request)
         if self.draining:
             raise FrontendError("unavailable", "the server is shutting down; no new requests")
-        with self._lock:
+        with self._lock:  # a place among max_concurrent, taken before submitting
             if self._inflight >= self.limits.max_concurrent:
                 raise self._overloaded()
-            try:
-                future = self.session.submit(name, inputs, size=size)
-            except ValueError as e:  # the session's refusal of this request's input or size
-                raise FrontendError("invalid", f"model {name!r}: {e}") from None
-            except TypeError as e:  # the front-end passes well-typed arguments: a bug of ours
-                raise FrontendError("internal", f"model {name!r}: submit failed: {e}") from None
-            except RuntimeError as e:
-                raise FrontendError("unavailable", f"the session is closed: {e}") from None
             self._inflight += 1
+        # Submitted without holding the lock: the session's thread takes it to count outcomes.
+        try:
+            future = self.session.submit(name, inputs, size=size)
+        except Exception as e:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+            if isinstance(e, ValueError):  # the session's refusal of this input or size
+                raise FrontendError("invalid", f"model {name!r}: {e}") from None
+            if isinstance(e, RuntimeError):
+                raise FrontendError("unavailable", f"the session is closed: {e}") from None
+            # The front-end passes well-typed arguments: anything else is a bug of ours.
+            raise FrontendError("internal", f"model {name!r}: submit failed: {e}") from None
         self.metrics.accepted(name)
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Any] = loop.create_future()
