@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -24,6 +25,9 @@ namespace py = pybind11;
 
 namespace servelab::bindings {
 namespace {
+
+// The longest per-query SLO accepted: about 11.6 days, far from the ns clock's range.
+constexpr double kMaxSloMs = 1e9;
 
 // (id, app, completed, reason, output or None, arrival_ns, deadline_ns, start_ns, finish_ns, worker, model).
 py::tuple outcome_to_python(serve::Outcome& o) {
@@ -54,20 +58,34 @@ class PySession {
     }
   }
 
-  void submit(std::int32_t app, std::int32_t size, const py::object& input, const py::object& callback) {
+  void submit(std::int32_t app, std::int32_t size, const py::object& input, const py::object& callback,
+              std::optional<double> slo_ms, std::optional<double> accuracy) {
     if (!PyCallable_Check(callback.ptr())) throw py::type_error("submit: done must be callable");
     std::optional<serve::InputArray> array;
     if (!input.is_none()) array = array_from_python(input, "inputs=");
-    auto done = shared_python_object(callback);
-    live().submit(app, size, std::move(array), [done](serve::Outcome&& o) {
-      if (interpreter_exiting()) return;  // no GIL to take (see long_call.hpp)
-      py::gil_scoped_acquire gil;
-      try {
-        (*done)(outcome_to_python(o));
-      } catch (py::error_already_set& e) {
-        e.discard_as_unraisable("servelab session outcome callback");
+    Nanos slo = 0;
+    if (slo_ms) {
+      if (!(std::isfinite(*slo_ms) && *slo_ms > 0 && *slo_ms <= kMaxSloMs)) {
+        throw ValueError(str("slo_ms=", *slo_ms, " must be > 0 and at most ", kMaxSloMs, " (None: the application's)"));
       }
-    });
+      slo = std::max<Nanos>(1, static_cast<Nanos>(std::llround(*slo_ms * 1e6)));
+    }
+    if (accuracy && !(*accuracy >= 0 && *accuracy <= 1)) {
+      throw ValueError(str("accuracy=", *accuracy, " must be in [0, 1] (None: the application's)"));
+    }
+    auto done = shared_python_object(callback);
+    live().submit(
+        app, size, std::move(array),
+        [done](serve::Outcome&& o) {
+          if (interpreter_exiting()) return;  // no GIL to take (see long_call.hpp)
+          py::gil_scoped_acquire gil;
+          try {
+            (*done)(outcome_to_python(o));
+          } catch (py::error_already_set& e) {
+            e.discard_as_unraisable("servelab session outcome callback");
+          }
+        },
+        slo, accuracy.value_or(-1.0));
   }
 
   void close() { live().close(); }
@@ -134,6 +152,7 @@ void init_session(py::module_& m) {
            py::arg("llc_root") = py::none(), py::arg("machines") = std::vector<cluster::MachineGroup>{},
            py::arg("machine_cores") = py::none())
       .def("submit", &PySession::submit, py::arg("app"), py::arg("size"), py::arg("inputs"), py::arg("done"),
+           py::arg("slo_ms") = py::none(), py::arg("accuracy") = py::none(),
            "Submits one query; done(outcome_tuple) is called once, on the loop's thread, when it ends.")
       .def("close", &PySession::close, "Stops taking submissions; the loop drains and ends.")
       .def("abort", &PySession::abort, "Ends the loop at once, dropping what is queued or running.")

@@ -123,14 +123,21 @@ class Session:
 
     # --- serving ---
     def submit(
-        self, app: str | int, inputs: Any = None, *, size: int | None = None
+        self,
+        app: str | int,
+        inputs: Any = None,
+        *,
+        size: int | None = None,
+        slo_ms: float | None = None,
+        accuracy: float | None = None,
     ) -> concurrent.futures.Future[Outcome]:
         """Submits one query of ``app`` now; returns a future of its :class:`Outcome`.
 
         ``inputs``: the query's input, a numpy array (or what numpy.asarray takes) with one row
         per item (torchscript takes float32 of shape (width,) or (size, width)); None: the
         executor derives its own. ``size``: the query's items (default: the rows of ``inputs``,
-        else 1). The future resolves on the loop's thread: in asyncio, ``asyncio.wrap_future``."""
+        else 1). ``slo_ms`` / ``accuracy``: this query's own latency goal and lowest accepted
+        model accuracy (INFaaS's per-query goals), instead of its application's. The future resolves on the loop's thread: in asyncio, ``asyncio.wrap_future``."""
         index = self._app_index(app)
         if inputs is not None:
             inputs = np.asarray(inputs)
@@ -168,7 +175,7 @@ class Session:
                 )
             )
 
-        self._core.submit(index, int(size), inputs, done)
+        self._core.submit(index, int(size), inputs, done, slo_ms=slo_ms, accuracy=accuracy)
         return future
 
     def infer(
@@ -177,10 +184,13 @@ class Session:
         inputs: Any = None,
         *,
         size: int | None = None,
+        slo_ms: float | None = None,
+        accuracy: float | None = None,
         timeout_s: float | None = None,
     ) -> Outcome:
         """submit() and wait for the outcome."""
-        return self.submit(app, inputs, size=size).result(timeout=timeout_s)
+        future = self.submit(app, inputs, size=size, slo_ms=slo_ms, accuracy=accuracy)
+        return future.result(timeout=timeout_s)
 
     # --- ending ---
     def close(self) -> Result:

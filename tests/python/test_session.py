@@ -219,6 +219,47 @@ def test_bad_submissions_are_refused_naming_the_field(call, error, match):
     assert len(s.result) == 1
 
 
+def test_a_querys_own_goals_replace_its_applications():
+    profile = servelab.profiles.from_dict(
+        {
+            "format": "servelab.profile",
+            "version": 1,
+            "hardware": {"cpu": {"price_per_hour": 1.0}},
+            "models": {"fast": {"accuracy": 0.6}, "good": {"accuracy": 0.9}},
+            "latency": [
+                {"hardware": "cpu", "model": m, "batch": 1, "samples_ms": [ms]}
+                for m, ms in (("fast", 1.0), ("good", 3.0))
+            ],
+        }
+    )
+    sc = _scenario(workers=1)
+    sc["profile"] = profile
+    sc["workers"][0]["models"] = ["fast", "good"]
+    with Session(sc, scheduler="infaas", service="mean") as s:
+        plain = s.infer("a", timeout_s=30)
+        strict = s.infer("a", slo_ms=20, accuracy=0.8, timeout_s=30)
+    assert plain.deadline_s - plain.arrival_s == pytest.approx(0.2)
+    assert strict.deadline_s - strict.arrival_s == pytest.approx(0.02)
+    assert strict.completed and strict.model == "good"  # the only variant accurate enough
+    c = s.result.columns
+    assert c["accuracy"][strict.id] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"slo_ms": 0}, r"slo_ms=0 must be > 0"),
+        ({"slo_ms": float("nan")}, r"slo_ms=nan must be > 0"),
+        ({"accuracy": 1.5}, r"accuracy=1\.5 must be in \[0, 1\]"),
+        ({"accuracy": -0.1}, r"accuracy=-0\.1 must be in \[0, 1\]"),
+    ],
+)
+def test_bad_per_query_goals_are_refused(kwargs, match):
+    with Session(_scenario(), scheduler="fcfs") as s:
+        with pytest.raises(ValueError, match=match):
+            s.submit("a", **kwargs)
+
+
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [

@@ -433,8 +433,9 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     q.app = current_.app;
     q.size = current_.size;
     q.arrival = current_.arrival;
-    q.deadline = current_.arrival + app.slo;
-    q.accuracy_floor = workload::stored_accuracy_floor(app.accuracy_floor);
+    q.deadline = current_.arrival + (current_.slo > 0 ? current_.slo : app.slo);
+    q.accuracy_floor =
+        workload::stored_accuracy_floor(current_.accuracy_floor >= 0 ? current_.accuracy_floor : app.accuracy_floor);
     return q;
   }
 

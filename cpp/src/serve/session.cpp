@@ -1,5 +1,6 @@
 #include "servelab/serve/session.hpp"
 
+#include <cmath>
 #include <utility>
 
 #include "servelab/core/errors.hpp"
@@ -136,13 +137,18 @@ Session::~Session() {
   }
 }
 
-void Session::submit(std::int32_t app, std::int32_t size, std::optional<InputArray> input, OutcomeCallback done) {
+void Session::submit(std::int32_t app, std::int32_t size, std::optional<InputArray> input, OutcomeCallback done,
+                     Nanos slo, double accuracy_floor) {
   const auto apps = static_cast<std::int32_t>(spec_->workload->apps().size());
   if (app < 0 || app >= apps)
     throw ValueError(str("app=", app, " is not one of the session's ", apps, " applications"));
   if (size < 1 || size > kMaxQuerySize) throw ValueError(str("size=", size, " must be in 1..", kMaxQuerySize));
   if (!done) throw ValueError("submit: done (the outcome callback) is empty");
-  channel_->submit({app, size, std::move(input), std::move(done), 0});
+  if (slo < 0) throw ValueError(str("slo=", slo, " ns must be > 0 (0: the application's)"));
+  if (accuracy_floor > 1 || std::isnan(accuracy_floor)) {
+    throw ValueError(str("accuracy_floor=", accuracy_floor, " must be in [0, 1] (negative: the application's)"));
+  }
+  channel_->submit({app, size, std::move(input), std::move(done), 0, slo, accuracy_floor});
 }
 
 cluster::RunResult Session::result() {

@@ -60,6 +60,10 @@ struct Submission {
   std::optional<InputArray> input;  // the query's input (executors read it as serve(inputs=...))
   OutcomeCallback done;
   Nanos arrival = 0;
+  // The query's own goals (INFaaS's per-query latency and accuracy): its deadline is arrival + slo
+  // and its accuracy floor this one; 0 / a negative floor: its application's.
+  Nanos slo = 0;
+  double accuracy_floor = -1;
 };
 
 // The channel between submitters and the controller (ServeOptions::session). Thread-safe.
@@ -112,8 +116,11 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Submits one query of application `app` with `size` items (ValueError naming the field and
-  // value unless app is one of the spec's applications and 1 <= size <= kMaxQuerySize).
-  void submit(std::int32_t app, std::int32_t size, std::optional<InputArray> input, OutcomeCallback done);
+  // value unless app is one of the spec's applications and 1 <= size <= kMaxQuerySize). `slo`
+  // (> 0) and `accuracy_floor` (in [0, 1]) replace its application's for this query; 0 and -1:
+  // the application's.
+  void submit(std::int32_t app, std::int32_t size, std::optional<InputArray> input, OutcomeCallback done, Nanos slo = 0,
+              double accuracy_floor = -1);
   void close() { channel_->close(); }
   void abort() { channel_->abort(); }
   // Waits at most until `deadline` for the loop to end; true if it has.
