@@ -137,7 +137,8 @@ class Session:
         per item (torchscript takes float32 of shape (width,) or (size, width)); None: the
         executor derives its own. ``size``: the query's items (default: the rows of ``inputs``,
         else 1). ``slo_ms`` / ``accuracy``: this query's own latency goal and lowest accepted
-        model accuracy (INFaaS's per-query goals), instead of its application's. The future resolves on the loop's thread: in asyncio, ``asyncio.wrap_future``."""
+        model accuracy (INFaaS's per-query goals), instead of its application's. The future
+        resolves on the loop's thread: in asyncio, ``asyncio.wrap_future``."""
         index = self._app_index(app)
         if inputs is not None:
             inputs = np.asarray(inputs)
