@@ -345,3 +345,35 @@ def test_addresses_ports_and_tokens_are_checked_when_made_and_bound():
     finally:
         busy.close()
         session.close()
+
+
+def test_per_request_goals_reach_submit_when_the_session_takes_them():
+    class GoalSession(FakeSession):
+        def submit(self, app, inputs=None, *, size=None, slo_ms=None, accuracy=None):
+            self.goals = (slo_ms, accuracy)
+            return super().submit(app, inputs, size=size)
+
+    for session, takes in ((GoalSession(), True), (FakeSession(), False)):
+        frontend = started(session)
+        try:
+            x = np.ones((1, WIDTH), np.float32)
+            h = http_client(frontend)
+            if takes:
+                h.infer("rm2", [_input(x)], parameters={"slo_ms": 20, "accuracy": 0.7})
+                assert session.goals == (20.0, 0.7)
+                import tritonclient.grpc as grpcclient
+
+                from .frontend_support import grpc_client
+
+                i = grpcclient.InferInput("INPUT0", [1, WIDTH], "FP32")
+                i.set_data_from_numpy(x)
+                grpc_client(frontend).infer("rm2", [i], parameters={"slo_ms": 35.5})
+                assert session.goals == (35.5, None)
+                with pytest.raises(InferenceServerException, match="slo_ms='x' must be a number"):
+                    h.infer("rm2", [_input(x)], parameters={"slo_ms": "x"})
+            else:
+                with pytest.raises(InferenceServerException, match="takes no per-request slo_ms"):
+                    h.infer("rm2", [_input(x)], parameters={"slo_ms": 20})
+        finally:
+            frontend.stop(grace_s=0)
+            session.close()

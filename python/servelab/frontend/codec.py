@@ -66,6 +66,7 @@ class InferRequest:
     inputs: list[tuple[str, np.ndarray]] = field(default_factory=list)
     outputs: list[RequestedOutput] | None = None  # None: every output
     binary_output: bool = False  # HTTP's "binary_data_output" request parameter
+    parameters: dict[str, Any] = field(default_factory=dict)  # the request's parameters
 
 
 @dataclass
@@ -183,6 +184,7 @@ def decode_http(body: bytes, header_length: int | None) -> InferRequest:
         raise invalid(f"id={rid!r} must be a string")
     request.id = rid
     params = _parameters(doc.get("parameters"), "parameters")
+    request.parameters = params
     request.binary_output = bool(params.get("binary_data_output", False))
     inputs = doc.get("inputs")
     if not isinstance(inputs, list):
@@ -292,6 +294,9 @@ def decode_grpc(message: Any) -> InferRequest:
     """A ``ModelInferRequest``: inputs from ``raw_input_contents`` (one per input, in order) or
     from each input's typed ``contents``."""
     request = InferRequest(id=message.id)
+    for key, value in message.parameters.items():
+        kind = value.WhichOneof("parameter_choice")
+        request.parameters[key] = getattr(value, kind) if kind else None
     raw = list(message.raw_input_contents)
     if raw and len(raw) != len(message.inputs):
         raise invalid(f"raw_input_contents has {len(raw)} entries for {len(message.inputs)} inputs")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import inspect
 import math
 import threading
 import time
@@ -29,6 +30,8 @@ INPUT_NAME = "INPUT0"
 OUTPUT_NAME = "OUTPUT0"
 VERSION = "1"
 SERVER_NAME = "servelab"
+# Request parameters passed to Session.submit as the query's own goals.
+PER_QUERY_GOALS = ("slo_ms", "accuracy")
 # The protocol extensions this front-end implements (the binary tensor data one, over HTTP).
 EXTENSIONS = ["binary_tensor_data"]
 
@@ -123,6 +126,11 @@ class ModelService:
         self.models: list[str] = list(session.apps)
         self.metrics = LiveMetrics(self.models)
         self._slo_ms = {m: float(session.app_slo_ms(m)) for m in self.models}
+        try:  # the per-request goals the session's submit takes (slo_ms, accuracy)
+            accepted = set(inspect.signature(session.submit).parameters)
+        except (TypeError, ValueError):
+            accepted = set()
+        self._per_query = accepted & set(PER_QUERY_GOALS)
         self.inputs = dict(inputs or {})
         if "*" in self.inputs:
             every = self.inputs.pop("*")
@@ -241,6 +249,22 @@ class ModelService:
             )
         return array, int(array.shape[0])
 
+    def _goals(self, request: InferRequest) -> dict[str, float]:
+        """The request's own ``slo_ms`` / ``accuracy`` parameters (a FrontendError when bad)."""
+        goals = {}
+        for key in PER_QUERY_GOALS:
+            value = request.parameters.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise FrontendError("invalid", f"parameters.{key}={value!r} must be a number")
+            if key not in self._per_query:
+                raise FrontendError(
+                    "invalid", f"parameters.{key}: this session takes no per-request {key}"
+                )
+            goals[key] = float(value)
+        return goals
+
     def begin_drain(self) -> None:
         """New inference requests are refused from now on (ready turns false)."""
         self.draining = True
@@ -269,6 +293,7 @@ class ModelService:
         received = time.perf_counter()
         self.check_model(name, version)
         inputs, size = self._session_inputs(name, request)
+        goals = self._goals(request)
         if self.draining:
             raise FrontendError("unavailable", "the server is shutting down; no new requests")
         with self._lock:  # a place among max_concurrent, taken before submitting
@@ -277,7 +302,7 @@ class ModelService:
             self._inflight += 1
         # Submitted without holding the lock: the session's thread takes it to count outcomes.
         try:
-            future = self.session.submit(name, inputs, size=size)
+            future = self.session.submit(name, inputs, size=size, **goals)
         except Exception as e:
             with self._idle:
                 self._inflight -= 1
