@@ -88,6 +88,9 @@ def test_emulated_requests_are_the_sessions_queries():
             i.set_data_from_numpy(np.ones((3, 4), np.float32))
             r = h.infer("a", [i])  # a query of 3 items
             ids.append(r.get_response()["parameters"]["servelab_query"])
+            r = h.infer("b", [], parameters={"slo_ms": 7})  # the query's own goal
+            goal_id = r.get_response()["parameters"]["servelab_query"]
+            ids.append(goal_id)
             with pytest.raises(InferenceServerException, match="unknown model 'c'.*a, b"):
                 h.infer("c", [])
             with pytest.raises(InferenceServerException, match="unknown model 'c'"):
@@ -97,13 +100,16 @@ def test_emulated_requests_are_the_sessions_queries():
             frontend.stop()
         result = session.close()
     c = result.columns
-    assert len(c["status"]) == 5 and sorted(ids) == list(range(5))
+    assert len(c["status"]) == 6 and sorted(ids) == list(range(6))
     assert (c["status"] == COMPLETED).all()
-    assert c["size"][ids[-1]] == 3
+    assert c["size"][ids[4]] == 3
+    assert c["deadline_ns"][goal_id] - c["arrival_ns"][goal_id] == 7_000_000
+    other = ids[1]  # app b with its application's SLO, 150 ms
+    assert c["deadline_ns"][other] - c["arrival_ns"][other] == 150_000_000
     m = {f.name: {s.labels.get("model"): s.value for s in f.samples}
          for f in text_string_to_metric_families(text)}  # fmt: skip
-    assert m["nv_inference_request_success"] == {"a": 3, "b": 2}
-    assert m["nv_inference_count"] == {"a": 5, "b": 2}
+    assert m["nv_inference_request_success"] == {"a": 3, "b": 3}
+    assert m["nv_inference_count"] == {"a": 5, "b": 3}
     assert m["nv_inference_request_failure"] == {"a": 0, "b": 0}
 
 
