@@ -57,7 +57,7 @@ def test_health_metadata_config_and_index(served):
     index = c.get_model_repository_index(as_json=True)["models"]
     assert [e["name"] for e in index] == ["rm2", "wnd"]
     with pytest.raises(InferenceServerException, match="UNIMPLEMENTED"):
-        c.get_inference_statistics("rm2")
+        c.get_system_shared_memory_status()
 
 
 def test_infer_matches_the_session_and_carries_its_parameters(served):

@@ -93,6 +93,17 @@ def test_counters_follow_the_answers_of_both_protocols():
         util = m["servelab_worker_utilisation"][1]
         assert util and all(0 <= v <= 1 for v in util.values())
         assert m["servelab_frontend_inflight"][1][()] == 0
+        # Triton's statistics extension reads the same counters, over both protocols.
+        (stats,) = h.get_inference_statistics("rm2")["model_stats"]
+        assert stats["inference_count"] == 9 and stats["execution_count"] >= 1
+        infer = stats["inference_stats"]
+        assert infer["success"]["count"] == 3 and infer["fail"]["count"] == 1
+        assert infer["success"]["ns"] > 0 and infer["compute_infer"]["count"] == 3
+        every = g.get_inference_statistics(as_json=True)["model_stats"]
+        assert [e["name"] for e in every] == ["rm2", "wnd"]
+        assert every[1]["inference_stats"]["fail"]["count"] == "1"  # int64 as JSON text
+        with pytest.raises(InferenceServerException, match="unknown model 'nope'"):
+            g.get_inference_statistics("nope")
     finally:
         frontend.stop(grace_s=0)
         session.close()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from tritonclient.grpc import model_config_pb2 as mc
 from tritonclient.grpc import service_pb2 as pb2
@@ -117,6 +118,13 @@ class InferenceServicer:
 
         return await self._run(request, context, answer)
 
+    async def ModelStatistics(self, request: Any, context: Any) -> Any:
+        def answer(r: Any) -> Any:
+            stats = self.service.statistics(r.name, r.version)
+            return json_format.ParseDict({"model_stats": stats}, pb2.ModelStatisticsResponse())
+
+        return await self._run(request, context, answer)
+
     async def RepositoryIndex(self, request: Any, context: Any) -> Any:
         def answer(r: Any) -> Any:
             state = "READY" if self.service.ready() else "UNAVAILABLE"
@@ -154,6 +162,7 @@ _METHODS = {
     "ModelInfer": (pb2.ModelInferRequest, pb2.ModelInferResponse),
     "ModelConfig": (pb2.ModelConfigRequest, pb2.ModelConfigResponse),
     "RepositoryIndex": (pb2.RepositoryIndexRequest, pb2.RepositoryIndexResponse),
+    "ModelStatistics": (pb2.ModelStatisticsRequest, pb2.ModelStatisticsResponse),
 }
 
 

@@ -87,6 +87,10 @@ def make_app(service: ModelService) -> web.Application:
             }
         )
 
+    async def statistics(request: web.Request) -> web.Response:
+        name, version = request.match_info.get("model", ""), request.match_info.get("version", "")
+        return web.json_response({"model_stats": service.statistics(name, version)})
+
     async def repository_index(_: web.Request) -> web.Response:
         ready = "READY" if service.ready() else "UNAVAILABLE"
         return web.json_response(
@@ -149,6 +153,8 @@ def make_app(service: ModelService) -> web.Application:
         app.router.add_get(prefix + "/ready", model_ready)
         app.router.add_get(prefix + "/config", model_config)
         app.router.add_post(prefix + "/infer", infer)
+        app.router.add_get(prefix + "/stats", statistics)
+    app.router.add_get("/v2/models/stats", statistics)
     app.router.add_get("/v2/health/live", live)
     app.router.add_get("/v2/health/ready", ready)
     app.router.add_get("/v2", server_metadata)

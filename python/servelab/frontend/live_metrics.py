@@ -78,6 +78,7 @@ class LiveMetrics:
         # one batch count its time once.
         self._busy: dict[int, float] = defaultdict(float)
         self._last_batch: dict[int, tuple[float, float]] = {}
+        self._last_ms: dict[str, int] = {}  # per model: when its last outcome came, ms since epoch
 
     def accepted(self, model: str) -> None:
         with self._lock:
@@ -93,6 +94,7 @@ class LiveMetrics:
             v["nv_inference_pending_request_count"][model] -= 1
             v["servelab_queue_length"][model] -= 1
             completed = outcome.status == "completed"
+            self._last_ms[model] = int(time.time() * 1e3)
             if completed:
                 v["nv_inference_request_success"][model] += 1
                 v["nv_inference_count"][model] += items
@@ -109,6 +111,37 @@ class LiveMetrics:
                 v["nv_inference_request_failure"][model] += 1
             if not completed or outcome.late:
                 v["servelab_slo_violations"][model] += 1
+
+    def statistics(self, model: str) -> dict[str, Any]:
+        """``model``'s counters as Triton's statistics extension reports them (one entry of
+        ``model_stats``): counts and cumulative nanoseconds of successes (the front-end's time),
+        failures (no time kept: 0), queueing and compute (the session's clock)."""
+        with self._lock:
+            v = {name: values[model] for name, values in self._values.items()}
+            last = self._last_ms.get(model, 0)
+        done = int(v["nv_inference_request_success"])
+
+        def duration(count: float, us: float) -> dict[str, int]:
+            return {"count": int(count), "ns": int(round(us * 1e3))}
+
+        return {
+            "name": model,
+            "version": VERSION,
+            "last_inference": last,
+            "inference_count": int(v["nv_inference_count"]),
+            "execution_count": int(v["nv_inference_exec_count"]),
+            "inference_stats": {
+                "success": duration(done, v["nv_inference_request_duration_us"]),
+                "fail": duration(v["nv_inference_request_failure"], 0.0),
+                "queue": duration(done, v["nv_inference_queue_duration_us"]),
+                "compute_input": duration(0, 0.0),
+                "compute_infer": duration(done, v["nv_inference_compute_infer_duration_us"]),
+                "compute_output": duration(0, 0.0),
+                "cache_hit": duration(0, 0.0),
+                "cache_miss": duration(0, 0.0),
+            },
+            "batch_stats": [],
+        }
 
     def lost(self, model: str) -> None:
         """An accepted request whose session future failed instead of giving an outcome."""

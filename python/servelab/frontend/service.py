@@ -192,6 +192,12 @@ class ModelService:
         spec = self.inputs.get(name)
         return (spec.datatype, [-1, *spec.dims]) if spec else ("FP32", [-1, -1])
 
+    def statistics(self, name: str = "", version: str = "") -> list[dict[str, Any]]:
+        """Triton's statistics of one model, or of every model when ``name`` is empty."""
+        if name:
+            self.check_model(name, version)
+        return [self.metrics.statistics(m) for m in ([name] if name else self.models)]
+
     def model_ready(self, name: str, version: str = "") -> bool:
         self.check_model(name, version)
         return self.ready()
