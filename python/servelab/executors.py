@@ -4,8 +4,9 @@
 ``{"name": "torchscript", "path": "m.pt"}``) builds one; ``list_executors()`` lists every entry with
 its typed, documented parameters. ``emulated`` (wait the profiled latency, the default) and
 ``constant`` (a fixed wait per batch, 0 for none) are built into ``servelab._core``; the optional
-backends add theirs when their module loads (``torchscript`` from ``servelab._torch``), which
-happens here on demand, so naming an executor is enough::
+backends add theirs when their module loads (``torchscript`` from ``servelab._torch``), and
+``kserve`` (batches sent to an Open Inference Protocol server, ``servelab.kserve_executor``) is
+written in Python; all are added here on demand, so naming an executor is enough::
 
     ex = servelab.make_executor("torchscript", path="model.pt")
     servelab.serve("default", executor=ex)                # or executor="torchscript(path=...)"
@@ -27,6 +28,7 @@ See docs/executors.md.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -64,14 +66,31 @@ def _registered() -> set[str]:
     return {entry["name"] for entry in _core.list_executors()}
 
 
+# Executors written in Python that come with servelab: each module's register() adds its entry
+# when the registry is first used (the modules import nothing heavy until a run builds one).
+_PYTHON_BUILTINS = ("kserve_executor",)
+_python_builtins_loaded = False
+
+
+def _load_python_builtins() -> None:
+    global _python_builtins_loaded
+    if _python_builtins_loaded:
+        return
+    _python_builtins_loaded = True  # first: register() comes back through register_executor
+    for module in _PYTHON_BUILTINS:
+        importlib.import_module(f"{__package__}.{module}").register()
+
+
 def _load_backends() -> dict[str, str]:
-    """Loads every usable executor backend (each adds its executors); returns why the others
-    are not usable."""
-    return {
+    """Loads every usable executor backend (each adds its executors), then the built-in
+    executors written in Python; returns why the backends not usable are not."""
+    unusable = {
         name: status.reason
         for name in backends.EXECUTOR_BACKENDS
         if not (status := backends.status(name)).usable
     }
+    _load_python_builtins()
+    return unusable
 
 
 def list_executors() -> list[dict[str, Any]]:
