@@ -123,6 +123,27 @@ def test_token_required_in_metadata():
             c.is_server_live(headers={"authorization": "Bearer nope"})
         r = c.infer("rm2", [_input(x)], headers={"authorization": "Bearer s3cret"})
         assert np.array_equal(r.as_numpy("OUTPUT0"), 2 * x)
+        import queue
+
+        answers: queue.Queue = queue.Queue()
+        for headers, expect in (
+            (None, "no Authorization"),
+            ({"authorization": "Bearer s3cret"}, None),
+        ):
+            stream = grpc_client(frontend)
+            stream.start_stream(
+                callback=lambda result, error: answers.put((result, error)), headers=headers
+            )
+            try:
+                stream.async_stream_infer("rm2", [_input(x)])
+            except InferenceServerException:  # refused at once: the stream already ended
+                assert expect
+            result, error = answers.get(timeout=10)
+            stream.stop_stream()
+            if expect:
+                assert error is not None and expect in str(error)
+            else:
+                assert error is None and np.array_equal(result.as_numpy("OUTPUT0"), 2 * x)
     finally:
         frontend.stop(grace_s=0)
         session.close()
@@ -141,4 +162,33 @@ def test_a_client_that_gives_up_leaves_its_query_counted_and_the_server_serving(
         assert time.monotonic() < deadline
         time.sleep(0.01)
     assert metrics.value("nv_inference_pending_request_count", "rm2") == 0
+    _alive(frontend)
+
+
+def test_streaming_answers_every_request_of_the_stream_by_id(served):
+    import queue
+
+    frontend, _ = served
+    answers: queue.Queue = queue.Queue()
+    c = grpc_client(frontend)
+    c.start_stream(callback=lambda result, error: answers.put((result, error)))
+    try:
+        x = np.arange(2 * WIDTH, dtype=np.float32).reshape(2, WIDTH)
+        for k in range(6):
+            model = "nope" if k == 2 else "wnd" if k == 4 else "rm2"
+            c.async_stream_infer(model, [_input(x * k)], request_id=f"r{k}")
+        got = {}
+        for _ in range(6):
+            result, error = answers.get(timeout=10)
+            if error is not None:
+                got[str(error)] = None
+            else:
+                got[result.get_response().id] = result.as_numpy("OUTPUT0")
+    finally:
+        c.stop_stream()
+    for k in (0, 1, 3, 5):
+        assert np.array_equal(got[f"r{k}"], 2 * x * k)
+    errors = [k for k, v in got.items() if v is None]
+    assert any("unknown model 'nope'" in e for e in errors)
+    assert any("dropped: queue full" in e for e in errors)
     _alive(frontend)

@@ -12,6 +12,7 @@ with RESOURCE_EXHAUSTED naming both sizes.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -136,20 +137,77 @@ class InferenceServicer:
 
         return await self._run(request, context, answer)
 
-    async def ModelInfer(self, request: Any, context: Any) -> Any:
-        async def answer(r: Any) -> Any:
-            self.service.check_model(r.model_name, r.model_version)
-            try:
-                decoded = decode_grpc(r)
-            except FrontendError as e:
-                if r.model_name in self.service.models:
-                    self.service.metrics.refused(e.kind, r.model_name)
-                    e.counted = True
-                raise
-            response = await self.service.infer(r.model_name, r.model_version, decoded)
-            return encode_grpc(response, pb2)
+    async def _infer(self, r: Any) -> Any:
+        """One ModelInferRequest to its ModelInferResponse (a FrontendError when refused)."""
+        if isinstance(r, _Malformed):
+            raise FrontendError("invalid", r.message)
+        self.service.check_model(r.model_name, r.model_version)
+        try:
+            decoded = decode_grpc(r)
+        except FrontendError as e:
+            if r.model_name in self.service.models:
+                self.service.metrics.refused(e.kind, r.model_name)
+                e.counted = True
+            raise
+        response = await self.service.infer(r.model_name, r.model_version, decoded)
+        return encode_grpc(response, pb2)
 
-        return await self._run(request, context, answer)
+    async def ModelInfer(self, request: Any, context: Any) -> Any:
+        return await self._run(request, context, self._infer)
+
+    async def ModelStreamInfer(self, requests: Any, context: Any) -> Any:
+        """Requests in, responses out as their outcomes come (not necessarily in order; each
+        carries its request's id). A refused request's response has ``error_message`` and the
+        stream goes on. At most ``max_concurrent`` of one stream's requests are in progress at
+        once: beyond that the stream is not read, and gRPC's flow control holds the client."""
+        try:
+            metadata = dict(context.invocation_metadata() or ())
+            self.service.check_token(metadata.get("authorization"))
+        except FrontendError as e:
+            self.service.metrics.refused(e.kind)
+            await context.abort(getattr(grpc.StatusCode, e.grpc_code), e.message)
+        out: asyncio.Queue[Any] = asyncio.Queue()
+        places = asyncio.Semaphore(self.service.limits.max_concurrent)
+
+        async def one(r: Any) -> None:
+            try:
+                message = pb2.ModelStreamInferResponse(infer_response=await self._infer(r))
+            except FrontendError as e:
+                if not e.counted:
+                    self.service.metrics.refused(e.kind)
+                echo = pb2.ModelInferResponse()
+                if not isinstance(r, _Malformed):
+                    echo.model_name, echo.model_version, echo.id = (
+                        r.model_name,
+                        r.model_version,
+                        r.id,
+                    )
+                message = pb2.ModelStreamInferResponse(error_message=e.message, infer_response=echo)
+            except Exception as e:  # a bug of ours: answered all the same
+                message = pb2.ModelStreamInferResponse(error_message=f"internal error: {e}")
+            finally:
+                places.release()
+            await out.put(message)
+
+        async def read() -> None:
+            tasks = set()
+            try:
+                async for r in requests:
+                    await places.acquire()
+                    task = asyncio.ensure_future(one(r))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                if tasks:
+                    await asyncio.gather(*tasks)
+            finally:
+                await out.put(None)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while (message := await out.get()) is not None:
+                yield message
+        finally:
+            reader.cancel()
 
 
 # method -> (request type, response type)
@@ -189,6 +247,11 @@ def make_server(service: ModelService, address: str) -> tuple[Any, int]:
         )
         for name, (request_type, response_type) in _METHODS.items()
     }
+    handlers["ModelStreamInfer"] = grpc.stream_stream_rpc_method_handler(
+        servicer.ModelStreamInfer,
+        request_deserializer=_deserializer(pb2.ModelInferRequest),
+        response_serializer=pb2.ModelStreamInferResponse.SerializeToString,
+    )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
     try:
         port = server.add_insecure_port(address)
