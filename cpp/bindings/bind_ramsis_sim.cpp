@@ -17,6 +17,7 @@
 #include "servelab/profile/profile.hpp"
 #include "servelab/systems/ramsis/jellyfish.hpp"
 #include "servelab/systems/ramsis/model_switching.hpp"
+#include "servelab/systems/ramsis/model_switching_table.hpp"
 #include "servelab/systems/ramsis/policy.hpp"
 #include "servelab/systems/ramsis/scheduler.hpp"
 

@@ -13,6 +13,7 @@
 #include "servelab/systems/ramsis/jellyfish.hpp"
 #include "servelab/systems/ramsis/load_monitor.hpp"
 #include "servelab/systems/ramsis/model_switching.hpp"
+#include "servelab/systems/ramsis/model_switching_table.hpp"
 #include "servelab/workload/arrivals.hpp"
 #include "servelab/workload/workload.hpp"
 

@@ -77,6 +77,6 @@ ExecutorFactory executors_by_group(std::vector<std::shared_ptr<const ExecutorBui
 // Bumped whenever ExecRequest, Executor, ExecutorBuilder, ExecutorContext or the plugin table of
 // cpp/bindings/executor_plugin.hpp change shape, so that a backend module from another build is
 // refused with a message instead of misreading memory.
-inline constexpr int kExecutorAbiVersion = 3;
+inline constexpr int kExecutorAbiVersion = 4;
 
 }  // namespace servelab::serve
