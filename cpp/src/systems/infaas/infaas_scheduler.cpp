@@ -4,8 +4,9 @@
 //  - A query asks for its application's goals: accuracy >= its floor, latency <= its SLO.
 //  - An Active instance whose worker cannot finish the query by its deadline (queue + batch) is
 //    marked Overloaded and getVariant is asked again; it turns Active again once its worker's
-//    queue is empty. A batch slower than the profile's p99 by more than interference_tol marks
-//    its instance Interfered until one runs within it again.
+//    queue is empty. A batch slower than the profile's p99 by more than interference_tol (and
+//    interference_floor_ms) marks its instance Interfered until one runs within it again;
+//    warmup_batch: the first batch after a load is not compared (a real executor's warm-up).
 //  - The periodic Model-Autoscaler (model_autoscaler.hpp, when autoscale_s > 0, the default): every
 //    period, per application, the scaling solver (autoscaler=: the Sec. 4.2.2 greedy, or the exact
 //    Sec. 4.2.1 ILP) over the measured load (plus the queued backlog) decides a scale-up (at once)
@@ -20,10 +21,11 @@
 //    work only an upgrade (higher saturation QPS) is loaded, one load at a time. An idle worker
 //    unloads a variant not chosen for its load time T_v; a worker keeps one variant.
 //  - Offline applications: their queries wait in the central queue; an idle worker with nothing
-//    queued serves a batch of them with a variant it holds (one holding nothing loads the
-//    cheapest acceptable one), within a busy-time budget of max_utilisation (40 %) of the
-//    period, and not after a period above it or an online batch slower than its profile
-//    (Sec. 4.2.3, 6.3.2). Those still waiting at the end are dropped by the run with its reason.
+//    queued serves a batch of them with a variant of their task it holds (one holding nothing, or
+//    with app_models nothing of their task, loads the cheapest acceptable one), within a
+//    busy-time budget of max_utilisation (40 %) of the period, and not after a period above it or
+//    an online batch slower than its profile (Sec. 4.2.3, 6.3.2). Those still waiting at the end
+//    are dropped by the run with its reason.
 //  - Co-location (machines with modelled memory, colocation.hpp): a new instance loads beside the
 //    running ones on the VM of its hardware with the most instance slots (add_instance; memory,
 //    instance_cores per CPU instance, accel_instances per accelerator), unless an idle, free worker
@@ -117,6 +119,10 @@ class InfaasScheduler final : public VariantQueues {
     if (off_.tolerance != OfflineServing{}.tolerance) {
       out += str(out.empty() ? "" : ", ", "interference_tol=", off_.tolerance);
     }
+    if (off_.floor_ms != OfflineServing{}.floor_ms) {
+      out += str(out.empty() ? "" : ", ", "interference_floor_ms=", off_.floor_ms);
+    }
+    if (off_.skip_warmup) out += str(out.empty() ? "" : ", ", "warmup_batch=true");
     out += batch_cap_arg(out.empty());
     return out.empty() ? "infaas" : "infaas(" + out + ")";
   }
@@ -181,6 +187,7 @@ class InfaasScheduler final : public VariantQueues {
     busy_ns_.assign(n, 0), util_.assign(n, 0.0), slow_.assign(n, 0), offline_batch_.assign(n, 0);
     busy_task_.assign(n, {}), task_share_.assign(n, {});
     goals_.clear(), down_since_.clear(), needs_vm_.clear(), p99_.clear(), pending_.clear(), added_instance_.clear();
+    warmed_.clear();
     if (ms_.period_s > 0) {
       meter_.reset(static_cast<std::int32_t>(std::ceil(ms_.window_s / ms_.period_s - 1e-9)), ms_.period_s);
     }
@@ -308,6 +315,7 @@ class InfaasScheduler final : public VariantQueues {
         if (store_->state(it->second, w) != VariantState::Inactive) continue;
         if (view.models(w).size() == 1 && !view.central_queue().empty()) continue;  // offline work waits
         actions.unload_model(w, m);
+        warmed_.erase(worker_model(w, m));
         last_chosen_[w].erase(it->second);
       }
       // An instance this policy added on a machine that is left with nothing stops (its memory
@@ -329,6 +337,7 @@ class InfaasScheduler final : public VariantQueues {
       const Nanos since = chosen == last_chosen_[w].end() ? view.now() : view.now() - chosen->second;
       if (since < seconds_to_nanos(store_->variant(v).load_s, "load_s")) continue;
       actions.unload_model(w, m);
+      warmed_.erase(worker_model(w, m));
       store_->unload(v, w);
       last_chosen_[w].erase(v);
     }
@@ -357,14 +366,20 @@ class InfaasScheduler final : public VariantQueues {
     if (const auto v = by_pair_.find(key(view.hardware(done.worker), done.model)); v != by_pair_.end()) {
       busy_task_[done.worker][store_->variant(v->second).task] += done.measured();
     }
+    const bool first = warmed_.insert(worker_model(done.worker, done.model)).second;
     if (offline_batch_[done.worker]) {
       offline_batch_[done.worker] = 0;
       return;
     }
-    // Sec. 4.1: an instance slower than its profile (by more than the tolerance) is Interfered
-    // until a batch runs within it again; offline work pauses on that worker meanwhile.
+    if (first && off_.skip_warmup) {  // a real executor's load and warm-up: not the profile's
+      slow_[done.worker] = 0;
+      return;
+    }
+    // Sec. 4.1: an instance slower than its profile (by more than the tolerance, and the floor)
+    // is Interfered until a batch runs within it again; offline work pauses on that worker meanwhile.
     const auto profiled = static_cast<double>(profiled_p99(view, done.worker, done.model, done.items));
-    const bool slow = static_cast<double>(done.measured()) > profiled * (1.0 + off_.tolerance);
+    const auto measured = static_cast<double>(done.measured());
+    const bool slow = measured > profiled * (1.0 + off_.tolerance) && measured - profiled > off_.floor_ms * 1e6;
     slow_[done.worker] = slow ? 1 : 0;
     const auto it = by_pair_.find(key(view.hardware(done.worker), done.model));
     if (it == by_pair_.end() || !store_->alive(done.worker)) return;
@@ -422,17 +437,23 @@ class InfaasScheduler final : public VariantQueues {
     }
     if (first < 0) return;
     const sched::Query head = view.query(first);
-    ModelId model = -1;  // a variant the worker holds that meets the oldest query's floor
+    const std::string& task = task_of(head.app);
+    ModelId model = -1;  // a variant of its task the worker holds that meets the oldest query's floor
+    bool holds_task = false;
     for (const ModelId m : view.models(w)) {
       const auto it = by_pair_.find(key(view.hardware(w), m));
-      if (it != by_pair_.end() && store_->variant(it->second).accuracy >= head.accuracy_floor &&
-          view.max_batch(w, m) >= head.size) {
+      if (it == by_pair_.end() || store_->variant(it->second).task != task) continue;
+      holds_task = true;
+      if (store_->variant(it->second).accuracy >= head.accuracy_floor && view.max_batch(w, m) >= head.size) {
         model = m;
         break;
       }
     }
-    if (model < 0) {  // a worker holding nothing loads the cheapest variant the offline query accepts
-      if (view.models(w).empty()) load_for_offline(w, head, view, actions);
+    // A worker holding nothing loads the cheapest variant the offline query accepts; with
+    // applications naming their models, so does one holding nothing of the query's (another
+    // application's variant would get inputs it does not take).
+    if (model < 0) {
+      if (view.models(w).empty() || (!app_models_.empty() && !holds_task)) load_for_offline(w, head, view, actions);
       return;
     }
     const double accuracy = store_->variant(by_pair_.at(key(view.hardware(w), model))).accuracy;
@@ -444,7 +465,7 @@ class InfaasScheduler final : public VariantQueues {
     std::int64_t items = 0;
     for (const QueryId id : central) {
       const sched::Query q = view.query(id);
-      if (!is_offline(q) || q.accuracy_floor > accuracy) continue;
+      if (!is_offline(q) || q.accuracy_floor > accuracy || task_of(q.app) != task) continue;
       if (items + q.size > cap) break;
       const bool fits = view.predicted_latency(w, model, items + q.size) <= budget;
       if (!fits && !(batch.empty() && busy_ns_[w] == 0)) break;
@@ -462,7 +483,7 @@ class InfaasScheduler final : public VariantQueues {
     for (VariantId v = 0; v < store_->num_variants(); ++v) {
       const Variant& var = store_->variant(v);
       if (var.hardware != store_->worker_hardware(w) || var.accuracy < head.accuracy_floor ||
-          var.max_batch() < head.size) {
+          var.max_batch() < head.size || var.task != task_of(head.app)) {
         continue;
       }
       const Variant* b = best < 0 ? nullptr : &store_->variant(best);
@@ -880,6 +901,7 @@ class InfaasScheduler final : public VariantQueues {
     sync_workers(view);
   }
   static std::int64_t key(std::int32_t hw, ModelId m) { return (static_cast<std::int64_t>(hw) << 32) | m; }
+  static std::int64_t worker_model(WorkerId w, ModelId m) { return (static_cast<std::int64_t>(w) << 32) | m; }
 
   // With app_models, each application is a registered model of its own (Sec. 6.1: queries name
   // their model architecture): a variant whose profile model matches application i's entry (the
@@ -889,6 +911,13 @@ class InfaasScheduler final : public VariantQueues {
     std::vector<std::string> tasks;
     for (std::size_t a = 0; a < app_models_.size(); ++a) {
       const std::string& entry = app_models_[a];
+      // Applications naming the same models share their variants: one task, the first's (else
+      // the last would take every variant and leave the others none).
+      const auto same = std::find(app_models_.begin(), app_models_.begin() + static_cast<std::ptrdiff_t>(a), entry);
+      if (same != app_models_.begin() + static_cast<std::ptrdiff_t>(a)) {
+        tasks.push_back(tasks[static_cast<std::size_t>(same - app_models_.begin())]);
+        continue;
+      }
       const bool prefix = !entry.empty() && entry.back() == '*';
       const std::string stem = prefix ? entry.substr(0, entry.size() - 1) : entry;
       const std::string task = str("app", a);
@@ -931,6 +960,7 @@ class InfaasScheduler final : public VariantQueues {
   };
   std::unordered_map<WorkerId, Pending> pending_;  // by worker: the instance being loaded there
   std::unordered_set<WorkerId> added_instance_;    // instances this policy added with add_instance
+  std::unordered_set<std::int64_t> warmed_;        // (worker, model) pairs past their first batch since a load
   WorkerId initial_ = 0, starting_ = -1;
   std::vector<Nanos> last_active_;  // by worker: last time it was busy or had queued work
   std::unique_ptr<MetadataStore> store_;

@@ -136,6 +136,24 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                            100.0,
                            false,
                            {}},
+                 ParamSpec{"interference_floor_ms",
+                           ParamType::Float,
+                           0.0,
+                           "a batch must also be this many ms slower than its profiled latency to count as slower "
+                           "(a real executor's call overhead on a sub-millisecond model); 0: the fraction alone",
+                           0.0,
+                           1e6,
+                           false,
+                           {}},
+                 ParamSpec{"warmup_batch",
+                           ParamType::Bool,
+                           false,
+                           "the first batch of a variant on a worker after its load is not compared with the "
+                           "profile (a real executor loads and warms up on it); false: every batch is",
+                           {},
+                           {},
+                           false,
+                           {}},
                  ParamSpec{"dispatch",
                            ParamType::String,
                            ParamValue{std::string("least_loaded")},
@@ -229,6 +247,8 @@ void register_schedulers(sched::SchedulerRegistry& registry) {
                   off.apps = split_indices(p.get_string("offline_apps"));
                   off.max_utilisation = p.get_float("offline_util");
                   off.tolerance = p.get_float("interference_tol");
+                  off.floor_ms = p.get_float("interference_floor_ms");
+                  off.skip_warmup = p.get_bool("warmup_batch");
                   VmScaling vm;
                   vm.max_workers = p.get_int("max_workers");
                   vm.startup_s = p.get_float("startup_s");

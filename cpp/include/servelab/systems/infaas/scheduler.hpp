@@ -55,6 +55,12 @@ struct OfflineServing {
   // A batch slower than its profiled latency by more than this fraction marks its instance
   // Interfered (and pauses offline work on the worker); our choice, the paper gives none.
   double tolerance = 0.1;
+  // ... and by more than this many ms per batch too: on a sub-millisecond model a real
+  // executor's call overhead alone exceeds the ratio (0: the ratio alone, as in the simulator).
+  double floor_ms = 0.0;
+  // The first batch of a variant on a worker after its load is not compared: a real executor
+  // loads and warms up on it (the profiler drops it too); false: every batch is compared.
+  bool skip_warmup = false;
 };
 
 // How many of a worker's queued queries of one model a batch takes (all three policies).
