@@ -32,8 +32,8 @@ VERSION = "1"
 SERVER_NAME = "servelab"
 # Request parameters passed to Session.submit as the query's own goals.
 PER_QUERY_GOALS = ("slo_ms", "accuracy")
-# The protocol extensions this front-end implements (the binary tensor data one, over HTTP).
-EXTENSIONS = ["binary_tensor_data"]
+# The protocol extensions this front-end implements, under Triton's names.
+EXTENSIONS = ["binary_tensor_data", "model_configuration", "parameters", "statistics"]
 
 
 @dataclass(frozen=True)
