@@ -15,6 +15,7 @@
 #include "serve_binding.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/serve/executor_registry.hpp"
+#include "servelab/serve/resctrl.hpp"
 #include "servelab/serve/server.hpp"
 
 namespace py = pybind11;
@@ -109,6 +110,24 @@ void init_serve(py::module_& m) {
       "`llc`: 'resctrl' applies each worker's llc_ways setting to the L3 through resctrl under `llc_root`\n"
       "(None: /sys/fs/resctrl), each worker thread before its next batch; meta['llc'] says 'unsupported: <reason>'\n"
       "or lists the groups, masks and ways applied. None: nothing is applied.");
+  m.def(
+      "resctrl_status",
+      [](const std::string& root) {
+        const auto s = serve::probe_resctrl(root);
+        py::dict out;
+        out["supported"] = s.supported;
+        out["reason"] = s.reason;
+        out["cbm_mask"] = s.cbm_mask;
+        out["ways"] = s.ways;
+        out["min_ways"] = s.min_ways;
+        out["num_closids"] = s.num_closids;
+        out["domains"] = s.domains;
+        return out;
+      },
+      py::arg("root") = serve::kResctrlRoot,
+      "Whether L3 cache allocation (Intel CAT) can be used under the resctrl root, as serve(llc='resctrl')\n"
+      "would find it: {'supported', 'reason' (why not; '' when supported), 'cbm_mask', 'ways', 'min_ways',\n"
+      "'num_closids', 'domains'}. Reads the files under `root`; nothing is written.");
   m.def("abandoned_worker_threads", &serve::abandoned_worker_threads, py::call_guard<py::gil_scoped_release>(),
         "Worker threads that serving runs gave up on (batch_timeout_ms) and that still run a batch; joins\n"
         "those whose batch has returned since.");

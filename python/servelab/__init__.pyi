@@ -27,6 +27,7 @@ from ._core import list_config_models as list_config_models
 from ._core import list_loop_models as list_loop_models
 from ._core import make_config_model as make_config_model
 from ._core import make_loop_model as make_loop_model
+from ._core import resctrl_status as resctrl_status
 from ._cuda import CudaMlp as CudaMlp
 from ._torch import TorchScriptModel as TorchScriptModel
 from .backends import BackendUnavailable as BackendUnavailable

@@ -173,35 +173,29 @@ def test_a_core_outside_the_allowed_set_is_named_by_the_core_too():
         )  # fmt: skip
 
 
-def test_resctrl_reports_why_llc_partitioning_is_unsupported(tmp_path):
-    missing = hera.resctrl_status(tmp_path / "absent")
-    assert not missing.supported and "does not exist" in missing.reason
+def test_resctrl_status_says_why_llc_partitioning_is_unsupported(tmp_path):
+    # The serving loop's own probe (what serve(llc="resctrl") reads), on stand-in trees.
+    missing = servelab.resctrl_status(str(tmp_path / "absent"))
+    assert not missing["supported"] and "does not exist" in missing["reason"]
     tmp_path.joinpath("info").mkdir()
-    unmounted = hera.resctrl_status(tmp_path)
-    assert not unmounted.supported and "not mounted" in unmounted.reason
+    unmounted = servelab.resctrl_status(str(tmp_path))
+    assert not unmounted["supported"] and "is not mounted" in unmounted["reason"]
     (tmp_path / "schemata").write_text("L3:0=7ff\n")
-    no_l3 = hera.resctrl_status(tmp_path)
-    assert not no_l3.supported and "no L3 cache allocation" in no_l3.reason
-    with pytest.raises(RuntimeError, match="unsupported on this machine: .*no L3 cache allocation"):
-        hera.set_llc_ways("hera_a", 0, 2, root=tmp_path)
-    # A tree laid out as resctrl's: the schemata and tasks written are the ones CAT would read.
+    no_l3 = servelab.resctrl_status(str(tmp_path))
+    assert not no_l3["supported"] and "no L3 cache allocation" in no_l3["reason"]
     (tmp_path / "info" / "L3").mkdir()
-    (tmp_path / "info" / "L3" / "cbm_mask").write_text("7ff\n")
+    (tmp_path / "info" / "L3" / "cbm_mask").write_text("7f0\n")
+    (tmp_path / "info" / "L3" / "num_closids").write_text("16\n")
     (tmp_path / "schemata").write_text("L3:0=7ff;1=7ff\n")
-    status = hera.resctrl_status(tmp_path)
-    assert status.supported and status.ways == 11
-    group = hera.set_llc_ways("hera_a", 2, 3, pids=[12345], root=tmp_path)
-    assert (group / "schemata").read_text() == "L3:0=1c;1=1c\n"
-    assert (group / "tasks").read_text() == "12345\n"
-    if os.getuid() != 0:
-        (tmp_path).chmod(0o555)
-        assert "not writable" in hera.resctrl_status(tmp_path).reason
-        (tmp_path).chmod(0o755)
-    here = hera.resctrl_status()
-    print(f"\nresctrl on this machine: supported={here.supported}: {here.reason}")
-    if not here.supported:
-        with pytest.raises(RuntimeError, match="unsupported on this machine"):
-            hera.set_llc_ways("hera_a", 0, 2)
+    status = servelab.resctrl_status(str(tmp_path))
+    assert status["supported"] and status["reason"] == ""
+    assert status["ways"] == 7 and status["cbm_mask"] == "7f0" and status["num_closids"] == 16
+    assert status["domains"] == ["0", "1"]
+    (tmp_path / "info" / "L3" / "cbm_mask").write_text("505\n")
+    gaps = servelab.resctrl_status(str(tmp_path))
+    assert not gaps["supported"] and "'505' is not a contiguous hex bit mask" in gaps["reason"]
+    here = servelab.resctrl_status()
+    print(f"\nresctrl on this machine: supported={here['supported']}: {here['reason']}")
 
 
 def test_hera_rmu_serves_a_pinned_node_in_the_real_loop():

@@ -23,8 +23,9 @@ managers as the registered schedulers ``hera_rmu`` and ``parties`` in a servelab
 ``fig14`` (Fig. 14's opposite load moves as a Scenario, each model with its own arrivals),
 ``paper`` (the paper's numbers and comparisons), ``sweeps`` (the experiment loops as
 ``servelab.sweep`` points), ``calibration`` (fitting a profile to measured points), ``sla_fit``
-(the cache-miss curve and the QPS within the SLA measured here, and their fits),
-``node_control`` (core pinning and resctrl LLC partitioning), ``cli`` and ``plotting``. The
+(the cache-miss curve and the QPS within the SLA measured here, and their fits), ``cli`` and
+``plotting``. Core pinning and resctrl LLC partitioning are the serving loop's (``servelab.serve``
+with ``pin``/``cores`` and ``llc="resctrl"``; ``servelab.resctrl_status()``). The
 contention model and the algorithms run in C++ (``servelab._core.hera``). Every name below loads
 its module on first use.
 """
@@ -85,10 +86,6 @@ _EXPORTS = {
             "max_partner_loads", "partner_loads_table", "rmu_emu", "run_node",
         ),
         "rmu",
-    ),
-    **dict.fromkeys(
-        ("ResctrlStatus", "pin_to_cores", "resctrl_status", "set_llc_ways", "ways_mask"),
-        "node_control",
     ),
     **dict.fromkeys(
         ("plot_affinity", "plot_emu", "plot_servers", "plot_ways_curves", "plot_workers_curves"),
