@@ -33,35 +33,6 @@ def test_fit_rejects_bad_points():
         hera.fit_profile("ncf", [{"workers": 1, "qps": 3.0}], fields=("colour",))
 
 
-def test_resctrl_is_reported_never_faked(tmp_path):
-    status = hera.resctrl_status(tmp_path / "absent")
-    assert not status.supported and "does not exist" in status.reason
-    with pytest.raises(RuntimeError, match="unsupported on this machine"):
-        hera.set_llc_ways("model_a", 0, 4, root=tmp_path / "absent")
-    # A resctrl tree as the kernel lays it out: the schemata gets the ways' mask.
-    root = tmp_path / "resctrl"
-    (root / "info" / "L3").mkdir(parents=True)
-    (root / "info" / "L3" / "cbm_mask").write_text("7ff\n")
-    (root / "schemata").write_text("L3:0=7ff;1=7ff\n")
-    status = hera.resctrl_status(root)
-    assert status.supported and status.ways == 11
-    group = hera.set_llc_ways("ncf", 4, 3, root=root)
-    assert (group / "schemata").read_text() == "L3:0=70;1=70\n"
-    with pytest.raises(ValueError, match="do not fit in 11 ways"):
-        hera.ways_mask(10, 2, 11)
-
-
-def test_pinning_to_cores_of_this_machine():
-    before = os.sched_getaffinity(0)
-    try:
-        core = min(before)
-        assert hera.pin_to_cores([core]) == {core}
-    finally:
-        os.sched_setaffinity(0, before)
-    with pytest.raises(ValueError, match="not cores of this machine"):
-        hera.pin_to_cores([10**6])
-
-
 def onednn_or_skip() -> None:
     from servelab import backends
 
