@@ -124,6 +124,14 @@ def allowed_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _topology(cpu: int) -> tuple[int, int]:
     """(package, core) of a CPU from sysfs; (0, cpu) where sysfs does not say."""
     base = _CPU_SYSFS / f"cpu{cpu}" / "topology"

@@ -30,6 +30,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import profiles
 from .executors import make_executor
 from .textio import output_file
@@ -515,6 +517,34 @@ def profile_colocated(
         "load_average_after": _load_average(),
     }
     return ColocatedRuns(tuple(rows), meta)
+
+
+def concurrent_batch_ms(
+    sessions: list[Any], sizes: list[int], config: dict[str, int], repeats: int, warmup: int
+) -> np.ndarray:
+    """Every executor session (``ExecutorBuilder.open()``) times ``repeats`` batches of ``sizes``
+    at once, each in its own thread; all their samples, ms. RRL and Hera fit their CPU models to
+    these."""
+    barrier = threading.Barrier(len(sessions))
+    out: list[Any] = [None] * len(sessions)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            barrier.wait()
+            out[i] = sessions[i].time_batches(sizes, repeats=repeats, warmup=warmup, config=config)
+        except BaseException as e:  # re-raised in the caller's thread below
+            errors.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(sessions))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return np.concatenate([np.asarray(o["wall_ns"], dtype=float) for o in out]) / 1e6
 
 
 def _run_together(

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from ... import _core, executors, textio
-from ..rrl.calibration import concurrent_batch_ms
-from ..rrl.spaces import machine_cores
+from ...pinning import machine_cores
+from ...profiling import concurrent_batch_ms
 from . import specs as specs
 
 DEFAULT_FIELDS = ("compute_ms", "sparse_mb")

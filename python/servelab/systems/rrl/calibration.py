@@ -18,7 +18,6 @@ inter_fraction, interference).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ... import executors
+from ...pinning import machine_cores
+from ...profiling import concurrent_batch_ms
 from .model import CpuModelFit, PerfModel, cpu_service_ms, fit_cpu_model
-from .spaces import machine_cores
 
 KNOB = "intra_op_threads"
 INTER_KNOB = "inter_op_threads"
@@ -70,31 +70,6 @@ def _ints(name: str, values: Any, high: int) -> list[int]:
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= high:
             raise ValueError(f"{name}={list(values)!r}: {v!r} is not an integer in 1..{high}")
     return sorted(set(values))
-
-
-def concurrent_batch_ms(sessions: list[Any], sizes: list[int], config: dict[str, int], repeats: int,
-                   warmup: int) -> np.ndarray:  # fmt: skip
-    """Every session times `repeats` batches at once, each in its own thread; all samples, ms."""
-    barrier = threading.Barrier(len(sessions))
-    out: list[Any] = [None] * len(sessions)
-    errors: list[BaseException] = []
-
-    def work(i: int) -> None:
-        try:
-            barrier.wait()
-            out[i] = sessions[i].time_batches(sizes, repeats=repeats, warmup=warmup, config=config)
-        except BaseException as e:  # re-raised in the caller's thread below
-            errors.append(e)
-            barrier.abort()
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(sessions))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return np.concatenate([np.asarray(o["wall_ns"], dtype=float) for o in out]) / 1e6
 
 
 def fit_from_profiler(

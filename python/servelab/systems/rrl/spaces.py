@@ -7,19 +7,10 @@ space is ``ConfigSpace("cpu", [("workers", [1, 2, 4]), ...])``. Region radii cou
 
 from __future__ import annotations
 
-import os
-
 from ..._core import rrl as _rrl
+from ...pinning import machine_cores
 
 ConfigSpace = _rrl.ConfigSpace
-
-
-def machine_cores() -> int:
-    """The cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def cpu_space(
