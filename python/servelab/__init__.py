@@ -33,6 +33,7 @@ _aliases.install()  # servelab.kairos is servelab.systems.kairos, and so on
 # pandas alone takes a quarter of a second to import.
 _LAZY_MODULES = {
     "experiments",
+    "sweeps",
     "main_job",
     "metrics",
     "profiles",
@@ -46,9 +47,9 @@ _LAZY_MODULES = {
 _LAZY_NAMES = {
     "QoS": ("experiments", "QoS"),
     "allowable_throughput": ("experiments", "allowable_throughput"),
-    "sweep": ("experiments", "sweep"),
-    "SweepError": ("experiments", "SweepError"),
-    "SweepInterrupted": ("experiments", "SweepInterrupted"),
+    "sweep": ("sweeps", "sweep"),
+    "SweepError": ("sweeps", "SweepError"),
+    "SweepInterrupted": ("sweeps", "SweepInterrupted"),
     "Profile": ("profiles", "Profile"),
     "Result": ("results", "Result"),
     "load_result": ("results", "load_result"),

@@ -12,6 +12,7 @@ from . import recsys as recsys
 from . import results as results
 from . import rrl as rrl
 from . import solvers as solvers
+from . import sweeps as sweeps
 from . import workload as workload
 from ._core import Actions as Actions
 from ._core import BatchDone as BatchDone
@@ -41,10 +42,7 @@ from .executors import make_executor as make_executor
 from .executors import register_executor as register_executor
 from .executors import unregister_executor as unregister_executor
 from .experiments import QoS as QoS
-from .experiments import SweepError as SweepError
-from .experiments import SweepInterrupted as SweepInterrupted
 from .experiments import allowable_throughput as allowable_throughput
-from .experiments import sweep as sweep
 from .profiles import Profile as Profile
 from .profiling import profile as profile
 from .profiling import profile_from_run as profile_from_run
@@ -62,6 +60,9 @@ from .schedulers import register_scheduler as register_scheduler
 from .schedulers import unregister_scheduler as unregister_scheduler
 from .session import Outcome as Outcome
 from .session import Session as Session
+from .sweeps import SweepError as SweepError
+from .sweeps import SweepInterrupted as SweepInterrupted
+from .sweeps import sweep as sweep
 from .workload import list_arrival_processes as list_arrival_processes
 from .workload import list_size_distributions as list_size_distributions
 from .world_comparison import sim_vs_real as sim_vs_real

@@ -8,15 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from servelab.experiments import (
-    AllowableThroughput,
-    QoS,
-    SweepError,
-    allowable_throughput,
-    grid_points,
-    sweep,
-    tail_latency_ms,
-)
+from servelab.experiments import AllowableThroughput, QoS, allowable_throughput, tail_latency_ms
+from servelab.sweeps import SweepError, grid_points, sweep
 
 from . import fake_results
 from .fake_results import (

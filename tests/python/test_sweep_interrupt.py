@@ -27,7 +27,7 @@ SLOW_SWEEP = textwrap.dedent(
     from pathlib import Path
 
     import servelab
-    from servelab.experiments import SweepError
+    from servelab.sweeps import SweepError
 
     STARTED, FAILING, STUBBORN = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "stubborn"
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import servelab
-from servelab.experiments import SweepError, SweepInterrupted, sweep
+from servelab.sweeps import SweepError, SweepInterrupted, sweep
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...experiments import SweepError, sweep
+from ...sweeps import SweepError, sweep
 from . import specs
 from .offline import HeraOffline, build
 

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from ... import run as _run
-from ...experiments import SweepError, sweep
 from ...results import COMPLETED
+from ...sweeps import SweepError, sweep
 from . import catalogue
 
 #: Workers per hardware type of the one simulated machine.

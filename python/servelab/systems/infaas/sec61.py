@@ -49,8 +49,8 @@ import numpy as np
 import pandas as pd
 
 from ... import run as _run
-from ...experiments import SweepError, sweep
 from ...results import COMPLETED
+from ...sweeps import SweepError, sweep
 from ..ramsis import data as ramsis_data
 from . import catalogue, planner
 

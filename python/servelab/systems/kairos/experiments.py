@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...experiments import AllowableThroughput, QoS, SweepError, allowable_throughput, sweep
+from ...experiments import AllowableThroughput, QoS, allowable_throughput
 from ...results import Result
 from ...run import simulate
+from ...sweeps import SweepError, sweep
 from ...workload import make_size_distribution
 from .bounds import select_config
 from .data import INSTANCE_JSON, artifact_folder, load_profile, read_instance_json

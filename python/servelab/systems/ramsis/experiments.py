@@ -57,10 +57,10 @@ import numpy as np
 import pandas as pd
 
 from ... import profiles
-from ...experiments import SweepError, sweep
 from ...results import COMPLETED, Result
 from ...run import simulate as simulate_scenario
 from ...scenario import Scenario
+from ...sweeps import SweepError, sweep
 from .cache import BoundedCache, stored_file
 from .data import data_dir, get_task, read_artifact_ms_tables, resolve_trace
 from .methods import method_spec, satisfiable

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import _progress
 from ... import workload as _workload
-from ...experiments import SweepError, sweep
+from ...sweeps import SweepError, sweep
 from .sim_tuning import tune_simulated
 from .tuning import METHODS, ConfigSpace, LearnerConfig, TuningRun, _learner, tune
 
