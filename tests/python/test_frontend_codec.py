@@ -169,6 +169,24 @@ def test_nested_json_data_and_two_binary_inputs_in_order():
             "binary_data_size=4 but shape=[2] of FP32 needs 8 bytes",
         ),
         (b"{}", 10, "Inference-Header-Content-Length=10 is outside the body of 2 bytes"),
+        (
+            _body([{"name": "x", "datatype": "FP32", "shape": [1] * 100, "data": [1]}]),
+            None,
+            "shape has 100 dimensions; at most 32",
+        ),
+        (
+            _body([{"name": "x", "datatype": "FP16", "shape": [1], "data": [1e10]}]),
+            None,
+            "holds 1e+10, out of range for FP16",
+        ),
+        (
+            _body([{"name": "x", "datatype": "INT64", "shape": [1], "data": [2**64]}]),
+            None,
+            "not numbers",
+        ),
+        (b"[" * 5000 + b"]" * 5000, None, "nested too deeply"),
+        (_body([], id=5), None, "id=5 must be a string"),
+        (_body([], parameters=[]), None, "parameters must be an object, got list"),
     ],
 )
 def test_bad_http_bodies_name_the_field_and_value(body, header_length, message):

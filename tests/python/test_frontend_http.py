@@ -148,6 +148,12 @@ def test_malformed_json_and_bad_header_length(served):
     ]:
         status, data = _raw(frontend, "POST", "/v2/models/rm2/infer", body, headers)
         assert status == 400 and message in json.loads(data)["error"], data
+    # Not HTTP at all: refused by the HTTP parser with 400, the connection closed.
+    junk = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
+    junk.sendall(b"\x00\x01 garbage \xff\r\n\r\n")
+    reply = junk.recv(4096)
+    assert reply.startswith(b"HTTP/1.") and b" 400 " in reply and b"Invalid method" in reply
+    junk.close()
     _alive(frontend)
 
 

@@ -36,6 +36,8 @@ UNSUPPORTED = {
     "BF16": "numpy has no bfloat16; send FP32",
 }
 _NAMES = {v: k for k, v in DTYPES.items()}
+# The most dimensions a tensor may have (numpy's own limit is 64).
+MAX_RANK = 32
 # gRPC's typed contents field per data type (FP16 travels only as raw bytes).
 _CONTENTS = {
     "BOOL": "bool_contents",
@@ -108,6 +110,8 @@ def check_shape(shape: Any, where: str) -> tuple[int, ...]:
         raise invalid(f"{where}={shape!r} must be a list of integers")
     if any(d < 0 for d in shape):
         raise invalid(f"{where}={list(shape)} has a negative dimension")
+    if len(shape) > MAX_RANK:
+        raise invalid(f"{where} has {len(shape)} dimensions; at most {MAX_RANK}")
     return tuple(int(d) for d in shape)
 
 
@@ -116,8 +120,15 @@ def _count(shape: tuple[int, ...]) -> int:
 
 
 def _check_range(values: np.ndarray, dtype: np.dtype, where: str) -> None:
-    """Integer values (as int64/uint64/object) that fit ``dtype``, else a FrontendError."""
-    if values.size == 0 or dtype.kind not in "iu":
+    """Values (wider integers or floats) that fit ``dtype``, else a FrontendError."""
+    if values.size == 0:
+        return
+    if dtype.kind == "f" and values.dtype.kind in "iuf":
+        finite = np.abs(values[np.isfinite(values)].astype(np.float64))
+        if finite.size and finite.max() > np.finfo(dtype).max:
+            raise invalid(f"{where} holds {finite.max():g}, out of range for {_NAMES[dtype]}")
+        return
+    if dtype.kind not in "iu":
         return
     info = np.iinfo(dtype)
     low, high = int(values.min()), int(values.max())
