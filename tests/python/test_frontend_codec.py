@@ -235,3 +235,92 @@ def test_grpc_raw_and_typed_contents_and_their_refusals():
     assert out.outputs[0].datatype == "FP32" and list(out.outputs[0].shape) == [2, 3]
     assert np.array_equal(np.frombuffer(out.raw_output_contents[0], np.float32).reshape(2, 3), x)
     assert out.parameters["late"].bool_param and out.parameters["n"].int64_param == 2
+
+
+# --- fuzzing: any body is decoded or refused with a FrontendError, nothing else ---------------
+
+hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FUZZ = settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+tensor = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(["INPUT0", "", 5]),
+        "datatype": st.sampled_from([*DTYPES, "BYTES", "X", 3]),
+        "shape": st.lists(st.integers(-2, 4), max_size=4) | json_values,
+    },
+    optional={
+        "data": json_values,
+        "parameters": st.fixed_dictionaries({"binary_data_size": st.integers(-1, 64)})
+        | json_values,
+    },
+)
+
+
+@FUZZ
+@given(
+    inputs=st.lists(tensor, max_size=3) | json_values,
+    extra=st.binary(max_size=64),
+    header=st.booleans(),
+)
+def test_fuzzed_http_bodies_decode_or_refuse(inputs, extra, header):
+    head = json.dumps({"inputs": inputs}).encode()
+    try:
+        decode_http(head + extra if header else head, len(head) if header else None)
+    except FrontendError as e:
+        assert e.kind == "invalid" and e.message
+
+
+@FUZZ
+@given(data=st.binary(max_size=200))
+def test_fuzzed_grpc_messages_decode_or_refuse(data):
+    from google.protobuf.message import DecodeError
+
+    try:
+        message = pb2.ModelInferRequest.FromString(data)
+    except DecodeError:
+        return  # the server answers INVALID_ARGUMENT before decoding (test_frontend_grpc)
+    try:
+        decode_grpc(message)
+    except FrontendError as e:
+        assert e.kind == "invalid" and e.message
+
+
+@FUZZ
+@given(
+    tensors=st.lists(
+        st.tuples(
+            st.sampled_from([*DTYPES, "BYTES", "", "X"]),
+            st.lists(st.integers(-2, 5), max_size=4),
+            st.binary(max_size=40),
+            st.lists(st.integers(-(2**40), 2**40), max_size=6),
+            st.lists(st.floats(width=32), max_size=6),
+        ),
+        max_size=3,
+    ),
+    raw=st.booleans(),
+)
+def test_fuzzed_grpc_tensors_decode_or_refuse(tensors, raw):
+    message = pb2.ModelInferRequest(model_name="m")
+    for datatype, shape, blob, ints, floats in tensors:
+        t = message.inputs.add(name="INPUT0", datatype=datatype, shape=shape)
+        if raw:
+            message.raw_input_contents.append(blob)
+        else:
+            t.contents.int64_contents.extend(ints)
+            t.contents.int_contents.extend([max(-(2**31), min(2**31 - 1, v)) for v in ints])
+            t.contents.fp32_contents.extend(floats)
+    try:
+        decode_grpc(message)
+    except FrontendError as e:
+        assert e.kind == "invalid" and e.message
