@@ -112,6 +112,9 @@ def make_app(service: ModelService) -> web.Application:
                 f"the request body did not arrive within request_timeout_s="
                 f"{limits.request_timeout_s:g}",
             ) from None
+        except ConnectionError:  # the client left halfway through its body: nobody to answer
+            service.metrics.refused("disconnected")
+            return web.Response(status=400)
         except (RequestPayloadError, HttpProcessingError) as e:
             # A body that ends early or does not decompress (Content-Encoding gzip/deflate).
             cause = e.__cause__ or e

@@ -13,8 +13,8 @@ and ``nv_inference_compute_infer_duration_us`` (batch start to finish), and
 ``servelab_queue_length`` (accepted, not answered yet: queued or running),
 ``servelab_worker_utilisation`` (per worker: busy share of the time since the front-end started,
 from the batches its answered queries ran in). The front-end's own: ``servelab_frontend_refused``
-(by reason: invalid, not_found, too_large, overloaded, timeout, unauthenticated, ...) and
-``servelab_frontend_inflight``.
+(by reason: invalid, not_found, too_large, overloaded, timeout, unauthenticated, disconnected,
+...) and ``servelab_frontend_inflight``.
 
 The text is written here, as ``servelab.metrics`` writes it: Prometheus's Python client appends
 ``_total`` to counter names, which Triton's names do not have.
