@@ -1,11 +1,15 @@
 // Machines with co-located instances and interference over time (cluster/interference.hpp):
 // progress-rate re-timing checked against an independent event-by-event computation, work
-// conservation, determinism, partitions changing mid-batch, and the errors of bad machines.
+// conservation, determinism, partitions changing mid-batch, where a run left waiting ends, and
+// the errors of bad machines and slowdowns.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -277,6 +281,76 @@ TEST(Machines, BadInterferenceModelsAreRefused) {
     ADD_FAILURE() << "no error";
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("hold all its 2: give it a 'cores' knob"), std::string::npos) << e.what();
+  }
+}
+
+// Answers `value` for every batch: a model whose slowdowns the engine must refuse.
+class FixedSlowdown final : public cluster::InterferenceModel {
+ public:
+  explicit FixedSlowdown(double value) : value_(value) {}
+  double slowdown(const sched::ClusterView&, sched::WorkerId, std::span<const sched::WorkerId>) const override {
+    return value_;
+  }
+  std::string describe() const override { return "fixed"; }
+
+ private:
+  double value_;
+};
+
+TEST(Machines, ASlowdownOutsideItsRangeFailsTheRunNamingIt) {
+  auto spec = one_machine({0.0, 0.001}, 2, nullptr);
+  for (const double bad : {0.0, -1.0, 2e6, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    spec.interference = std::make_shared<FixedSlowdown>(bad);
+    try {
+      run(spec, "fcfs");
+      ADD_FAILURE() << "no error for slowdown=" << bad;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("interference model fixed gave slowdown="), std::string::npos) << e.what();
+    }
+  }
+  spec.interference = std::make_shared<FixedSlowdown>(1e6);  // the largest allowed
+  EXPECT_NO_THROW(run(spec, "fcfs"));
+}
+
+// Serves the first `n` arrivals, each on the lowest idle worker, and leaves the others waiting.
+class ServeFirst final : public sched::Scheduler {
+ public:
+  explicit ServeFirst(sched::QueryId n) : n_(n) {}
+  std::string describe() const override { return "serve_first"; }
+  void on_arrival(const sched::Query& q, const sched::ClusterView& view, sched::Actions& actions) override {
+    if (q.id >= n_) return;
+    const sched::QueryId id = q.id;
+    actions.dispatch(view.idle_workers().front(), 0, {&id, 1});
+  }
+
+ private:
+  sched::QueryId n_;
+};
+
+// A run that stops with a query left waiting and no event to come ends at the latest machine end
+// a re-timing replaced, when that lies beyond its last event, or is cut off at the drain limit
+// before it: as when each machine end was a queued event and the replaced ones were skipped.
+TEST(Machines, ARunLeftWaitingEndsAtTheLatestReplacedEnd) {
+  // Three instances; one co-runner slows a batch 4x, two speed it up (0.5x). A alone from 0 would
+  // end at 11 ms; B at 1 ms slows both (A's end: 1 + 10 x 4 = 41 ms); C at 2 ms runs all three at
+  // 0.5x (A's end: 2 + 9.75 / 2 = 6.875 ms). They end at 6.875, 10.875 and 11.125 ms; the fourth
+  // query, at 3 ms, waits. The replaced 41 ms is the latest.
+  auto spec = one_machine({0.0, 0.001, 0.002, 0.003}, 3, "measured(table='m:m=4; m:m+m=0.5')");
+  for (const double drain_ms : {100.0, 20.0}) {
+    spec.drain_limit = millis_to_nanos(drain_ms);
+    ServeFirst policy(3);
+    const auto r = sim::simulate(spec, policy);
+    EXPECT_EQ(r.queries.finish[0], 6'875'000);
+    EXPECT_EQ(r.queries.finish[1], 10'875'000);
+    EXPECT_EQ(r.queries.finish[2], 11'125'000);
+    const std::string reason = r.drop_reasons.at(static_cast<std::size_t>(r.queries.drop_reason[3]));
+    if (drain_ms == 100) {
+      EXPECT_EQ(r.duration, 41'000'000);
+      EXPECT_EQ(reason, "unserved at end of run");
+    } else {  // 41 ms lies beyond 3 + 20 ms
+      EXPECT_EQ(r.duration, 23'000'000);
+      EXPECT_EQ(reason, "cut off at end of run");
+    }
   }
 }
 

@@ -15,9 +15,6 @@
 namespace servelab::cluster {
 namespace {
 
-// A slowdown beyond this is a unit or sign mistake, not interference.
-constexpr double kMaxSlowdown = 1e6;
-
 class NoInterference final : public InterferenceModel {
  public:
   double slowdown(const sched::ClusterView&, sched::WorkerId, std::span<const sched::WorkerId>) const override {
@@ -197,17 +194,10 @@ void InterferenceModel::slowdowns(const sched::ClusterView& view, std::span<cons
   }
 }
 
-void checked_slowdowns(const InterferenceModel& model, const sched::ClusterView& view,
-                       std::span<const sched::WorkerId> running, std::span<double> out) {
-  model.slowdowns(view, running, out);
-  for (std::size_t i = 0; i < running.size(); ++i) {
-    const double s = out[i];
-    if (!std::isfinite(s) || s <= 0 || s > kMaxSlowdown) [[unlikely]] {
-      throw ValueError(str("interference model ", model.describe(), " gave slowdown=", s, " for worker=", running[i],
-                           " with ", running.size() - 1, " co-runners: it must be a number in (0, ", kMaxSlowdown,
-                           "]"));
-    }
-  }
+void bad_slowdown(const InterferenceModel& model, std::span<const sched::WorkerId> running, std::span<const double> out,
+                  std::size_t i) {
+  throw ValueError(str("interference model ", model.describe(), " gave slowdown=", out[i], " for worker=", running[i],
+                       " with ", running.size() - 1, " co-runners: it must be a number in (0, ", kMaxSlowdown, "]"));
 }
 
 void register_interference_models(InterferenceModelRegistry& registry) {

@@ -14,6 +14,7 @@
 // counts as running from its dispatch until its end is noticed, and progresses from its start.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 
@@ -47,9 +48,22 @@ using InterferenceModelRegistry = Registry<InterferenceModel>;
 // models, as servelab.profile measures it).
 void register_interference_models(InterferenceModelRegistry& registry);
 
-// model.slowdowns(...), checked: ValueError naming the model, the worker and the value when one
-// is not a finite number > 0.
-void checked_slowdowns(const InterferenceModel& model, const sched::ClusterView& view,
-                       std::span<const sched::WorkerId> running, std::span<double> out);
+// A slowdown beyond this is a unit or sign mistake, not interference.
+inline constexpr double kMaxSlowdown = 1e6;
+
+// Throws the ValueError for out[i], a slowdown outside (0, kMaxSlowdown], naming the model, the
+// worker and the value.
+[[noreturn]] void bad_slowdown(const InterferenceModel& model, std::span<const sched::WorkerId> running,
+                               std::span<const double> out, std::size_t i);
+
+// model.slowdowns(...), checked (bad_slowdown). Inline: the simulator calls it at every re-timing.
+inline void checked_slowdowns(const InterferenceModel& model, const sched::ClusterView& view,
+                              std::span<const sched::WorkerId> running, std::span<double> out) {
+  model.slowdowns(view, running, out);
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    if (!(out[i] > 0 && out[i] <= kMaxSlowdown)) [[unlikely]]  // (NaN fails too)
+      bad_slowdown(model, running, out, i);
+  }
+}
 
 }  // namespace servelab::cluster
