@@ -2,11 +2,16 @@
 Protocol server, here a servelab front-end (in this process, on free loopback ports) serving a
 TorchScript model. Outputs equal torch's over HTTP and gRPC; an unreachable server, an unknown
 model and a server's error fail their batch with reasons naming url and model; bad parameters
-are refused naming the field."""
+are refused naming the field. Against Triton too where $SERVELAB_TRITON_PYTHON names a Python
+with nvidia-pytriton and torch (see benchmarks/python/bench_frontend_vs_triton.py's header)."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,3 +188,48 @@ def test_registered_with_typed_parameters():
     with pytest.raises(ValueError, match="'url' is required"):
         servelab.make_executor("kserve(model='m')")
     assert parse_url("grpc://[::1]:8001").address == "[::1]:8001"
+
+
+TRITON_PYTHON = os.environ.get("SERVELAB_TRITON_PYTHON", "")
+
+
+@pytest.mark.skipif(
+    not TRITON_PYTHON, reason="$SERVELAB_TRITON_PYTHON (a Python with nvidia-pytriton) is not set"
+)
+def test_outputs_equal_the_models_served_by_triton(tmp_path):
+    """The benchmark's Triton server (pytriton, the model run by torch) serving the test MLP."""
+    if not backends.status("torch").usable:
+        pytest.skip("the torch backend is not usable here")
+    from .torch_models import save_mlp
+
+    path, module = save_mlp(tmp_path, widths=(WIDTH, 32, 4))
+    http, grpc, metrics = (_free_port() for _ in range(3))
+    bench = Path(__file__).parents[2] / "benchmarks" / "python" / "bench_frontend_vs_triton.py"
+    command = [TRITON_PYTHON, str(bench), "--serve-triton", str(path), str(http), str(grpc)]
+    with open(tmp_path / "triton.log", "w") as log:
+        proc = subprocess.Popen(
+            [*command, str(metrics)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
+        )
+    try:
+        line = proc.stdout.readline()
+        assert line, (tmp_path / "triton.log").read_text()[-3000:]
+        assert json.loads(line)["grpc"] == f"127.0.0.1:{grpc}"
+        rng = np.random.default_rng(2)
+        queries = [rng.standard_normal((n, WIDTH)).astype(np.float32) for n in (1, 4, 2, 7)]
+        for url in (f"http://127.0.0.1:{http}", f"grpc://127.0.0.1:{grpc}"):
+            with servelab.Session(_kserve(url), scheduler=BATCHING) as client:
+                futures = [client.submit("mlp", x) for x in queries]
+                outcomes = [f.result(timeout=60) for f in futures]
+            for x, o in zip(queries, outcomes, strict=True):
+                assert o.completed, o.reason
+                np.testing.assert_allclose(o.output, _expected(module, x), rtol=1e-5, atol=1e-6)
+            reasons = _dropped_reasons(_kserve(url, model="nope"))
+            assert all(f"url='{url}' model='nope' failed" in r for r in reasons), reasons
+    finally:
+        proc.stdin.close()  # the server stops Triton and exits
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
