@@ -147,11 +147,9 @@ def _join_systems_policies() -> None:
     if _SYSTEMS_JOINED:
         return
     _SYSTEMS_JOINED = True
-    from .systems.rrl.batch_policy import register_batch_tuner
-    from .systems.rrl.sim_policy import register_tuner
+    from .systems.rrl import schedulers as rrl_schedulers
 
-    register_tuner()
-    register_batch_tuner()
+    rrl_schedulers.register()
 
 
 def list_schedulers() -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@
 #include "servelab/systems/infaas/register.hpp"
 #include "servelab/systems/kairos/register.hpp"
 #include "servelab/systems/ramsis/register.hpp"
-#include "servelab/systems/rrl/config_model.hpp"
+#include "servelab/systems/rrl/register.hpp"
 
 namespace servelab::catalogue {
 

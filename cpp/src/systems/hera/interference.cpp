@@ -10,7 +10,6 @@
 #include "servelab/core/errors.hpp"
 #include "servelab/core/param_builders.hpp"
 #include "servelab/sched/machine.hpp"
-#include "servelab/systems/hera/register.hpp"
 
 namespace servelab::hera {
 namespace {
@@ -245,7 +244,7 @@ void ContentionInterference::slowdowns(const sched::ClusterView& view, std::span
     out[i] = cpu[i] >= kNoCore ? kNoCore : std::min(kNoCore, cpu[i] * time_at(*of[i], hi) / of[i]->alone_ms);
 }
 
-void register_interference_models(cluster::InterferenceModelRegistry& registry) {
+void register_contention_model(cluster::InterferenceModelRegistry& registry) {
   registry.add(
       {"hera_contention",
        "Hera's contention model of a CPU node (docs/hera.md): a batch of model M runs f x t_M / t_alone_M times "

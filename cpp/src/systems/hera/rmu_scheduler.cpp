@@ -12,7 +12,6 @@
 #include "servelab/core/time.hpp"
 #include "servelab/sched/policy_helpers.hpp"
 #include "servelab/sched/scheduler_registry.hpp"
-#include "servelab/systems/hera/register.hpp"
 #include "servelab/systems/hera/rmu.hpp"
 
 namespace servelab::hera {
@@ -403,7 +402,7 @@ std::shared_ptr<sched::Scheduler> make_rmu_scheduler(RmuSchedulerOptions options
   return std::make_shared<RmuScheduler>(std::move(options));
 }
 
-void register_schedulers(sched::SchedulerRegistry& registry) {
+void register_rmu_schedulers(sched::SchedulerRegistry& registry) {
   registry.add({"hera_rmu",
                 "Hera's node resource manager (Algorithm 3): every monitor_s, a model outside its slack band gets the "
                 "workers its profiled curve needs for its urgency-scaled arrival rate; LLC ways re-split on the 3-D "

@@ -64,7 +64,7 @@ std::string CpuConfigModel::describe() const {
              ", request_parallelism=", options_.request_parallelism ? "true" : "false", ")");
 }
 
-void register_config_models(cluster::ConfigModelRegistry& registry) {
+void register_cpu_config_model(cluster::ConfigModelRegistry& registry) {
   const CpuModel d;
   const ParamSpec parallel =
       bool_param("request_parallelism", true,

@@ -23,7 +23,8 @@ managers as the registered schedulers ``hera_rmu`` and ``parties`` in a servelab
 ``fig14`` (Fig. 14's opposite load moves as a Scenario, each model with its own arrivals),
 ``paper`` (the paper's numbers and comparisons), ``sweeps`` (the experiment loops as
 ``servelab.sweep`` points), ``calibration`` (fitting a profile to measured points), ``sla_fit``
-(the cache-miss curve and the QPS within the SLA measured here, and their fits), ``cli`` and
+(the cache-miss curve and the QPS within the SLA measured here, and their fits), ``schedulers``
+(spec builders for ``hera_rmu`` and ``parties``), ``cli`` and
 ``plotting``. Core pinning and resctrl LLC partitioning are the serving loop's (``servelab.serve``
 with ``pin``/``cores`` and ``llc="resctrl"``; ``servelab.resctrl_status()``). The
 contention model and the algorithms run in C++ (``servelab._core.hera``). Every name below loads
@@ -72,9 +73,10 @@ _EXPORTS = {
         ),
         "calibration",
     ),  # fmt: skip
+    **dict.fromkeys(("MANAGERS", "SCHEDULERS", "manager_spec"), "schedulers"),
     **dict.fromkeys(
         (
-            "HARDWARE", "MANAGERS", "alone_profile", "contention_spec", "machine_workers",
+            "HARDWARE", "alone_profile", "contention_spec", "machine_workers",
             "node_profile", "node_scenario", "run_managed", "settled_tails",
         ),
         "experiments",

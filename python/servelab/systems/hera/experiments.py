@@ -22,9 +22,9 @@ from ... import _core
 from ...profiles import Profile
 from ...scenario import Scenario
 from .offline import HeraOffline
+from .schedulers import MANAGERS, manager_spec
 
 HARDWARE = "xeon-core"  # one worker per core of the node
-MANAGERS = ("hera_rmu", "parties")
 MACHINE = "node"  # the machine group of a co-located scenario
 
 
@@ -187,7 +187,7 @@ def node_scenario(
                 },
             ],
         },
-        scheduler=f"{manager}(models='{a},{b}', cores={off.node.cores}, monitor_s={monitor_s})",
+        scheduler=manager_spec(manager, a, b, cores=off.node.cores, monitor_s=monitor_s),
         seed=seed,
         name=f"hera node {a}+{b} ({manager})",
     )

@@ -23,7 +23,6 @@ from ...results import Result
 from ...scenario import Scenario
 from .experiments import (
     HARDWARE,
-    MANAGERS,
     alone_profile,
     contention_spec,
     machine_workers,
@@ -31,6 +30,7 @@ from .experiments import (
 )
 from .offline import HeraOffline
 from .rmu import fig14_loads
+from .schedulers import MANAGERS, manager_spec
 
 #: the paper's finding (Sec. VII-B): Hera holds the SLA through both load changes; PARTIES, a
 #: feedback loop of one core or way per window, "frequently exhibits sudden spikes of SLA
@@ -100,7 +100,7 @@ def fig14_scenario(
         workers=workers,
         **extra,
         workload={"horizon_s": windows * float(window_s), "apps": apps},
-        scheduler=f"{manager}(models='{a},{b}', cores={off.node.cores}, monitor_s={window_s!r})",
+        scheduler=manager_spec(manager, a, b, cores=off.node.cores, monitor_s=float(window_s)),
         seed=seed,
         name=f"hera fig14 {a}+{b} ({manager})",
     )

@@ -21,8 +21,16 @@ from ... import _core
 from .data import load_profile
 from .paper import qos_target
 
+#: name -> what it is (the registry's doc has the details)
+SCHEDULERS = {
+    "kairos": "Kairos's distributor: min-cost matching of pending queries to instances",
+    "ribbon": "Ribbon: FCFS from a central queue, preferring an idle base-type instance",
+    "drs": "DRS: queries above a size threshold to the base type, the others to the auxiliary",
+    "clockwork": "Clockwork: per-instance FCFS queues, each query where it would finish first",
+    "oracle": "ORCL's rule: idle base instances take the largest query, auxiliary the smallest",
+}
 #: The distributors compared in the paper, by their registered names.
-DISTRIBUTORS = ("kairos", "ribbon", "drs", "clockwork", "oracle")
+DISTRIBUTORS = tuple(SCHEDULERS)
 
 
 def check_config(profile: _core.Profile, config: Mapping[str, int], model: str) -> dict[str, int]:

@@ -26,6 +26,13 @@ from ... import _core
 from .cache import stored_file
 from .policy import PolicySet, WorkerPolicy, read_policy_text
 
+#: name -> what it is (the registry's doc has the details)
+SCHEDULERS = {
+    "ramsis": "per-worker MDP policies: (queue length, earliest slack) -> (model, batch)",
+    "jellyfish": "Jellyfish+: one (model, largest batch) per load from an in-order central queue",
+    "model_switching": "ModelSwitching: per load the most accurate model of a simulated table",
+}
+
 
 def _quoted(name: str, text: str) -> str:
     """A string parameter in the spec grammar's quotes (which have no escapes)."""

@@ -71,6 +71,8 @@ class ContentionInterference final : public cluster::InterferenceModel {
   std::uint64_t id_;  // keys each thread's cached per-model lookups (interference.cpp)
 };
 
-// register_interference_models (register.hpp) adds it as "hera_contention(...)".
+// register_contention_model adds it as "hera_contention(...)" (register.cpp calls it).
+
+void register_contention_model(cluster::InterferenceModelRegistry& registry);
 
 }  // namespace servelab::hera

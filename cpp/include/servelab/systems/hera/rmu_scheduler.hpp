@@ -28,6 +28,7 @@
 #include <string>
 
 #include "servelab/sched/scheduler.hpp"
+#include "servelab/sched/scheduler_registry.hpp"
 
 namespace servelab::hera {
 
@@ -44,5 +45,8 @@ struct RmuSchedulerOptions {
 };
 
 std::shared_ptr<sched::Scheduler> make_rmu_scheduler(RmuSchedulerOptions options);
+
+// Adds "hera_rmu" and "parties" (register.cpp calls it).
+void register_rmu_schedulers(sched::SchedulerRegistry& registry);
 
 }  // namespace servelab::hera

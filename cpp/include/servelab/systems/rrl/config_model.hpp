@@ -39,7 +39,8 @@ class CpuConfigModel final : public cluster::ConfigModel {
   double reference_ms_;
 };
 
-// Adds "rrl_cpu" (typed parameters: the CpuModel's fields, the knob names, the reference).
-void register_config_models(cluster::ConfigModelRegistry& registry);
+// Adds "rrl_cpu" (typed parameters: the CpuModel's fields, the knob names, the reference);
+// register.cpp calls it.
+void register_cpu_config_model(cluster::ConfigModelRegistry& registry);
 
 }  // namespace servelab::rrl
