@@ -140,7 +140,16 @@ class KServe:
         try:
             return fn(*args, **kwargs)
         except Exception as e:  # tritonclient's, gevent's and grpc's errors alike
+            self._drop_client()  # the next batch starts on a fresh connection
             raise RuntimeError(f"{what} at {self._where()} failed: {_describe(e)}") from None
+
+    def _drop_client(self) -> None:
+        client, self._local.client = getattr(self._local, "client", None), None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # a broken connection may fail to close: it is gone anyway
+                pass
 
     # --- the model's input and output names ---
     def _io_names(self, client: Any) -> tuple[str, str]:

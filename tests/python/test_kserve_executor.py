@@ -100,6 +100,25 @@ def test_given_names_skip_the_metadata_and_a_token_is_sent():
             frontend.stop()
 
 
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_server_that_does_not_answer_in_timeout_ms_fails_the_batch(protocol):
+    x = np.ones((1, FAKE_WIDTH), np.float32)
+    with FakeSession(apps=("rm2",)) as fake:
+        frontend = started(fake)
+        try:
+            url = _urls(frontend)[protocol]
+            names = {"input_name": "INPUT0", "output_name": "OUTPUT0"}
+            ex = KServe(url, "rm2", timeout_ms=300, **names)
+            fake.hold.clear()  # answers wait
+            with pytest.raises(RuntimeError, match=f"inference at url='{url}' model='rm2' failed"):
+                ex.run(_Batch([x]))
+            fake.hold.set()
+            np.testing.assert_array_equal(ex.run(_Batch([x])), 2 * x)  # a fresh connection
+        finally:
+            fake.hold.set()
+            frontend.stop()
+
+
 class _Batch:
     """What run(batch) reads of an ExecutorBatch."""
 
