@@ -67,6 +67,27 @@ class Outcome:
         return self.finish_s - self.arrival_s if self.completed else math.nan
 
 
+def _float_rows_width(executors: list[Any] | None) -> int | None:
+    """The feature width every query's input must have, when the executors that read float32
+    rows (torchscript) all take the same one; None: nothing to check before the batch runs."""
+    widths = {int(b.width) for b in executors or () if b is not None and hasattr(b, "width")}
+    return widths.pop() if len(widths) == 1 else None
+
+
+def _check_float_rows(inputs: np.ndarray, width: int) -> None:
+    """A batch holds several clients' queries: an input its executor cannot read would fail them
+    all, so it is refused here, alone."""
+    fits = inputs.dtype == np.float32 and (
+        (inputs.ndim == 1 and inputs.shape[0] == width)
+        or (inputs.ndim == 2 and inputs.shape[1] == width)
+    )
+    if not fits:
+        raise ValueError(
+            f"inputs=array({inputs.dtype}, shape={inputs.shape}): the session's executor takes "
+            f"float32 rows of {width} features, shape ({width},) or (size, {width})"
+        )
+
+
 # Sessions still open when the interpreter exits are aborted first: their loop's callbacks
 # must not take the GIL while Python finalises.
 _open_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -91,6 +112,7 @@ class Session:
         self._slo_ms = [a.slo_s * 1e3 for a in apps]
         self._index = {name: i for i, name in enumerate(self._apps)}
         self._models: list[str] = list(self._prepared.args[0].models)
+        self._width = _float_rows_width(self._prepared.executors)
         kwargs = dict(self._prepared.kwargs)
         self._core = _core.ServingSession(*self._prepared.args, **kwargs)
         self._result: Result | None = None
@@ -142,6 +164,8 @@ class Session:
         index = self._app_index(app)
         if inputs is not None:
             inputs = np.asarray(inputs)
+            if self._width is not None:
+                _check_float_rows(inputs, self._width)
             rows = int(inputs.shape[0]) if inputs.ndim >= 2 else 1
             if size is None:
                 size = rows

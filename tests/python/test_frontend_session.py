@@ -140,8 +140,8 @@ def test_torchscript_outputs_equal_the_model_run_locally(tmp_path):
             gi.set_data_from_numpy(x)
             got = g.infer("mlp", [gi]).as_numpy("OUTPUT0")
             np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-            # Without an input spec the executor refuses the wrong width when its batch runs:
-            # 400 with its message (the shape and what it takes), the server serving on.
+            # Without an input spec the session refuses the wrong width at submit (in a batch it
+            # would fail the others): 400 with the shape and what it takes, the server serving on.
             bad = httpclient.InferInput("INPUT0", [2, 7], "FP32")
             bad.set_data_from_numpy(np.ones((2, 7), np.float32))
             with pytest.raises(InferenceServerException, match="shape=\\(2, 7\\)") as e:
