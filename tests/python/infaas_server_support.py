@@ -18,7 +18,7 @@ from servelab.systems.infaas import loading
 #: Profiling settings that keep registering a model quick.
 FAST = {"threads": (1,), "repeats": 2, "warmup": 1}
 #: Settings that keep measurement noise on a shared machine from marking instances Interfered.
-QUIET = {"interference_tol": 1e6}
+QUIET = {"interference_tol": 100.0}
 
 
 def x_rows(rows: int, seed: int = 0) -> np.ndarray:

@@ -26,9 +26,12 @@ if not backends.status("torch").usable:
 
 import torch  # noqa: E402  (only once the backend is known to be usable)
 
+from .infaas_server_support import slower_profile, wrap_runners  # noqa: E402
 from .torch_models import save_mlp  # noqa: E402
 
 FAST = {"batches": (1, 4), "threads": (1, 2), "repeats": 2, "warmup": 1}
+#: Keeps measurement noise on a shared machine from marking instances Interfered.
+QUIET = {"interference_tol": 100.0}
 
 
 def _torch_out(module: torch.nn.Module, x: np.ndarray) -> np.ndarray:
@@ -161,27 +164,23 @@ def test_register_model_rejects_bad_input_naming_the_field(registry, mlp, tmp_pa
 # --- online queries -----------------------------------------------------------------------------
 
 
-def test_online_query_runs_getvariants_choice_and_matches_torch(registry, mlp):
+def test_online_query_runs_the_policys_choice_and_matches_torch(registry, mlp):
+    """Which variant serves is the C++ policy's (test_infaas_session_agreement.py compares it
+    with the simulator's); here: the outputs, the record, and the rows split into queries."""
     x = _x(10)
     with infaas.InfaasServer(registry, workers={"cpu": 2}) as server:
-        expected = registry.metadata_store({"cpu"})
-        expected.add_worker("cpu"), expected.add_worker("cpu")
-        choice = expected.get_variant(task="rank", accuracy=0.5, latency_ms=50, batch=4)
         first = server.online_query(x, app="rank", latency_ms=50, accuracy=0.5)
         np.testing.assert_allclose(first.outputs, _torch_out(mlp[1], x), rtol=1e-5, atol=1e-6)
         r = first.record
         assert set(r) == set(infaas.server.RECORD_KEYS)
-        assert (r["variant"], r["worker"], r["kind"]) == (
-            choice["variant"], choice["worker"], choice["kind"]
-        )  # fmt: skip
-        assert r["load_ms"] > 0 and r["latency_ms"] >= r["exec_ms"] > 0
+        assert r["kind"] == "inactive" and r["load_ms"] > 0  # a cold start: the batch loaded it
+        assert r["latency_ms"] >= r["exec_ms"] > 0 and r["rows"] == 10
+        # 10 rows, more than the largest batch limit (4): queries of 4, 4 and 2 rows.
         batch_opt = {v["name"]: v["batch_opt"] for v in registry.variants()}[r["variant"]]
-        assert r["batches"] == -(-10 // batch_opt)  # 10 rows in batches of batch_opt
+        assert batch_opt == 4 and r["batches"] == 3
         again = server.online_query(x, app="rank", latency_ms=50, accuracy=0.5)
         assert again.record["kind"] == "active" and again.record["load_ms"] == 0
-        assert server.workers[again.record["worker"]]["loaded"][again.record["variant"]] in (
-            "active", "overloaded"
-        )  # fmt: skip
+        assert again.record["variant"] in server.workers[again.record["worker"]]["loaded"]
         by_model = server.online_query(x[:1], model="mlp")  # one row ([1, 16]; 1-D is refused)
         np.testing.assert_allclose(by_model.outputs, _torch_out(mlp[1], x[:1]), rtol=1e-5)
 
@@ -193,11 +192,8 @@ def test_unsatisfiable_goals_serve_the_closest_variant_with_the_reason(registry,
         assert out.record["kind"] == "closest"
         assert "accuracy >= 0.99" in out.record["reason"]
         np.testing.assert_allclose(out.outputs, _torch_out(mlp[1], x), rtol=1e-5, atol=1e-6)
-        poor = server.online_query(x, app="rank", cost=1e-12)
-        assert poor.record["kind"] == "closest" and "cost=1e-12" in poor.record["reason"]
-        one_thread = min(v["cost_per_s"] for v in registry.variants())
-        cheap = server.online_query(x, app="rank", cost=one_thread)
-        assert cheap.record["cost_per_s"] <= one_thread and cheap.record["variant"].endswith("_t1")
+        met = server.online_query(x, app="rank", latency_ms=1e3, accuracy=0.5)
+        assert met.record["kind"] != "closest" and met.record["reason"] == ""
 
 
 def test_online_query_bad_input_is_a_clear_exception(registry):
@@ -231,27 +227,42 @@ def test_a_variant_that_fails_to_load_is_named_and_the_server_goes_on(mlp, tmp_p
     with infaas.InfaasServer(reg) as server:
         with pytest.raises(infaas.VariantLoadError, match=r"variant 'fragile_torchscript_cpu_b"):
             server.online_query(_x(2), app="a")
-        assert all(not w["loaded"] and w["queued_s"] == 0 for w in server.workers)
+        assert all(not w["loaded"] for w in server.workers)
         path.write_bytes(good)
         out = server.online_query(_x(2), app="a")
         np.testing.assert_allclose(out.outputs, _torch_out(module, _x(2)), rtol=1e-5, atol=1e-6)
 
 
-def test_a_busy_instance_turns_overloaded_and_the_query_goes_elsewhere(registry):
+def test_a_busy_instance_turns_overloaded_and_the_query_goes_elsewhere(registry, monkeypatch):
+    """A profile 2000x slower (batches predicted at tens of ms) and an executor held for 0.5 s:
+    a second query cannot finish within its goal behind the first, so the instance is
+    Overloaded and the policy's per-query scaling (autoscale=False) places it on the idle
+    worker."""
+    release = threading.Event()
+
+    class Held:
+        def __init__(self, runner):
+            self.runner, self.width = runner, runner.width
+
+        def forward(self, x):
+            release.wait(0.5)
+            return self.runner.forward(x)
+
+    wrap_runners(monkeypatch, lambda runner, name: Held(runner))
+    slow = slower_profile(registry, 2000.0)
+    fastest = min(v["latency_ms"][1] for v in slow.variants() if v["batch_opt"] >= 2)
     x = _x(2)
-    # A long period: the monitor's rules (tested in test_infaas_server_autoscaling.py) stay out.
-    with infaas.InfaasServer(registry, workers={"cpu": 2}, period_s=60, load_window_s=60) as server:
-        first = server.online_query(x, app="rank", latency_ms=50).record
-        busy = server._workers[first["worker"]]
-        with server._lock:  # as if 10 s of work were queued on that worker
-            busy.queued_s = 10.0
-            server._store.set_utilisation(busy.id, 10.0)
-        second = server.online_query(x, app="rank", latency_ms=50).record
-        assert second["worker"] != busy.id
-        assert server.workers[busy.id]["loaded"][first["variant"]] == "overloaded"
-        with server._lock:
-            busy.queued_s = 0.0
-            server._store.set_utilisation(busy.id, 0.0)
+    with infaas.InfaasServer(slow, workers={"cpu": 2}, autoscale=False) as server:
+        records = []
+        first = threading.Thread(
+            target=lambda: records.append(server.online_query(x, app="rank", latency_ms=1e5))
+        )
+        first.start()
+        time.sleep(0.2)  # the first batch is running (held)
+        second = server.online_query(x, app="rank", latency_ms=1.5 * fastest).record
+        release.set()
+        first.join()
+        assert records[0].record["worker"] != second["worker"] and second["kind"] == "inactive"
 
 
 def test_concurrent_online_queries_all_complete_with_correct_outputs(registry, mlp):
@@ -273,7 +284,6 @@ def test_concurrent_online_queries_all_complete_with_correct_outputs(registry, m
             t.start()
         for t in threads:
             t.join()
-        assert all(w["queued_s"] == 0 for w in server.workers)
     assert not errors and len(results) == 20
     for x, y in results.values():
         np.testing.assert_allclose(y, _torch_out(mlp[1], x), rtol=1e-5, atol=1e-6)
@@ -303,30 +313,58 @@ def test_offline_query_writes_outputs_and_reports_bad_files(registry, mlp, tmp_p
         server.offline_query(tmp_path / "missing", tmp_path / "o", app="rank")
 
 
-def test_offline_batches_wait_while_online_latency_exceeds_the_profile(registry, tmp_path):
+def test_offline_work_waits_while_online_work_keeps_the_worker_busy(
+    registry, monkeypatch, tmp_path
+):
+    """The policy's throttle (Sec. 4.2.3): a worker busier than offline_util over the last period
+    serves no offline batch. Online batches held for 50 ms each, back to back, keep the one
+    worker busy; the offline job waits until they stop."""
+    hold = threading.Event()
+    hold.set()
+
+    class Slow:
+        def __init__(self, runner):
+            self.runner, self.width = runner, runner.width
+
+        def forward(self, x):
+            if hold.is_set() and len(x) == 3:  # the online queries' batches (3 rows)
+                time.sleep(0.05)
+            return self.runner.forward(x)
+
+    wrap_runners(monkeypatch, lambda runner, name: Slow(runner))
     inputs = tmp_path / "in"
     inputs.mkdir()
     np.save(inputs / "x.npy", _x(9))
-    # A long period: the slow online batch below stays in the throttle's window until reset.
-    with infaas.InfaasServer(registry, period_s=60, load_window_s=60) as server:
+    stop = threading.Event()
+    with infaas.InfaasServer(registry, period_s=0.5, load_window_s=1, **QUIET) as server:
         with pytest.raises(ValueError, match="no .npy"):
             server.offline_query(tmp_path, tmp_path / "o", model="mlp")
-        with server._lock:  # an online batch slower than its profile, as the worker records it
-            server._slow_online_at = server._now()
-        job = server.offline_query(inputs, tmp_path / "out", model="mlp")
-        time.sleep(0.3)
-        assert job.status == "running" and job.batches == 0
-        pause = server.decisions()
-        assert pause["action"] == ["offline_pause"] and "profiled p99" in pause["reason"][0]
-        with server._lock:
-            server._slow_online_at = -float("inf")
-        assert job.wait(30) == "done" and job.batches >= 1
-        assert server.decisions()["action"][-1] == "offline_resume"
-        # Cancelled while held back: the job ends without writing.
-        with server._lock:
-            server._slow_online_at = server._now()
-        held = server.offline_query(inputs, tmp_path / "out2", model="mlp")
+
+        def online() -> None:
+            while not stop.is_set():
+                server.online_query(_x(3), app="rank")
+
+        hog = threading.Thread(target=online)
+        hog.start()
+        time.sleep(1.2)  # a period or two at ~100 % busy
+        job = server.offline_query(inputs, tmp_path / "out", app="rank")
+        time.sleep(1.0)
+        held_back = job.status
+        stop.set()
+        hog.join()
+        hold.clear()
+        assert held_back == "running" and not (tmp_path / "out" / "x.npy").exists()
+        assert job.wait(30) == "done" and (tmp_path / "out" / "x.npy").exists()
+        # Cancelled while it waits: the job ends without writing.
+        stop.clear()
+        hold.set()
+        hog = threading.Thread(target=online)
+        hog.start()
+        time.sleep(1.2)
+        held = server.offline_query(inputs, tmp_path / "out2", app="rank")
         held.cancel()
+        stop.set()
+        hog.join()
         assert held.wait(30) == "cancelled" and not (tmp_path / "out2" / "x.npy").exists()
 
 

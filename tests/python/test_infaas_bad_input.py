@@ -67,8 +67,9 @@ def guarded(tmp_path_factory):
     return reg, module
 
 
-def _all_live(server: infaas.InfaasServer) -> bool:
-    return all(w["status"] == "live" and not w["lost"] for w in server.workers)
+def _nothing_dropped(server: infaas.InfaasServer) -> bool:
+    """No query the session dropped: a bad input failed its own query, not its batch."""
+    return not decision_rows(server, "dropped")
 
 
 # --- 1. a query's own bad input fails that query only ------------------------------------------
@@ -77,15 +78,14 @@ def _all_live(server: infaas.InfaasServer) -> bool:
 def test_a_model_raising_on_a_querys_inputs_fails_that_query_and_no_worker(guarded):
     reg, module = guarded
     bad = np.full((2, 16), 1e3, np.float32)
-    with infaas.InfaasServer(reg, workers={"cpu": 2}, lost_after=3, **QUIET) as server:
-        for _ in range(5):  # more than lost_after, on every worker
+    with infaas.InfaasServer(reg, workers={"cpu": 2}, **QUIET) as server:
+        for _ in range(5):
             with pytest.raises(ValueError, match="raised on its inputs") as info:
                 server.online_query(bad, app="guard")
             message = str(info.value)
             assert "input values over 100" in message and "guard_torchscript_cpu_b1" in message
             assert "not the worker" in message
-        assert _all_live(server), server.workers
-        assert not decision_rows(server, "lost") and not decision_rows(server, "redispatch")
+        assert _nothing_dropped(server), server.decisions()
         x = x_rows(3)
         out = server.online_query(x, app="guard")
         np.testing.assert_allclose(out.outputs, torch_out(module, x), rtol=1e-5, atol=1e-6)
@@ -106,11 +106,11 @@ def test_an_executor_rejecting_inputs_with_value_error_fails_that_query_only(
     wrap_runners(monkeypatch, lambda runner, name: Picky(runner))
     bad = x_rows(1)
     bad[0, 0] = 42
-    with infaas.InfaasServer(registry, workers={"cpu": 1}, lost_after=1, **QUIET) as server:
+    with infaas.InfaasServer(registry, workers={"cpu": 1}, **QUIET) as server:
         for _ in range(3):
             with pytest.raises(ValueError, match=r"x\[0, 0\]=42 is not a valid feature"):
                 server.online_query(bad, app="rank")
-        assert _all_live(server)
+        assert _nothing_dropped(server)
         x = x_rows(2)
         np.testing.assert_allclose(
             server.online_query(x, app="rank").outputs, torch_out(mlp[1], x), rtol=1e-5, atol=1e-6
@@ -134,7 +134,7 @@ def test_a_recsys_index_out_of_its_table_is_refused_before_dispatch():
         for _ in range(4):
             with pytest.raises(ValueError, match=r"sparse\)\[1, 3\]=1000000000 is out of range"):
                 server.online_query((dense, bad), app="ctr")
-        assert _all_live(server)
+        assert _nothing_dropped(server)
         assert all(not w["loaded"] for w in server.workers)  # nothing was dispatched
         out = server.online_query((dense, sparse), app="ctr")
         assert out.outputs.shape[0] == 2 and np.all(np.isfinite(out.outputs))
@@ -144,7 +144,9 @@ def test_a_recsys_index_out_of_its_table_is_refused_before_dispatch():
         loading.check_inputs((dense, negative), source)
 
 
-def test_workers_failing_a_query_are_named_as_tried_not_as_lost(registry, mlp, monkeypatch):
+def test_a_worker_failing_a_known_good_input_drops_the_batch_with_the_reason(
+    registry, mlp, monkeypatch
+):
     broken = {"on": True}
 
     class Broken:  # every call fails while on, the known-good input too: the worker's fault
@@ -157,13 +159,13 @@ def test_workers_failing_a_query_are_named_as_tried_not_as_lost(registry, mlp, m
             return self._runner.forward(x)
 
     wrap_runners(monkeypatch, lambda runner, name: Broken(runner))
-    with infaas.InfaasServer(registry, workers={"cpu": 2}, lost_after=5, **QUIET) as server:
+    with infaas.InfaasServer(registry, workers={"cpu": 2}, **QUIET) as server:
         with pytest.raises(ServingError) as info:
             server.online_query(x_rows(1), app="rank")
         message = str(info.value)
-        assert "no other live cpu worker can serve it (it failed on worker 0, worker 1)" in message
-        assert "lost" not in message and "injected device fault" in message
-        assert _all_live(server)
+        assert "not served" in message and "RuntimeError: injected device fault" in message
+        dropped = decision_rows(server, "dropped")
+        assert len(dropped) == 1 and "injected device fault" in dropped[0]["reason"]
         broken["on"] = False
         x = x_rows(2)
         np.testing.assert_allclose(

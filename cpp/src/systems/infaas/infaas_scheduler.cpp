@@ -833,6 +833,14 @@ class InfaasScheduler final : public VariantQueues {
     }
   }
 
+  void worker_stopped(WorkerId w, const sched::ClusterView& view) override {
+    sync_workers(view);
+    if (store_->alive(w)) store_->remove_worker(w);
+    last_chosen_[w].clear();
+    pending_.erase(w);
+    added_instance_.erase(w);
+  }
+
   // Workers added by anyone since the last look join the store (ids stay aligned).
   void sync_workers(const sched::ClusterView& view) {
     while (store_->num_workers() < view.num_workers()) {

@@ -92,6 +92,10 @@ void VariantQueues::on_arrival(const sched::Query& query, const sched::ClusterVi
     }
     return;
   }
+  place(query, view, actions);
+}
+
+void VariantQueues::place(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions) {
   const Assignment a = assign(query, view, actions);
   grow(view);  // assign may have added a worker
   if (a.worker < 0) {
@@ -111,8 +115,26 @@ void VariantQueues::on_batch_done(const sched::BatchDone& done, const sched::Clu
                                   sched::Actions& actions) {
   grow(view);
   batch_done(done, view);
+  if (view.status(done.worker) == sched::WorkerStatus::Stopped) {
+    backlog_[done.worker] = 0;
+    per_model_[done.worker].clear();
+    worker_stopped(done.worker, view);
+    place_stranded(view, actions);
+    return;
+  }
   if (view.is_idle(done.worker)) serve(done.worker, view, actions);
   changed(done.worker, view, actions);
+}
+
+void VariantQueues::place_stranded(const sched::ClusterView& view, sched::Actions& actions) {
+  std::vector<QueryId> stranded;
+  for (const QueryId id : view.central_queue()) {
+    if (queued_.contains(id)) stranded.push_back(id);
+  }
+  for (const QueryId id : stranded) {
+    queued_.erase(id);
+    place(view.query(id), view, actions);
+  }
 }
 
 void VariantQueues::on_worker_ready(WorkerId worker, const sched::ClusterView& view, sched::Actions& actions) {

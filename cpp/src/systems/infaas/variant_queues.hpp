@@ -50,6 +50,9 @@ class VariantQueues : public sched::Scheduler {
   virtual void serve_offline(sched::WorkerId, const sched::ClusterView&, sched::Actions&) {}
   // Every finished batch (monitoring).
   virtual void batch_done(const sched::BatchDone&, const sched::ClusterView&) {}
+  // A worker stopped at the end of its batch (the serving loop took it out: a batch past
+  // batch_timeout_ms, a lost executor); the policy forgets it before its queries are placed again.
+  virtual void worker_stopped(sched::WorkerId, const sched::ClusterView&) {}
   // Moves w's queued queries of model `from` to model `to` (a variant replaced by another on w);
   // queries larger than `to` serves keep `from`.
   void retarget(sched::WorkerId w, sched::ModelId from, sched::ModelId to, const sched::ClusterView& view);
@@ -72,6 +75,11 @@ class VariantQueues : public sched::Scheduler {
 
  private:
   void grow(const sched::ClusterView& view);
+  // The arrival path of an online query: assign, then queue it on its worker (or drop it).
+  void place(const sched::Query& query, const sched::ClusterView& view, sched::Actions& actions);
+  // Queries this class queued on a worker that were moved back to the central queue (the worker
+  // was taken out) are placed again, as on arrival; else they would wait there for ever.
+  void place_stranded(const sched::ClusterView& view, sched::Actions& actions);
   // BatchCap::Deadline: drops queries from the back of `batch` (never below one) until its
   // predicted latency meets every remaining query's deadline that could be met alone.
   void cap_to_deadlines(sched::WorkerId w, sched::ModelId model, std::vector<sched::QueryId>& batch,

@@ -68,7 +68,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
     if args.registry is not None:
         return _cmd_query_real(args)
-    for option in ("app", "model", "cost", "input_file", "out"):
+    for option in ("app", "model", "input_file", "out"):
         if getattr(args, option) is not None:
             flag = "--inputs" if option == "input_file" else f"--{option}"
             raise ignored_option(flag, "--registry", "it selects and runs a registered model")
@@ -216,7 +216,7 @@ def _cmd_query_real(args: argparse.Namespace) -> int:
     with InfaasServer(registry, workers={hw: 1 for hw in hardware}) as server:
         result = server.online_query(
             inputs, app=args.app, model=args.model, latency_ms=args.latency_ms,
-            accuracy=args.accuracy, cost=args.cost,
+            accuracy=args.accuracy,
         )  # fmt: skip
     if args.out is not None:
         np.save(args.out, result.outputs)
@@ -311,9 +311,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "real serving (with --registry; the catalogue options are unused)"
     )
     real.add_argument("--registry", help="registry file written by servelab infaas register")
-    real.add_argument("--app", help="the application (with --accuracy, --latency-ms, --cost)")
+    real.add_argument("--app", help="the application (with --accuracy, --latency-ms)")
     real.add_argument("--model", help="a registered model (any of its variants)")
-    real.add_argument("--cost", type=non_negative_float, help="ceiling, $/s of the variant")
     real.add_argument(
         "--inputs", dest="input_file", help=".npy [rows, width] (.npz dense, sparse for recsys)"
     )

@@ -1,0 +1,163 @@
+"""The INFaaS server runs the simulator's policy: one trace of online queries with per-query goals
+(latency, accuracy, rows) is simulated with ``servelab.simulate(..., scheduler=infaas(...))`` and
+served by an ``InfaasServer`` on real TorchScript executors, and each query's variant and worker
+must be the same in both worlds.
+
+Why the worlds can agree exactly: the registry's profile is replaced by set latencies of
+milliseconds (the executors stay as fast: tens of microseconds), so every real batch ends well
+within its profiled time and no instance turns Interfered;
+the simulator serves at the profile's mean (``service='mean'``, below its p99: no Interfered there
+either); queries are at least 40 ms apart, more than any profiled load plus batch, so every query
+finds the workers idle in both worlds; and no query arrives within 50 ms of a whole second, when
+the policy's 1 s tick may unload a variant (the session's clock and the pacing here differ by
+about a millisecond). A query's goal is its time left when the policy decides, which in the
+session is its SLO less the loop's hand-over (fractions of a millisecond): the latency goals are
+at least 1.8 ms from every variant's latency, so the hand-over cannot change a choice. The
+Model-Autoscaler is off (``autoscale=False``): it acts per application,
+and the simulator takes per-query goals only as one application per goal class, so its
+per-application loads would differ from the server's one application. What timing may still
+change: a query the pacing sent more than 20 ms late (a loaded machine) can find a batch still
+running; such queries are excluded from the exact comparison, and must be under 5 % of the trace.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import servelab
+from servelab import backends, infaas
+from servelab.systems.infaas import server_plan
+
+if not backends.status("torch").usable:
+    pytest.skip(
+        f"torch backend not usable: {backends.status('torch').reason}", allow_module_level=True
+    )
+
+from .infaas_server_support import x_rows  # noqa: E402
+from .torch_models import save_mlp  # noqa: E402
+
+QUERIES = 200
+GAP_S = (0.04, 0.06)  # between arrivals
+LATE_S = 0.02  # a query sent later than this is not compared exactly (see the module)
+SLOS_MS = (0.0, 0.5, 8.0, 30.0)  # 0: no latency goal; 0.5: none meets it (the closest serves)
+FLOORS = (0.0, 0.8, 0.95)  # 0.95: no variant reaches it (the closest serves)
+ROWS = (1, 4, 8)
+
+
+def _latency_ms(model: str, threads: int, batch_opt: int) -> float:
+    """Set latencies, the same at every batch up to ``batch_opt`` (a padded batch): the big model
+    slower, two threads faster, a larger batch limit slower. At least 1.8 ms from every goal in
+    SLOS_MS, so that the goals pick among them: rows decide which limits can serve, the latency
+    goal which of those meet it, the floor which model."""
+    base = {("small", 1): 2.0, ("small", 2): 1.2, ("big", 1): 12.0, ("big", 2): 4.0}
+    return base[model, threads] * {1: 1.0, 4: 1.5, 8: 2.5}[batch_opt]
+
+
+def _set_profile(registry: infaas.ModelRegistry) -> infaas.ModelRegistry:
+    data = registry.to_dict()
+    variants = {v["name"]: v for v in data["variants"]}
+    prof = data["profile"]
+    for entry in prof["latency"]:
+        v = variants[entry["model"]]
+        entry.pop("percentiles_ms", None)
+        ms = _latency_ms(v["model"], v["threads"], v["batch_opt"])
+        entry["samples_ms"] = [ms]
+    for name, v in variants.items():
+        prof["load_time_s"][v["hardware"]][name] = 0.005
+        prof["memory_mb"][v["hardware"]][name] = 10.0 if v["model"] == "small" else 40.0
+    return infaas.ModelRegistry.from_dict(data)
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    reg = infaas.ModelRegistry()
+    for name, accuracy, widths in (("small", 0.7, (16, 8, 4)), ("big", 0.9, (16, 64, 64, 4))):
+        path, _ = save_mlp(tmp_path_factory.mktemp(name), widths=widths, seed=1)
+        reg.register_model(
+            name, path, app="rank", accuracy=accuracy, batches=(1, 4, 8), threads=(1, 2),
+            repeats=1, warmup=1,
+        )  # fmt: skip
+    return _set_profile(reg)
+
+
+def _trace() -> list[tuple[float, float, float, int]]:
+    """(arrival s, latency_ms goal (0: none), accuracy floor, rows) per query, seeded."""
+    rng = np.random.default_rng(7)
+    goals = list(itertools.product(SLOS_MS, FLOORS, ROWS))
+    out, t = [], 0.3
+    for _ in range(QUERIES):
+        t += rng.uniform(*GAP_S)
+        if t % 1.0 > 0.95 or t % 1.0 < 0.05:  # keep clear of the policy's 1 s tick
+            t = np.floor(t + 0.05) + 0.05 + rng.uniform(0, 0.01)
+        slo, floor, rows = goals[rng.integers(len(goals))]
+        out.append((float(t), slo, floor, rows))
+    return out
+
+
+def _simulated(server: infaas.InfaasServer, trace) -> list[tuple[str, int]]:
+    """The trace simulated: one application per goal class (all serving app 'rank'), plus the
+    offline twin whose only arrival never comes (it keeps the policy's tick, as the server's)."""
+    classes = sorted({(slo, floor, rows) for _, slo, floor, rows in trace})
+    apps = []
+    for slo, floor, rows in classes:
+        times = [t for t, s, f, r in trace if (s, f, r) == (slo, floor, rows)]
+        apps.append(
+            {
+                "name": f"slo{slo:g}_acc{floor:g}_rows{rows}",
+                "slo_ms": slo or server_plan.NO_GOAL_MS,
+                "accuracy_floor": floor,
+                "sizes": f"constant(value={rows})",
+                "arrivals": f"replay(timestamps_s={times})",
+            }
+        )
+    apps.append(
+        {"name": "rank@offline", "slo_ms": 1000.0, "arrivals": "replay(timestamps_s=[1e6])"}
+    )
+    spec = server.settings.scheduler(["rank@*"] * len(apps), [len(apps) - 1], 2)
+    scenario = {
+        "profile": server._plan.profile,
+        "workers": [{"hardware": "cpu", "count": 2}],
+        "workload": {"count": len(trace), "apps": apps},
+        "service": "mean",
+    }
+    result = servelab.simulate(scenario, scheduler=spec)
+    c = result.columns
+    order = np.argsort(c["arrival_ns"], kind="stable")
+    names = result.model_names
+    variant_of = server._plan.variant_of
+    return [(variant_of[names[c["model"][i]]], int(c["worker"][i])) for i in order]
+
+
+def test_the_server_and_the_simulator_choose_the_same_variant_and_worker(registry):
+    trace = _trace()
+    with infaas.InfaasServer(registry, workers={"cpu": 2}, autoscale=False) as server:
+        simulated = _simulated(server, trace)
+
+        def query(rows: int, slo: float, floor: float):
+            return server.online_query(x_rows(rows), app="rank", latency_ms=slo, accuracy=floor)
+
+        with ThreadPoolExecutor(4) as pool:
+            futures = []
+            for t, slo, floor, rows in trace:
+                time.sleep(max(0.0, t - (time.perf_counter() - server._seen.t0)))
+                futures.append(pool.submit(query, rows, slo, floor))
+            served = [f.result().record for f in futures]
+    result = server.result
+    arrival_s = np.sort(result.columns["arrival_ns"]) / 1e9
+    late = arrival_s - np.array([t for t, *_ in trace]) > LATE_S
+    assert late.mean() < 0.05, f"{late.sum()} of {QUERIES} queries sent late: too loaded to compare"
+    session = [(r["variant"], r["worker"]) for r in served]
+    compared = [i for i in range(QUERIES) if not late[i]]
+    variant_miss = [i for i in compared if simulated[i][0] != session[i][0]]
+    worker_miss = [i for i in compared if simulated[i][1] != session[i][1]]
+    detail = [(i, trace[i], simulated[i], session[i]) for i in (variant_miss + worker_miss)[:5]]
+    assert not variant_miss and not worker_miss, detail
+    # Not a vacuous agreement: the goals decided between variants, both workers served, and
+    # unsatisfiable goals went to the closest variant.
+    assert len({v for v, _ in session}) >= 4 and {w for _, w in session} == {0, 1}
+    assert sum(r["kind"] == "closest" for r in served) >= 10
