@@ -46,8 +46,7 @@ void join_from_module(serve::ExecutorRegistry::Entry entry, const std::string& m
   origins()[name] = module;
 }
 
-const ExecutorPluginTable plugin_table{serve::kExecutorAbiVersion, sizeof(serve::ExecutorRegistry::Entry),
-                                       sizeof(serve::ExecRequest), sizeof(serve::ExecutorContext), &join_from_module};
+const ExecutorPluginRecord plugin_table{.abi_version = serve::kExecutorAbiVersion, .join = &join_from_module};
 
 // One executor opened from Python: the worker's service stream, the next fresh query id, and a
 // lock, since an executor runs one batch at a time.
@@ -86,7 +85,7 @@ void retract_python_executor(const std::string& name) {
 }
 
 void init_executors(py::module_& m) {
-  m.attr("_executor_plugins") = py::capsule(&plugin_table, kExecutorPluginCapsule);
+  publish_plugin_record(m, "_executor_plugins", plugin_table, kExecutorPluginCapsule);
 
   py::class_<ExecutorSession>(m, "Executor", "One worker's executor, opened from an ExecutorBuilder.")
       .def("describe", [](const ExecutorSession& s) { return s.executor->describe(); })

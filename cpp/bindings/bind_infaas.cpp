@@ -82,7 +82,8 @@ py::dict choice_dict(const MetadataStore& s, const infaas::Choice& c) {
 namespace {
 
 // Backend modules add scaling solvers through this table (scaling_solver_plugin.hpp).
-const ScalingSolverPluginTable scaling_solver_table{
+const ScalingSolverPluginRecord scaling_solver_table{
+    .abi_version = kScalingSolverAbiVersion,
     .join = [](const std::string& name, infaas::ScalingSolver solver, const std::string& module) {
       infaas::register_scaling_solver(name, std::move(solver), module);
     }};
@@ -103,7 +104,7 @@ std::string load_scaling_solver(const std::string& name) {
 }  // namespace
 
 void init_infaas(py::module_& m) {
-  m.attr("_scaling_solver_plugins") = py::capsule(&scaling_solver_table, kScalingSolverCapsule);
+  publish_plugin_record(m, "_scaling_solver_plugins", scaling_solver_table, kScalingSolverCapsule);
   infaas::set_scaling_solver_loader(load_scaling_solver);
   m.def(
       "scaling_solvers",

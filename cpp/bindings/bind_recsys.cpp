@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -116,14 +117,26 @@ py::list tables_to_python(const Spec& s) {
   return out;
 }
 
-// The capsule's add(): _core's own table, so every module's backend lands in one place.
-void add_backend_from_module(const std::string& name, ModelMaker maker) { add_backend(name, maker); }
+// Backend modules join _core's own table through this record, so every backend lands in one place.
+const RecsysPluginRecord backend_plugin_table{
+    .abi_version = kRecsysBackendAbiVersion,
+    .join = [](const std::string& name, ModelMaker maker, const std::string& module) {
+      add_backend(name, maker, module);
+    }};
 
 }  // namespace
 
 void init_recsys(py::module_& m) {
   m.def("list_models", &model_names, "The built-in recommendation models.");
   m.def("backend_names", &backend_names, "Every backend a recommendation model can run on.");
+  m.def(
+      "loaded_backends",
+      [] {
+        std::map<std::string, std::string> out;
+        for (const auto& name : loaded_backends()) out[name] = backend_origin(name);
+        return out;
+      },
+      "The backends loaded so far, by name, and the module each came from (the others load on first use).");
 
   py::class_<Spec>(m, "Spec", "The architecture of a recommendation model (see docs/recsys.md).")
       .def_readonly("name", &Spec::name)
@@ -258,18 +271,17 @@ void init_recsys(py::module_& m) {
       py::arg("megabytes") = 256.0, py::arg("row_bytes") = 128, py::arg("threads") = 1, py::arg("repeats") = 3,
       "GB/s of `row_bytes` rows read at random positions of a `megabytes` MB buffer: a gather's ceiling.");
 
-  static RecsysBackendTable table{};
-  table.add = &add_backend_from_module;
-  m.attr("_backends") = py::capsule(&table, kRecsysBackendCapsule);
+  publish_plugin_record(m, "_backends", backend_plugin_table, kRecsysBackendCapsule);
   // A model asked for on a backend whose module is not loaded yet loads it through
   // servelab.backends (which says why when it cannot).
-  set_backend_loader([](const std::string& name) {
+  set_backend_loader([](const std::string& name) -> std::string {
     py::gil_scoped_acquire gil;
     try {
       py::module_::import("servelab.backends").attr("require")(name);
     } catch (py::error_already_set& e) {
-      throw RuntimeError(e.what());
+      return e.what();
     }
+    return {};
   });
 }
 

@@ -87,7 +87,8 @@ PerfModel to_model(const py::dict& d) {
 }
 
 // Backend modules add estimator backends through this table (estimator_plugin.hpp).
-const EstimatorPluginTable estimator_plugin_table{
+const EstimatorPluginRecord estimator_plugin_table{
+    .abi_version = kEstimatorAbiVersion,
     .join = [](const std::string& name, EstimatorBackendFactory factory, const std::string& module) {
       register_estimator_backend(name, std::move(factory), module);
     }};
@@ -489,7 +490,7 @@ void bind_tuning(py::module_& m) {
 }  // namespace
 
 void init_rrl(py::module_& m) {
-  m.attr("_estimator_plugins") = py::capsule(&estimator_plugin_table, kEstimatorPluginCapsule);
+  publish_plugin_record(m, "_estimator_plugins", estimator_plugin_table, kEstimatorPluginCapsule);
   m.def(
       "estimator_backends",
       [] {

@@ -34,5 +34,5 @@ PYBIND11_MODULE(_cuda, m) {
       .def(py::init<servelab::exec::MlpWeights, int>(), py::arg("weights"), py::arg("device") = 0,
            py::call_guard<py::gil_scoped_release>());
   // Recommendation models on the GPU join _core's backend table (servelab.recsys.build(..., backend="cuda")).
-  servelab::bindings::join_recsys_backends("cuda", &servelab::exec::recsys::make_cuda_recsys);
+  servelab::bindings::join_recsys_backends("cuda", &servelab::exec::recsys::make_cuda_recsys, "servelab._cuda");
 }

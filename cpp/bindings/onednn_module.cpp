@@ -21,5 +21,5 @@ PYBIND11_MODULE(_onednn, m) {
       .def(py::init<servelab::exec::MlpWeights>(), py::arg("weights"));
   m.def("runtime_version", &servelab::exec::onednn_runtime_version, "The oneDNN version loaded at run time.");
   // Recommendation models on oneDNN join _core's backend table (servelab.recsys.build(..., backend="onednn")).
-  servelab::bindings::join_recsys_backends("onednn", &servelab::exec::recsys::make_onednn_recsys);
+  servelab::bindings::join_recsys_backends("onednn", &servelab::exec::recsys::make_onednn_recsys, "servelab._onednn");
 }

@@ -46,6 +46,7 @@ from .experiments import allowable_throughput as allowable_throughput
 from .profiles import Profile as Profile
 from .profiling import profile as profile
 from .profiling import profile_from_run as profile_from_run
+from .registries import registries as registries
 from .reproduction import reproduce as reproduce
 from .results import Result as Result
 from .results import load_result as load_result

@@ -189,6 +189,21 @@ def _cmd_executors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_registries(args: argparse.Namespace) -> int:
+    from .registries import registries  # loads the usable backends, which add theirs
+
+    tables = registries()
+    if args.json:
+        print(json.dumps(tables, indent=2))
+        return 0
+    for name, entries in tables.items():
+        print(f"== {name} ({len(entries)})")
+        for e in entries:
+            where = e.get("origin") or e.get("module") or ""
+            print(f"  {e['name']}" + (f"  [{where}]" if where else ""))
+    return 0
+
+
 def _int_list(text: str) -> list[int]:
     """'1,2,4' -> [1, 2, 4], each a positive integer."""
     items = [t.strip() for t in text.split(",")]
@@ -439,6 +454,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("executors", help="list the registered executors and parameters")
     ex.add_argument("--json", action="store_true", help="print JSON")
     ex.set_defaults(run=_cmd_executors)
+
+    reg = sub.add_parser(
+        "registries",
+        help="every registry: what a spec can name, and what optional modules add (with origins)",
+    )
+    reg.add_argument("--json", action="store_true", help="print JSON")
+    reg.set_defaults(run=_cmd_registries)
 
     prof = sub.add_parser(
         "profile", help="measure an executor over batch sizes and write a servelab profile"

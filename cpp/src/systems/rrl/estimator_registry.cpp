@@ -1,86 +1,45 @@
-// The estimator backends by name (estimator_backend.hpp). Modules join while Python imports them and
-// estimators are built on any thread, so the table is behind a mutex; factories run outside it.
-#include <map>
-#include <mutex>
+// The estimator backends by name (estimator_backend.hpp): "eigen" built in, "libtorch" joining from
+// servelab._torch (core/plugin_table.hpp).
+#include <utility>
 
 #include "eigen_estimator.hpp"
 #include "servelab/core/errors.hpp"
+#include "servelab/core/plugin_table.hpp"
 #include "servelab/systems/rrl/estimator_backend.hpp"
 
 namespace servelab::rrl {
 namespace {
 
-constexpr const char* kBuiltIn = "servelab._core";
-
-struct Registered {
-  EstimatorBackendFactory factory;
-  std::string origin;
-};
-
-std::mutex& table_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::map<std::string, Registered>& table() {
-  static std::map<std::string, Registered> t{{"eigen", {make_eigen_estimator, kBuiltIn}}};
+PluginTable<EstimatorBackendFactory>& table() {
+  static PluginTable<EstimatorBackendFactory> t("estimator backend", {{"eigen", make_eigen_estimator}});
   return t;
-}
-
-std::string names_locked() {
-  std::string out;
-  for (const auto& [name, _] : table()) out += (out.empty() ? "" : ", ") + name;
-  return out;
 }
 
 }  // namespace
 
 void register_estimator_backend(const std::string& name, EstimatorBackendFactory factory, const std::string& origin) {
-  if (name.empty() || !factory) throw ValueError("an estimator backend needs a name and a factory");
-  std::lock_guard lock(table_mutex());
-  const auto it = table().find(name);
-  if (it != table().end() && it->second.origin != origin) {
-    throw ValueError(str("estimator backend '", name, "' is already registered by ", it->second.origin));
-  }
-  table()[name] = {std::move(factory), origin};
+  table().join(name, std::move(factory), origin);
 }
 
-bool has_estimator_backend(const std::string& name) {
-  std::lock_guard lock(table_mutex());
-  return table().count(name) != 0;
-}
+bool has_estimator_backend(const std::string& name) { return table().contains(name); }
 
-std::vector<std::string> estimator_backends() {
-  std::lock_guard lock(table_mutex());
-  std::vector<std::string> out;
-  for (const auto& [name, _] : table()) out.push_back(name);
-  return out;
-}
+std::vector<std::string> estimator_backends() { return table().names(); }
 
-std::string estimator_backend_origin(const std::string& name) {
-  std::lock_guard lock(table_mutex());
-  const auto it = table().find(name);
-  return it == table().end() ? std::string() : it->second.origin;
-}
+std::string estimator_backend_origin(const std::string& name) { return table().origin(name); }
 
 std::unique_ptr<EstimatorBackend> make_estimator_backend(const std::string& name, const EstimatorShape& shape,
                                                          std::span<const float> w0, const EstimatorOptions& options) {
-  EstimatorBackendFactory factory;
-  {
-    std::lock_guard lock(table_mutex());
-    const auto it = table().find(name);
-    if (it == table().end()) {
-      throw ValueError(str("estimator backend='", name, "' is not registered (registered: ", names_locked(),
-                           "); 'libtorch' registers when servelab's torch backend loads: "
-                           "servelab.backends.require('torch'), in a build with LibTorch"));
-    }
-    factory = it->second.factory;
+  const auto factory = table().find(name);
+  if (!factory) {
+    throw ValueError(str("estimator backend='", name, "' is not registered (registered: ", table().listed(),
+                         "); 'libtorch' registers when servelab's torch backend loads: "
+                         "servelab.backends.require('torch'), in a build with LibTorch"));
   }
   if (w0.size() != shape.parameters()) {
     throw ValueError(str("estimator backend '", name, "' got ", w0.size(), " initial weights for ", shape.parameters(),
                          " parameters"));
   }
-  return factory(shape, w0, options);
+  return (*factory)(shape, w0, options);
 }
 
 }  // namespace servelab::rrl
