@@ -37,3 +37,11 @@ def test_transport_benchmark_smoke():
 def test_frontend_vs_triton_benchmark_smoke():
     out = _smoke("bench_frontend_vs_triton.py")
     assert "| 1 | 2 |" in out and "Triton not measured" in out, out
+
+
+def test_frontend_overload_smoke():
+    # 2x capacity over 200 connections against a limit of 64 in flight: every request answered
+    # (served or refused with 503 naming the limit), none lost, the server serving on.
+    out = _smoke("bench_frontend_overload.py")
+    assert "verdict: every request answered or refused; serving on (lost 0)" in out, out
+    assert "| 200 |" in out and "| 503 |" in out and "max_concurrent=64" in out, out
