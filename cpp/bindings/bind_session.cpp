@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "frontend_binding.hpp"
 #include "long_call.hpp"
 #include "python_executor.hpp"
 #include "query_inputs_binding.hpp"
@@ -90,6 +91,8 @@ class PySession {
 
   void close() { live().close(); }
   void abort() { live().abort(); }
+  // For the front-end's C++ HTTP engine, which submits to the session directly.
+  serve::Session& serving() { return live(); }
 
   // Waits up to timeout_s for the loop to end, without the GIL; true if it has.
   bool wait(double timeout_s) {
@@ -157,7 +160,14 @@ void init_session(py::module_& m) {
       .def("close", &PySession::close, "Stops taking submissions; the loop drains and ends.")
       .def("abort", &PySession::abort, "Ends the loop at once, dropping what is queued or running.")
       .def("wait", &PySession::wait, py::arg("timeout_s"), "Waits for the loop to end; True if it has.")
-      .def("result", &PySession::result, "The run's result dict, once the loop has ended (or its error).");
+      .def("result", &PySession::result, "The run's result dict, once the loop has ended (or its error).")
+      // The front-end's C++ HTTP engine over this session (bind_frontend.cpp); it keeps the
+      // session alive.
+      .def(
+          "start_http_engine",
+          [](PySession& self, const py::kwargs& options) { return start_http_engine(self.serving(), options); },
+          py::keep_alive<0, 1>(),
+          "Starts the front-end's C++ HTTP/REST engine on this session (servelab.frontend passes the options).");
 }
 
 }  // namespace servelab::bindings

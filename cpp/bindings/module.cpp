@@ -26,6 +26,7 @@ void init_cluster(pybind11::module_& m);
 void init_sim(pybind11::module_& m);
 void init_serve(pybind11::module_& m);
 void init_session(pybind11::module_& m);
+void init_frontend(pybind11::module_& m);
 void init_remote(pybind11::module_& m);
 void init_recsys(pybind11::module_& recsys);
 // Generic solvers, in _core.solvers.
@@ -58,6 +59,7 @@ PYBIND11_MODULE(_core, m) {
   servelab::bindings::init_sim(m);
   servelab::bindings::init_serve(m);
   servelab::bindings::init_session(m);
+  servelab::bindings::init_frontend(m);
   servelab::bindings::init_remote(m);
 
   auto recsys = m.def_submodule("recsys", "Recommendation models: descriptions, weights, inputs, backends.");
