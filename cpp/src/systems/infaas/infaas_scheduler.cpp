@@ -22,7 +22,7 @@
 //    unloads a variant not chosen for its load time T_v; a worker keeps one variant.
 //  - Offline applications: their queries wait in the central queue; an idle worker with nothing
 //    queued serves a batch of them with a variant of their task it holds (one holding nothing, or
-//    with app_models nothing of their task, loads the cheapest acceptable one), within a
+//    with app_models none of their task that accepts them, loads the cheapest that does), within a
 //    busy-time budget of max_utilisation (40 %) of the period, and not after a period above it or
 //    an online batch slower than its profile (Sec. 4.2.3, 6.3.2). Those still waiting at the end
 //    are dropped by the run with its reason.
@@ -439,21 +439,19 @@ class InfaasScheduler final : public VariantQueues {
     const sched::Query head = view.query(first);
     const std::string& task = task_of(head.app);
     ModelId model = -1;  // a variant of its task the worker holds that meets the oldest query's floor
-    bool holds_task = false;
     for (const ModelId m : view.models(w)) {
       const auto it = by_pair_.find(key(view.hardware(w), m));
       if (it == by_pair_.end() || store_->variant(it->second).task != task) continue;
-      holds_task = true;
       if (store_->variant(it->second).accuracy >= head.accuracy_floor && view.max_batch(w, m) >= head.size) {
         model = m;
         break;
       }
     }
     // A worker holding nothing loads the cheapest variant the offline query accepts; with
-    // applications naming their models, so does one holding nothing of the query's (another
-    // application's variant would get inputs it does not take).
+    // applications naming their models, so does one holding none of the query's that accepts it
+    // (another application's variant would get inputs it does not take).
     if (model < 0) {
-      if (view.models(w).empty() || (!app_models_.empty() && !holds_task)) load_for_offline(w, head, view, actions);
+      if (view.models(w).empty() || !app_models_.empty()) load_for_offline(w, head, view, actions);
       return;
     }
     const double accuracy = store_->variant(by_pair_.at(key(view.hardware(w), model))).accuracy;
@@ -483,7 +481,7 @@ class InfaasScheduler final : public VariantQueues {
     for (VariantId v = 0; v < store_->num_variants(); ++v) {
       const Variant& var = store_->variant(v);
       if (var.hardware != store_->worker_hardware(w) || var.accuracy < head.accuracy_floor ||
-          var.max_batch() < head.size || var.task != task_of(head.app)) {
+          var.max_batch() < head.size || var.task != task_of(head.app) || view.has_model(w, model_[v])) {
         continue;
       }
       const Variant* b = best < 0 ? nullptr : &store_->variant(best);
