@@ -66,12 +66,12 @@ TEST(RemoteProtocol, MalformedInputIsNamed) {
   bad[0] = 'X';
   EXPECT_THROW(decode_header(std::span<const std::uint8_t>(bad).first(kHeaderBytes)), ProtocolError);
   bad = frame;
-  bad[4] = 3;  // version 3
+  bad[4] = 2;  // version 2, before replies carried outputs
   try {
     decode_header(std::span<const std::uint8_t>(bad).first(kHeaderBytes));
-    FAIL() << "version 3 accepted";
+    FAIL() << "version 2 accepted";
   } catch (const ProtocolError& e) {
-    EXPECT_NE(std::string(e.what()).find("version=3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version=2"), std::string::npos) << e.what();
   }
   // A hello cut short, and a batch whose sizes do not add up to its items.
   EXPECT_THROW(decode_hello(body_of(frame).first(10)), ProtocolError);

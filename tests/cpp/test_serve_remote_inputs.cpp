@@ -14,6 +14,7 @@
 #include "servelab/catalogue/executors.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/rng.hpp"
+#include "servelab/serve/query_outputs.hpp"
 #include "servelab/serve/remote/protocol.hpp"
 #include "servelab/serve/remote/received_inputs.hpp"
 #include "servelab/serve/remote/remote_executor.hpp"
@@ -38,7 +39,8 @@ InputArray floats(std::vector<std::int64_t> shape, const std::vector<float>& val
 }
 
 // One query (id 5), no sizes or config, one input: the input section starts at this body offset.
-constexpr std::size_t kInputAt = 36 + 8;
+// (model, items, five counts and the flags, then the query id.)
+constexpr std::size_t kInputAt = 40 + 8;
 
 Bytes one_input_batch(const InputArray& input) {
   Batch batch;
@@ -91,6 +93,46 @@ TEST(RemoteInputs, HelloCarriesTheProbeAndTheReplyWhatTheExecutorTakes) {
   const HelloReply back = decode_hello_reply(std::span<const std::uint8_t>(frame).subspan(kHeaderBytes));
   EXPECT_EQ(back.inputs, TakesInputs::FloatRows);
   EXPECT_EQ(back.width, 16);
+}
+
+TEST(RemoteInputs, ABatchAsksForOutputsAndItsReplyCarriesThem) {
+  Batch batch;
+  batch.items = 2;
+  batch.queries = {4, 9};
+  batch.wants_outputs = true;
+  Bytes frame;
+  encode(1, batch, frame);
+  EXPECT_TRUE(decode_batch(std::span<const std::uint8_t>(frame).subspan(kHeaderBytes)).wants_outputs);
+  BatchReply reply;
+  reply.exec_ns = 5;
+  reply.outputs = {floats({1, 2}, {1.0f, 2.0f}), std::nullopt};
+  encode(1, reply, frame);
+  const BatchReply back = decode_batch_reply(std::span<const std::uint8_t>(frame).subspan(kHeaderBytes));
+  ASSERT_EQ(back.outputs.size(), 2u);
+  ASSERT_TRUE(back.outputs[0].has_value());
+  EXPECT_EQ(back.outputs[0]->shape, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(back.outputs[0]->data, reply.outputs[0]->data);
+  EXPECT_FALSE(back.outputs[1].has_value());
+  // A bad presence byte and a bad output are named as outputs.
+  auto bad = frame;
+  const std::size_t present_at = frame.size() - 1;  // the second output's presence byte
+  bad[present_at] = 7;
+  try {
+    decode_batch_reply(std::span<const std::uint8_t>(bad).subspan(kHeaderBytes));
+    FAIL() << "present=7 accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("output 1 present=7 is neither 0 nor 1"), std::string::npos) << e.what();
+  }
+  // Flags other than "wants outputs" are refused.
+  encode(1, batch, frame);
+  bad = frame;
+  bad[kHeaderBytes + 36] = 2;
+  try {
+    decode_batch(std::span<const std::uint8_t>(bad).subspan(kHeaderBytes));
+    FAIL() << "flags=2 accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("flags=2"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RemoteInputs, EveryFieldOfAMalformedInputSectionIsNamed) {
@@ -192,6 +234,12 @@ class RowReader final : public Executor {
     if (request.inputs == nullptr) throw ValueError("no inputs");
     std::vector<float> rows(static_cast<std::size_t>(request.items) * 2);
     fill_batch_rows(*request.inputs, request.queries, request.sizes, 2, rows.data(), "row_reader");
+    if (request.outputs) {  // a session reads outputs: each query's rows, doubled
+      for (auto& x : rows) x *= 2;
+      const std::int64_t width = 2;
+      put_batch_rows(*request.outputs, request.queries, request.sizes, DType::Float32,
+                     std::span<const std::int64_t>(&width, 1), reinterpret_cast<const std::uint8_t*>(rows.data()));
+    }
     std::lock_guard lock(*mutex_);
     seen_->insert(seen_->end(), rows.begin(), rows.end());
   }
@@ -237,8 +285,21 @@ TEST(RemoteInputs, AWorkerServerHandsTheRowsToItsExecutorAndTellsWhatItTakes) {
     Rng rng(1, "service");
     const Rows rows;
     executor->run(ExecRequest{0, 0, 0, 3, queries, config, rng, {}, sizes, nullptr, &rows});
-    std::lock_guard lock(hosted->mutex);
-    EXPECT_EQ(hosted->seen, (std::vector<float>{3.0f, 3.5f, 7.0f, 7.5f, 7.0f, 7.5f}));
+    {
+      std::lock_guard lock(hosted->mutex);
+      EXPECT_EQ(hosted->seen, (std::vector<float>{3.0f, 3.5f, 7.0f, 7.5f, 7.0f, 7.5f}));
+    }
+    // Asked for (a session), each query's output comes back to the controller's store.
+    QueryOutputs outputs;
+    executor->run(ExecRequest{0, 0, 0, 3, queries, config, rng, {}, sizes, nullptr, &rows, &outputs});
+    const auto first = outputs.take(3), second = outputs.take(7);
+    ASSERT_TRUE(first.has_value() && second.has_value());
+    EXPECT_EQ(first->shape, (std::vector<std::int64_t>{1, 2}));
+    EXPECT_EQ(second->shape, (std::vector<std::int64_t>{2, 2}));
+    std::vector<float> got(4);
+    std::memcpy(got.data(), second->data.data(), 16);
+    EXPECT_EQ(got, (std::vector<float>{14.0f, 15.0f, 14.0f, 15.0f}));
+    EXPECT_EQ(outputs.size(), 0u);
   }
   server.stop();
   serving.join();

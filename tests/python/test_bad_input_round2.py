@@ -377,7 +377,7 @@ def test_a_recsys_worker_refuses_a_thread_count_out_of_range(value):
 # ---- the worker wire protocol ------------------------------------------------------------------
 
 HEADER = struct.Struct("<4sHHQI")  # magic, version, type, batch id, body length
-VERSION, HELLO, BATCH = 2, 1, 3
+VERSION, HELLO, BATCH = 3, 1, 3
 
 
 def _frame(kind: int, batch: int, body: bytes) -> bytes:
@@ -404,7 +404,7 @@ def _reply(s: socket.socket) -> bytes:
 def _batch_reply(address: str, config: dict[str, int]) -> tuple[int, str]:
     """Sends a hello and one batch of two queries carrying ``config``; (status, error text)."""
     hello = struct.pack("<qqQI", 0, 0, 1, 0) + _text("")
-    body = struct.pack("<qqIIIII", 0, 2, 2, 0, len(config), 0, 0) + struct.pack("<qq", 0, 1)
+    body = struct.pack("<qqIIIIII", 0, 2, 2, 0, len(config), 0, 0, 0) + struct.pack("<qq", 0, 1)
     for name, value in config.items():
         body += _text(name) + struct.pack("<q", value)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:

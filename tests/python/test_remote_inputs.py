@@ -27,7 +27,7 @@ from .remote_input_cases import CASES, MARKER, ExpectInputs, inputs
 ROOT = Path(__file__).parents[2]
 EXECUTORS = "tests.python.remote_input_executors"
 HEADER = struct.Struct("<4sHHQI")  # magic, version, type, batch id, body length (docs/scale-out.md)
-VERSION, HELLO, HELLO_REPLY, BATCH, BATCH_REPLY = 2, 1, 2, 3, 4
+VERSION, HELLO, HELLO_REPLY, BATCH, BATCH_REPLY = 3, 1, 2, 3, 4
 MALFORMED = 2
 
 
@@ -231,7 +231,8 @@ def _hello() -> bytes:
 
 def _batch(input_section: bytes, input_count: int = 1) -> bytes:
     """One query (id 5, one item, no config) with ``input_section`` after it."""
-    body = struct.pack("<qqIIIII", 0, 1, 1, 0, 0, input_count, 0) + struct.pack("<q", 5)
+    # model, items, counts (queries, sizes, config, inputs), padding bytes, flags; query id 5
+    body = struct.pack("<qqIIIIII", 0, 1, 1, 0, 0, input_count, 0, 0) + struct.pack("<q", 5)
     body += input_section
     return HEADER.pack(b"SLRW", VERSION, BATCH, 1, len(body)) + body
 

@@ -17,7 +17,7 @@ from servelab import _core
 from servelab.worker_process import remote_spec
 
 HEADER = struct.Struct("<4sHHQI")  # magic, version, type, batch id, body length
-VERSION, HELLO, HELLO_REPLY = 2, 1, 2
+VERSION, HELLO, HELLO_REPLY = 3, 1, 2
 REFUSED = 3  # Status::Refused
 
 

@@ -29,7 +29,7 @@ from servelab.worker_process import LocalWorkers, remote_spec, transport_times
 
 MS = 1_000_000
 HEADER = struct.Struct("<4sHHQI")  # magic, version, type, batch id, body length (docs/scale-out.md)
-VERSION = 2
+VERSION = 3
 BATCH_REPLY = 4
 MALFORMED = 2
 
@@ -265,7 +265,7 @@ def _read(s: socket.socket, n: int) -> bytes:
     [
         (b"HTTP/1.1 GET / ......", "is not 'SLRW'"),
         (HEADER.pack(b"SLRW", 9, 3, 1, 0), "version=9 is not supported"),
-        (HEADER.pack(b"SLRW", 1, 3, 1, 0), "version=1 is not supported (this side speaks 2)"),
+        (HEADER.pack(b"SLRW", 2, 3, 1, 0), "version=2 is not supported (this side speaks 3)"),
         (HEADER.pack(b"SLRW", VERSION, 7, 1, 0), "type=7 is not a message type (1..5)"),
         (HEADER.pack(b"SLRW", VERSION, 1, 0, 1 << 31), "is over the limit"),
         (HEADER.pack(b"SLRW", VERSION, 3, 5, 4) + b"\0" * 4, "a batch before hello"),

@@ -326,3 +326,26 @@ def test_torchscript_outputs_are_the_models_rows_for_each_query(tmp_path):
                 s.submit("a", bad)
         good = s.submit("a", xs[1]).result(timeout=30)
     assert good.completed and len(s.result) == 1
+
+
+@pytest.mark.skipif(not backends.status("torch").usable, reason="torch backend not usable")
+def test_a_remote_worker_process_returns_each_querys_output(tmp_path):
+    import torch
+
+    from servelab.worker_process import LocalWorkers
+
+    from .torch_models import save_mlp
+
+    path, module = save_mlp(tmp_path)
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal((k, 16)).astype(np.float32) for k in (1, 3, 2)]
+    with LocalWorkers(1, f"torchscript(path={str(path)!r}, intra_op=1)") as pool:
+        with Session(_scenario(workers=1, executor=pool.spec(0)), scheduler="fcfs") as s:
+            outs = [s.submit("a", x).result(timeout=60) for x in xs]
+    with torch.inference_mode():
+        for x, o in zip(xs, outs, strict=True):
+            assert o.completed, o.reason
+            np.testing.assert_allclose(
+                o.output, module(torch.from_numpy(x)).numpy(), rtol=1e-5, atol=1e-6
+            )
+    assert np.all(s.result.columns["transport_ns"] >= 0)  # the batches went to the other process

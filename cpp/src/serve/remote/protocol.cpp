@@ -33,9 +33,11 @@ std::string shape_text(std::span<const std::int64_t> shape) {
   return out + (shape.size() == 1 ? ",)" : ")");
 }
 
-void put_input(Writer& w, const InputArray& input, std::size_t q) {
+// `kind`: "input" (a batch's) or "output" (a reply's), for messages.
+void put_input(Writer& w, const InputArray& input, std::size_t q, std::string_view kind = "input") {
   const auto where = [&] {
-    return str("batch: input ", q, " (", dtype_name(input.dtype), ", shape=", shape_text(input.shape), ")");
+    return str(kind == "input" ? "batch: " : "batch reply: ", kind, " ", q, " (", dtype_name(input.dtype),
+               ", shape=", shape_text(input.shape), ")");
   };
   if (input.shape.size() > kMaxInputDims) {
     throw ValueError(
@@ -54,8 +56,8 @@ void put_input(Writer& w, const InputArray& input, std::size_t q) {
 }
 
 // Input `q` (of query `query`): every length, code and dimension checked before anything is kept.
-InputArray get_input(Reader& r, std::size_t q, workload::QueryId query) {
-  const auto field = [&](std::string_view name) { return str("input ", q, " (query ", query, ") ", name); };
+InputArray get_input(Reader& r, std::size_t q, workload::QueryId query, std::string_view kind = "input") {
+  const auto field = [&](std::string_view name) { return str(kind, " ", q, " (query ", query, ") ", name); };
   InputArray input;
   const auto code = r.get<std::uint8_t>("input dtype");
   if (code < 1 || code > kMaxDTypeCode) {
@@ -144,6 +146,7 @@ void encode(std::uint64_t batch, const Batch& m, Bytes& out) {
   }
   w.put(static_cast<std::uint32_t>(m.inputs.size()));
   w.put(m.padding_bytes);
+  w.put(std::uint32_t{m.wants_outputs ? 1u : 0u});
   for (const auto q : m.queries) w.put(q);
   for (const auto s : m.sizes) w.put(s);
   for (const auto& [name, value] : m.config) {
@@ -168,6 +171,17 @@ void encode(std::uint64_t batch, const BatchReply& m, Bytes& out) {
   w.put(m.exec_ns);
   w.put(m.worker_ns);
   w.text(m.error.size() > kMaxTextBytes ? m.error.substr(0, kMaxTextBytes) : m.error);
+  w.put(static_cast<std::uint32_t>(m.outputs.size()));
+  std::uint64_t body = out.size() - kHeaderBytes;
+  for (const auto& o : m.outputs) body += 1 + (o ? 7 + 8 * o->shape.size() + o->data.size() : 0);
+  if (body > kMaxBodyBytes) {
+    throw ValueError(str("batch reply: the outputs of ", m.outputs.size(), " queries make a message of ", body,
+                         " bytes, over the limit of ", kMaxBodyBytes));
+  }
+  for (std::size_t q = 0; q < m.outputs.size(); ++q) {
+    w.put(static_cast<std::uint8_t>(m.outputs[q] ? 1 : 0));
+    if (m.outputs[q]) put_input(w, *m.outputs[q], q, "output");
+  }
   finish_message(out);
 }
 
@@ -240,6 +254,9 @@ Batch decode_batch(std::span<const std::uint8_t> body) {
   const auto knobs = r.get<std::uint32_t>("config count");
   const auto inputs = r.get<std::uint32_t>("input count");
   m.padding_bytes = r.get<std::uint32_t>("padding bytes");
+  const auto flags = r.get<std::uint32_t>("flags");
+  if (flags > 1) r.fail(str("flags=", flags, " has bits other than 1 (wants outputs)"));
+  m.wants_outputs = flags == 1;
   // Checked against what is left before allocating anything.
   if (queries == 0 || std::uint64_t{queries} * 8 > r.left()) {
     r.fail(str("query count=", queries, " does not fit the ", r.left(), " bytes left"));
@@ -283,6 +300,19 @@ BatchReply decode_batch_reply(std::span<const std::uint8_t> body) {
   m.exec_ns = r.get<std::int64_t>("exec ns");
   m.worker_ns = r.get<std::int64_t>("worker ns");
   m.error = r.text("error");
+  const auto outputs = r.get<std::uint32_t>("output count");
+  // Each present output takes at least 15 bytes, an absent one 1: bounded by what is left.
+  if (outputs > r.left()) r.fail(str("output count=", outputs, " does not fit the ", r.left(), " bytes left"));
+  m.outputs.reserve(outputs);
+  for (std::uint32_t q = 0; q < outputs; ++q) {
+    const auto present = r.get<std::uint8_t>("output present");
+    if (present > 1) r.fail(str("output ", q, " present=", int{present}, " is neither 0 nor 1"));
+    if (present == 1) {
+      m.outputs.emplace_back(get_input(r, q, q, "output"));
+    } else {
+      m.outputs.emplace_back(std::nullopt);
+    }
+  }
   r.end();
   return m;
 }

@@ -193,6 +193,7 @@ class RemoteExecutor final : public Executor {
                            " bytes for a batch of ", request.items, " items; the limit is ", kMaxBodyBytes / 2));
     }
     batch.padding_bytes = static_cast<std::uint32_t>(input);
+    batch.wants_outputs = request.outputs != nullptr;
     const std::uint64_t id = ++batches_;
     encode(id, batch, out_);
 
@@ -232,6 +233,15 @@ class RemoteExecutor final : public Executor {
         if (request.report) {
           request.report->compute = reply.exec_ns;
           request.report->transport = std::max<Nanos>(round_trip - reply.worker_ns, 0);
+        }
+        if (request.outputs && !reply.outputs.empty()) {
+          if (reply.outputs.size() != request.queries.size()) {
+            lose(str("sent ", reply.outputs.size(), " outputs for a batch of ", request.queries.size(), " queries"), {},
+                 id, sent);
+          }
+          for (std::size_t q = 0; q < reply.outputs.size(); ++q) {
+            if (reply.outputs[q]) request.outputs->put(request.queries[q], std::move(*reply.outputs[q]));
+          }
         }
         return;
       case Status::ExecutorFailed:  // this batch only

@@ -361,6 +361,8 @@ struct WorkerServer::Impl {
           if (!batch.inputs.empty()) inputs_sent.emplace(batch.queries, std::move(batch.inputs));
           BatchReply reply;
           ExecReport report;
+          std::optional<QueryOutputs> outputs;  // what the executor writes, when the controller asks
+          if (batch.wants_outputs) outputs.emplace();
           const auto start = Clock::now();
           try {
             // A controller sends only the knobs the executor named in its hello reply: any other
@@ -374,12 +376,16 @@ struct WorkerServer::Impl {
                                      known.empty() ? "it has none" : known, ")"));
               }
             }
-            executor->run(
-                ExecRequest{static_cast<sched::WorkerId>(hello.worker), static_cast<sched::HardwareId>(hello.hardware),
-                            static_cast<sched::ModelId>(batch.model), batch.items, batch.queries, batch.config, *rng,
-                            stop, batch.sizes, &report, inputs_sent ? &*inputs_sent : nullptr});
+            executor->run(ExecRequest{
+                static_cast<sched::WorkerId>(hello.worker), static_cast<sched::HardwareId>(hello.hardware),
+                static_cast<sched::ModelId>(batch.model), batch.items, batch.queries, batch.config, *rng, stop,
+                batch.sizes, &report, inputs_sent ? &*inputs_sent : nullptr, outputs ? &*outputs : nullptr});
             const Nanos wall = (Clock::now() - start).count();
             reply.exec_ns = report.compute >= 0 ? report.compute : wall;
+            if (outputs && outputs->size() > 0) {
+              reply.outputs.reserve(batch.queries.size());
+              for (const auto q : batch.queries) reply.outputs.push_back(outputs->take(q));
+            }
           } catch (const std::exception& e) {
             reply.status = Status::ExecutorFailed;
             reply.error = e.what();
@@ -389,7 +395,14 @@ struct WorkerServer::Impl {
           }
           if (stop.stop_requested()) return;
           reply.worker_ns = (Clock::now() - received).count();
-          encode(header.batch, reply, out);
+          try {
+            encode(header.batch, reply, out);
+          } catch (const ValueError& e) {  // outputs too large for one message: the batch fails
+            reply.status = Status::ExecutorFailed;
+            reply.error = e.what();
+            reply.outputs.clear();
+            encode(header.batch, reply, out);
+          }
           if (!send()) return;
         } else {
           throw ProtocolError(str("type=", static_cast<int>(header.type), " is a reply, never sent to a worker"));

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,7 +29,8 @@ namespace servelab::serve::remote {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'L', 'R', 'W'};
 // 2: Hello flags, what the hosted executor takes in HelloReply, the run's inputs in Batch.
-inline constexpr std::uint16_t kVersion = 2;
+// 3: Batch asks for the queries' outputs (a serving session); BatchReply carries them.
+inline constexpr std::uint16_t kVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 20;
 // Bounds that keep a bad or hostile peer from making the other side allocate without limit.
 inline constexpr std::uint32_t kMaxBodyBytes = 64u << 20;
@@ -99,6 +101,9 @@ struct Batch {
   ConfigKnobs config;
   std::vector<InputArray> inputs;   // empty, or the run's input of each query, parallel to `queries`
   std::uint32_t padding_bytes = 0;  // bytes standing for inputs (input_bytes_per_item), read and dropped
+  // The controller reads the queries' outputs (a serving session): the worker sends what its
+  // executor writes (ExecRequest::outputs) back in the reply.
+  bool wants_outputs = false;
 };
 
 struct BatchReply {
@@ -106,6 +111,9 @@ struct BatchReply {
   Nanos exec_ns = -1;    // the executor's own measure, else run()'s wall time on the worker
   Nanos worker_ns = -1;  // from the batch fully received to its reply ready, on the worker
   std::string error;     // why, unless Ok
+  // Ok and asked for: each query's output, parallel to the batch's queries; a query whose
+  // executor wrote none has none. Empty: no outputs.
+  std::vector<std::optional<InputArray>> outputs;
 };
 
 using Bytes = std::vector<std::uint8_t>;
