@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "servelab/core/errors.hpp"
@@ -46,7 +47,8 @@ void Connection::read_header() {
   if (shared_->stopping) return close();
   parser_.emplace();
   parser_->header_limit(kHeaderLimit);
-  parser_->body_limit(boost::none);  // checked by the route, against Content-Length first
+  // Unlimited until the route has checked Content-Length (boost::none would refuse any body).
+  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   stream_.expires_after(kIdleKeepAlive);
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });

@@ -4,17 +4,21 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <utility>  // before asio: its awaitable.hpp uses std::exchange
 #include <vector>
+
+// <utility> first: Boost 1.74's asio/awaitable.hpp uses std::exchange without including it.
+// clang-format off
+#include <utility>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+// clang-format on
 
 #include "servelab/frontend/http_engine.hpp"
 #include "servelab/frontend/routes.hpp"

@@ -80,6 +80,13 @@ def add_parser(sub: Any) -> None:
         default=30.0,
         help="longest wait for a body or an outcome (default 30); then 504",
     )
+    p.add_argument(
+        "--http-engine",
+        choices=("python", "cpp"),
+        default="python",
+        help="what serves HTTP/REST: python (aiohttp, the default) or cpp (the C++ engine over the "
+        "session's serving loop: the same answers, no interpreter on the inference path)",
+    )
     p.add_argument("--json", action="store_true", help="print the addresses and summary as JSON")
     p.set_defaults(run=run, inputs=("scenario",))
 
@@ -140,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 token=token,
                 limits=limits,
                 inputs=specs,
+                http_engine=args.http_engine,
             ).start()
             try:
                 where = {

@@ -16,6 +16,9 @@ from the batches its answered queries ran in). The front-end's own: ``servelab_f
 (by reason: invalid, not_found, too_large, overloaded, timeout, unauthenticated, disconnected,
 ...) and ``servelab_frontend_inflight``.
 
+Another engine's counters join them through `LiveMetrics.add_source` (the C++ HTTP engine's, read
+when the text or statistics are written), so that one scrape covers every engine.
+
 The text is written here, as ``servelab.metrics`` writes it: Prometheus's Python client appends
 ``_total`` to counter names, which Triton's names do not have.
 """
@@ -25,11 +28,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from ..metrics import _label, _number
 
 VERSION = "1"
+Values = dict[str, dict[str, float]]  # family -> model -> value
 
 # (name, type, help), in the order written; per-model families first.
 _MODEL_FAMILIES = (
@@ -79,6 +84,39 @@ class LiveMetrics:
         self._busy: dict[int, float] = defaultdict(float)
         self._last_batch: dict[int, tuple[float, float]] = {}
         self._last_ms: dict[str, int] = {}  # per model: when its last outcome came, ms since epoch
+        # Other engines' counters (see add_source), read when written out.
+        self._sources: list[Callable[[], dict[str, Any]]] = []
+
+    def add_source(self, counters: Callable[[], dict[str, Any]]) -> None:
+        """Adds another engine's counters to every value written: ``counters()`` returns
+        ``{"values": {family: [per model, in this object's model order]}, "refused": {reason: n},
+        "inflight": n, "busy_s": {worker: seconds}, "last_inference_ms": [per model]}`` (what the
+        C++ HTTP engine's ``counters()`` returns)."""
+        with self._lock:
+            self._sources.append(counters)
+
+    def _merged(self) -> tuple[Values, dict[str, float], int, dict[int, float], dict[str, int]]:
+        """Values, refusals, in flight, busy seconds and last outcomes, with the other engines'
+        added. Call with the lock held."""
+        values = {name: dict(per_model) for name, per_model in self._values.items()}
+        refused = dict(self._refused)
+        inflight = self._inflight
+        busy = dict(self._busy)
+        last = dict(self._last_ms)
+        for source in self._sources:
+            c = source()
+            for name, per_model in c["values"].items():
+                for model, value in zip(self._models, per_model, strict=True):
+                    values[name][model] += value
+            for reason, n in c["refused"].items():
+                refused[reason] = refused.get(reason, 0.0) + n
+            inflight += int(c["inflight"])
+            for worker, seconds in c["busy_s"].items():
+                busy[int(worker)] = busy.get(int(worker), 0.0) + seconds
+            for model, ms in zip(self._models, c["last_inference_ms"], strict=True):
+                if ms:
+                    last[model] = max(last.get(model, 0), int(ms))
+        return values, refused, inflight, busy, last
 
     def accepted(self, model: str) -> None:
         with self._lock:
@@ -117,8 +155,9 @@ class LiveMetrics:
         ``model_stats``): counts and cumulative nanoseconds of successes (the front-end's time),
         failures (no time kept: 0), queueing and compute (the session's clock)."""
         with self._lock:
-            v = {name: values[model] for name, values in self._values.items()}
-            last = self._last_ms.get(model, 0)
+            values, _, _, _, last_ms = self._merged()
+            v = {name: per_model[model] for name, per_model in values.items()}
+            last = last_ms.get(model, 0)
         done = int(v["nv_inference_request_success"])
 
         def duration(count: float, us: float) -> dict[str, int]:
@@ -162,40 +201,39 @@ class LiveMetrics:
 
     def value(self, name: str, model: str) -> float:
         with self._lock:
-            return self._values[name][model]
+            return self._merged()[0][name][model]
 
     def text(self) -> str:
         """Everything in the Prometheus text format."""
         with self._lock:
+            values, refused, inflight, busy, _ = self._merged()
             elapsed = time.perf_counter() - self._t0
             lines = []
             for name, kind, doc in _MODEL_FAMILIES:
                 lines += [f"# HELP {name} {doc}", f"# TYPE {name} {kind}"]
                 for model in self._models:
                     labels = f'model="{_label(model)}",version="{VERSION}"'
-                    lines.append(f"{name}{{{labels}}} {_number(self._values[name][model])}")
+                    lines.append(f"{name}{{{labels}}} {_number(values[name][model])}")
             name = "servelab_worker_utilisation"
             lines += [
                 f"# HELP {name} Share of the time since the front-end started spent running "
                 "batches",
                 f"# TYPE {name} gauge",
             ]
-            for worker in sorted(self._busy):
-                share = self._busy[worker] / elapsed if elapsed > 0 else 0.0
+            for worker in sorted(busy):
+                share = busy[worker] / elapsed if elapsed > 0 else 0.0
                 lines.append(f'{name}{{worker="{worker}"}} {_number(min(share, 1.0))}')
             name = "servelab_frontend_refused"
             lines += [
                 f"# HELP {name} Requests refused by the front-end, by reason",
                 f"# TYPE {name} counter",
             ]
-            for reason in sorted(self._refused):
-                lines.append(
-                    f'{name}{{reason="{_label(reason)}"}} {_number(self._refused[reason])}'
-                )
+            for reason in sorted(refused):
+                lines.append(f'{name}{{reason="{_label(reason)}"}} {_number(refused[reason])}')
             name = "servelab_frontend_inflight"
             lines += [
                 f"# HELP {name} Requests accepted and not answered yet, all models",
                 f"# TYPE {name} gauge",
-                f"{name} {_number(self._inflight)}",
+                f"{name} {_number(inflight)}",
             ]
         return "\n".join(lines) + "\n"

@@ -6,15 +6,19 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import threading
+import time
 from typing import Any
 
 from aiohttp import web
 
+from . import cpp_engine
 from .grpc_server import make_server
 from .http_server import make_app
 from .service import InputSpec, Limits, ModelService
 
 DEFAULT_HOST = "127.0.0.1"
+# The HTTP/REST engines: aiohttp in Python, or the C++ engine over the session's serving loop.
+HTTP_ENGINES = ("python", "cpp")
 # How long a start may take before it counts as failed (binding and the loop's first turn).
 START_TIMEOUT_S = 30.0
 
@@ -48,7 +52,9 @@ class Frontend:
     in the attribute after `start`), None for no such server. ``token``: when set, every request
     must carry ``Authorization: Bearer <token>``. ``limits``: a `Limits`. ``inputs``: per
     application (``"*"``: every one) its `InputSpec` or its text (``"FP32:16"``), checked before
-    the session sees a request and shown in the model's metadata.
+    the session sees a request and shown in the model's metadata. ``http_engine``: "python"
+    (aiohttp, the default) or "cpp" (the C++ engine, `cpp_engine`: the same answers with no
+    interpreter on the inference path; a servelab.Session only).
     `stop` refuses new requests, waits up to ``request_timeout_s`` for those in flight, answers
     any still waiting with 503 / UNAVAILABLE and closes the servers; the session stays open (its
     owner closes it). To have every outstanding query answered with its outcome instead:
@@ -65,6 +71,7 @@ class Frontend:
         token: str | None = None,
         limits: Limits | None = None,
         inputs: dict[str, InputSpec | str] | None = None,
+        http_engine: str = "python",
     ) -> None:
         if not isinstance(host, str) or not host:
             raise ValueError(f"host={host!r} must be an address such as 127.0.0.1")
@@ -86,6 +93,17 @@ class Frontend:
             for app, spec in (inputs or {}).items()
         }
         self.service = ModelService(session, self.limits, token, specs)
+        if http_engine not in HTTP_ENGINES:
+            engines = ", ".join(HTTP_ENGINES)
+            raise ValueError(f"http_engine={http_engine!r} must be one of {engines}")
+        if http_engine == "cpp" and self.http_port is not None and not cpp_engine.supports(session):
+            raise ValueError(
+                f"http_engine='cpp' serves a servelab.Session (its C++ serving loop); got "
+                f"{type(session).__name__}"
+            )
+        self.http_engine = http_engine
+        self._cpp: cpp_engine.CppHttpEngine | None = None
+        self._stopped = False
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -106,14 +124,21 @@ class Frontend:
 
     def start(self) -> Frontend:
         """Binds and starts both servers; OSError (an address in use...) if either cannot."""
-        if self._thread is not None:
+        if self._thread is not None or self._cpp is not None:
             raise RuntimeError("this Frontend was already started")
+        if self.http_engine == "cpp" and self.http_port is not None:
+            self._cpp = cpp_engine.CppHttpEngine(self.service, self.host, self.http_port)
+            self.http_port = self._cpp.port
+            if self.grpc_port is None:  # nothing for the asyncio loop to serve
+                return self
         self._thread = threading.Thread(target=self._main, name="servelab-frontend", daemon=True)
         self._thread.start()
         if not self._started.wait(START_TIMEOUT_S):
             raise RuntimeError(f"the front-end did not start within {START_TIMEOUT_S:g} s")
         if self._error is not None:
             self._thread.join()
+            if self._cpp is not None:
+                self._cpp.stop(0.0)
             raise self._error
         return self
 
@@ -122,14 +147,26 @@ class Frontend:
         up to ``grace_s`` (default: the request timeout) for those in flight; True when none is
         left. The servers keep answering, so a session closed next answers the rest."""
         self.service.begin_drain()
-        return self.service.wait_idle(self.limits.request_timeout_s if grace_s is None else grace_s)
+        if self._cpp is not None:
+            self._cpp.drain()
+        timeout = self.limits.request_timeout_s if grace_s is None else grace_s
+        deadline = time.monotonic() + timeout
+        idle = self.service.wait_idle(timeout)
+        if self._cpp is not None:
+            idle = self._cpp.wait_idle(deadline - time.monotonic()) and idle
+        return idle
 
     def stop(self, grace_s: float | None = None) -> None:
         """`drain`, then answers the requests still waiting with 503 / UNAVAILABLE (none is left
         without an answer) and closes the servers. Idempotent."""
+        if self._stopped or (self._cpp is None and self._loop is None):
+            return
+        self._stopped = True
+        self.drain(grace_s)
+        if self._cpp is not None:  # it answers those still waiting, then closes
+            self._cpp.stop(0.0)
         if self._thread is None or self._loop is None or self._stop is None:
             return
-        self.drain(grace_s)
         try:
             self._loop.call_soon_threadsafe(self._stop.set)
         except RuntimeError:  # the loop already ended
@@ -165,7 +202,7 @@ class Frontend:
             loop.close()
 
     async def _serve(self) -> None:
-        if self.http_port is not None:
+        if self.http_port is not None and self._cpp is None:
             self._runner = web.AppRunner(
                 make_app(self.service), access_log=None, handle_signals=False, shutdown_timeout=1.0
             )
