@@ -46,7 +46,8 @@ from .torch_models import save_mlp  # noqa: E402
 QUERIES = 200
 GAP_S = (0.04, 0.06)  # between arrivals
 LATE_S = 0.02  # a query sent later than this is not compared exactly (see the module)
-SLOS_MS = (0.0, 0.5, 8.0, 30.0)  # 0: no latency goal; 0.5: none meets it (the closest serves)
+CASCADE = 3  # queries after a timing-affected one that may differ too (see _check)
+SLOS_MS = (0.0, 0.5, 8.0, 40.0)  # 0: no latency goal; 0.5: none meets it (the closest serves)
 FLOORS = (0.0, 0.8, 0.95)  # 0.95: no variant reaches it (the closest serves)
 ROWS = (1, 4, 8)
 # Profiled load time: below any batch's time in either world, so that the policy's unloading of a
@@ -92,12 +93,11 @@ def registry(tmp_path_factory):
     return _set_profile(reg)
 
 
-def _trace() -> list[tuple[float, float, float, int]]:
+def _trace(goals: list[tuple[float, float, int]], n: int) -> list[tuple[float, float, float, int]]:
     """(arrival s, latency_ms goal (0: none), accuracy floor, rows) per query, seeded."""
     rng = np.random.default_rng(7)
-    goals = list(itertools.product(SLOS_MS, FLOORS, ROWS))
     out, t = [], 0.3
-    for _ in range(QUERIES):
+    for _ in range(n):
         t += rng.uniform(*GAP_S)
         if t % 1.0 > 0.95 or t % 1.0 < 0.05:  # keep clear of the policy's 1 s tick
             t = np.floor(t + 0.05) + 0.05 + rng.uniform(0, 0.01)
@@ -140,33 +140,133 @@ def _simulated(server: infaas.InfaasServer, trace) -> list[tuple[str, int]]:
     return [(variant_of[names[c["model"][i]]], int(c["worker"][i])) for i in order]
 
 
-def test_the_server_and_the_simulator_choose_the_same_variant_and_worker(registry):
-    trace = _trace()
+def _timing_affected(server: infaas.InfaasServer, sent: list[float], trace) -> np.ndarray:
+    """By query: sent more than LATE_S late, or arriving in the session while an earlier query
+    was still queued or running there (its choice then read real durations, not the profile's)."""
+    c = server.result.columns
+    arrival = np.sort(c["arrival_ns"]) / 1e9
+    finish = np.where(c["status"] == 0, c["finish_ns"], np.iinfo(np.int64).max)[
+        np.argsort(c["arrival_ns"], kind="stable")
+    ]
+    unfinished = np.array([bool(np.any(finish[:i] / 1e9 > arrival[i])) for i in range(len(trace))])
+    return (np.array(sent) - np.array([t for t, *_ in trace]) > LATE_S) | unfinished
+
+
+def _check(simulated, session, affected, trace) -> None:
+    """Every query agrees, except one the wall clock affected and the CASCADE queries after it
+    (the worlds' states may differ until the variants it touched are chosen again), which must
+    stay under 5 % of the trace."""
+    excused = np.zeros(len(trace), bool)
+    for i in np.flatnonzero(affected):
+        excused[i : i + 1 + CASCADE] = True
+    assert excused.mean() < 0.05, f"{excused.sum()} of {len(trace)} timing-affected: too loaded"
+    missed = [
+        (i, trace[i], simulated[i], session[i])
+        for i in range(len(trace))
+        if simulated[i] != session[i] and not excused[i]
+    ]
+    assert not missed, missed[:5]
+
+
+def _compare(registry, trace, **settings) -> tuple[list, list[dict]]:
+    """The trace simulated and served: (simulated (variant, worker), served records)."""
     with infaas.InfaasServer(
-        registry, workers={"cpu": 2}, autoscale=False, interference_tol=100.0
+        registry, workers={"cpu": 2}, interference_tol=100.0, **settings
     ) as server:
         simulated = _simulated(server, trace)
+        sent = [0.0] * len(trace)
 
-        def query(rows: int, slo: float, floor: float):
+        def query(i: int, rows: int, slo: float, floor: float):
+            sent[i] = time.perf_counter() - server._seen.t0
             return server.online_query(x_rows(rows), app="rank", latency_ms=slo, accuracy=floor)
 
         with ThreadPoolExecutor(4) as pool:
             futures = []
-            for t, slo, floor, rows in trace:
+            for i, (t, slo, floor, rows) in enumerate(trace):
                 time.sleep(max(0.0, t - (time.perf_counter() - server._seen.t0)))
-                futures.append(pool.submit(query, rows, slo, floor))
+                futures.append(pool.submit(query, i, rows, slo, floor))
             served = [f.result().record for f in futures]
-    result = server.result
-    arrival_s = np.sort(result.columns["arrival_ns"]) / 1e9
-    late = arrival_s - np.array([t for t, *_ in trace]) > LATE_S
-    assert late.mean() < 0.05, f"{late.sum()} of {QUERIES} queries sent late: too loaded to compare"
     session = [(r["variant"], r["worker"]) for r in served]
-    compared = [i for i in range(QUERIES) if not late[i]]
-    variant_miss = [i for i in compared if simulated[i][0] != session[i][0]]
-    worker_miss = [i for i in compared if simulated[i][1] != session[i][1]]
-    detail = [(i, trace[i], simulated[i], session[i]) for i in (variant_miss + worker_miss)[:5]]
-    assert not variant_miss and not worker_miss, detail
+    _check(simulated, session, _timing_affected(server, sent, trace), trace)
+    return simulated, served
+
+
+def test_the_server_and_the_simulator_choose_the_same_variant_and_worker(registry):
+    trace = _trace(list(itertools.product(SLOS_MS, FLOORS, ROWS)), QUERIES)
+    simulated, served = _compare(registry, trace, autoscale=False)
     # Not a vacuous agreement: the goals decided between variants, both workers served, and
     # unsatisfiable goals went to the closest variant.
-    assert len({v for v, _ in session}) >= 4 and {w for _, w in session} == {0, 1}
+    assert len({v for v, _ in simulated}) >= 4 and {w for _, w in simulated} == {0, 1}
     assert sum(r["kind"] == "closest" for r in served) >= 10
+
+
+def _phases(tick_s: float) -> list[tuple[float, str, float, float, int]]:
+    """(arrival s, session application, latency_ms, floor, rows): 'rank' (app=) and '@small'
+    (model=) in overlapping phases with pauses longer than the load window, so that the
+    Model-Autoscaler sees loads come and go; 40-60 ms apart, 50 ms clear of every tick."""
+    rng = np.random.default_rng(3)
+    goals = {"rank": (40.0, 0.8, 4), "@small": (8.0, 0.0, 1)}
+    phases = [("rank", 0.3, 2.5), ("@small", 1.5, 4.5), ("rank", 5.5, 7.0), ("@small", 6.5, 8.0)]
+    times = []
+    for app, begin, end in phases:
+        t = begin
+        while t < end:
+            t += rng.uniform(*GAP_S)
+            times.append((t, app))
+    out, last = [], -1.0
+    for t, app in sorted(times):
+        t = max(t, last + GAP_S[0])
+        phase = t % tick_s
+        if phase < 0.05 or phase > tick_s - 0.05:  # keep clear of the policy's ticks
+            t = (np.floor(t / tick_s + 0.5) * tick_s) + 0.05 + rng.uniform(0, 0.01)
+        out.append((float(t), app, *goals[app]))
+        last = t
+    return out
+
+
+def test_with_the_model_autoscaler_the_servers_own_applications_agree(registry):
+    """The session's applications simulated as they are (``server.scheduler`` itself, each with
+    its own goals): the Model-Autoscaler's per-application loads and goals are then the same in
+    both worlds, and it acts on the ticks (period 0.5 s, load window 1 s)."""
+    settings = {"autoscale": True, "period_s": 0.5, "load_window_s": 1.0}
+    trace = _phases(0.5)
+    with infaas.InfaasServer(
+        registry, workers={"cpu": 2}, interference_tol=100.0, **settings
+    ) as server:
+        plan = server._plan.scenario()
+        for app in plan["workload"]["apps"]:
+            mine = [e for e in trace if e[1] == app["name"]]
+            times = [t for t, *_ in mine] or [1e6]
+            app["arrivals"] = f"replay(timestamps_s={times})"
+            if mine:
+                slo, floor, rows = mine[0][2:]
+                app.update(slo_ms=slo, accuracy_floor=floor, sizes=f"constant(value={rows})")
+        plan["workload"]["count"] = len(trace)
+        del plan["workload"]["arrivals"]
+        plan["service"] = "mean"
+        sim = servelab.simulate(plan, scheduler=server.scheduler)
+        c = sim.columns
+        order = np.argsort(c["arrival_ns"], kind="stable")
+        simulated = [
+            (server._plan.variant_of[sim.model_names[c["model"][i]]], int(c["worker"][i]))
+            for i in order
+        ]
+
+        sent = [0.0] * len(trace)
+
+        def query(i: int, app: str, slo: float, floor: float, rows: int):
+            sent[i] = time.perf_counter() - server._seen.t0
+            target = {"model": app[1:]} if app.startswith("@") else {"app": app}
+            return server.online_query(x_rows(rows), latency_ms=slo, accuracy=floor, **target)
+
+        with ThreadPoolExecutor(4) as pool:
+            futures = []
+            for i, (t, app, slo, floor, rows) in enumerate(trace):
+                time.sleep(max(0.0, t - (time.perf_counter() - server._seen.t0)))
+                futures.append(pool.submit(query, i, app, slo, floor, rows))
+            served = [f.result().record for f in futures]
+    session = [(r["variant"], r["worker"]) for r in served]
+    _check(simulated, session, _timing_affected(server, sent, trace), trace)
+    # Not vacuous: the Model-Autoscaler moved the model= application to another variant and
+    # worker (in both worlds) once the other application's instance shared its worker.
+    assert len({session[i] for i, e in enumerate(trace) if e[1] == "@small"}) >= 2

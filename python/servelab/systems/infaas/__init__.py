@@ -27,7 +27,8 @@ paper's numbers), ``schedulers`` (spec builders of the registered policies ``inf
 ``clipper_plus``, ``sm_plus``), ``experiments`` (Fig. 6's panels and the online + offline run
 in the simulator), ``cli`` (``servelab infaas ...``); the real-serving API:
 ``registry`` (``ModelRegistry``: register_model's variants, profiled), ``server``
-(``InfaasServer``: online and offline queries on real executors), ``loading`` (one variant on an
+(``InfaasServer``: online and offline queries served by one ``servelab.Session`` of the C++
+``infaas`` policy on real executors), ``loading`` (one variant on an
 executor), ``api`` (``register_model`` / ``online_query`` / ``offline_query`` on a default
 registry and server). Every name loads its module on first use.
 """
