@@ -146,3 +146,16 @@ def test_fig15b_a_looser_qos_target_lets_a_cpu_pool_match_kairos_on_rm2(folder):
     price = {"g4dn.xlarge": 0.526, "c5n.2xlarge": 0.432, "r5n.large": 0.149, "t3.xlarge": 0.1664}
     assert sum(n * price[t] for t, n in cheap["kairos_config"].items()) <= 1.5
     assert cheap["pools"].attrs["budget"] == 1.5
+
+
+def test_fig12_gaussian_sizes_keep_the_mixs_mean_and_spread():
+    from servelab.reproduction.kairos import gaussian_sizes
+    from servelab.workload import make_size_distribution
+
+    spec = gaussian_sizes()
+    mix = make_size_distribution("kairos_mix").generate(seed=1, count=50_000)
+    drawn = make_size_distribution(spec).generate(seed=1, count=50_000)
+    assert spec.startswith("clipped_gaussian(") and drawn.min() >= 10 and drawn.max() <= 1000
+    assert np.all(drawn % 10 == 0)  # rounded up to multiples of 10, as the mix
+    assert abs(drawn.mean() - mix.mean()) < 0.1 * mix.mean()  # the clipping moves it a little
+    assert abs(drawn.std() - mix.std()) < 0.2 * mix.std()

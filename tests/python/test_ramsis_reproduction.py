@@ -84,3 +84,20 @@ def test_resource_saving_curve_on_the_text_task(data):
     ).all()
     with pytest.raises(ValueError, match="no setting"):
         ramsis.resource_saving_curve("text", trace=None, data=data)
+
+
+def test_task_from_table_gives_fig8s_sixty_models_and_fig12s_three(data):
+    from servelab.reproduction.ramsis import FIG12_MODELS
+    from servelab.systems.ramsis.data import get_task
+    from servelab.systems.ramsis.tasks import task_from_table
+
+    image = get_task("image", data)
+    sixty = task_from_table(image, image.table.interpolated(0.005))
+    # The paper's M = 60, a strict superset of the 9 (Sec. 7.3.2), accuracy in 0.5% steps.
+    assert len(sixty.models) == 60 and set(image.models) <= set(sixty.models)
+    assert sixty.slos_ms == image.slos_ms and sixty.digest != image.digest
+    accuracy = dict(zip(sixty.models, sixty.table.accuracy, strict=True))
+    for m in sixty.models:  # the profile holds every synthetic model's latency and accuracy
+        assert sixty.profile.accuracy(m) == pytest.approx(accuracy[m])
+    three = task_from_table(image, image.table.select(list(FIG12_MODELS)))
+    assert three.models == FIG12_MODELS

@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -46,11 +45,11 @@ PAPERS: tuple[str, ...] = ("kairos", "ramsis", "infaas", "hera", "rrl")
 SIZES: tuple[str, ...] = ("reduced", "full")
 
 __all__ = [
-    "CHECKOUT_DATA", "COLUMNS", "DATA_ENV", "PAPERS", "SIZES", "data_root", "format_table",
+    "CHECKOUT_DATA", "COLUMNS", "DATA_ENV", "PAPERS", "PARTS", "SIZES", "data_root", "format_table",
     "reproduce", "tolerance", "verdict",
 ]  # fmt: skip
 
-_BUILDERS: dict[str, Callable[[str, Path], list[dict[str, Any]]]] = {
+_BUILDERS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "kairos": kairos.claims,
     "ramsis": ramsis.claims,
     "infaas": infaas.claims,
@@ -59,20 +58,44 @@ _BUILDERS: dict[str, Callable[[str, Path], list[dict[str, Any]]]] = {
 }
 
 
+#: The parts a paper's table can be computed in (``reproduce(..., parts=...)``): a slice of its
+#: rows, for a quick look (the notebooks show one); the others compute their table whole.
+PARTS: dict[str, tuple[str, ...]] = {"kairos": kairos.PARTS, "ramsis": ramsis.PARTS}
+
+
 def reproduce(
-    paper: str, size: str = "reduced", *, data: str | os.PathLike[str] | None = None
+    paper: str,
+    size: str = "reduced",
+    *,
+    data: str | os.PathLike[str] | None = None,
+    parts: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """The paper's figures and headline claims beside ours: one row per claim (see the module
-    doc for the columns). attrs: paper, size, seconds (the wall time of the computation)."""
+    doc for the columns). ``parts``: only those parts of the table (PARTS[paper], e.g. Kairos's
+    "fig12"); default the whole table. attrs: paper, size, parts, seconds (the wall time of the
+    computation)."""
     if not isinstance(paper, str) or paper not in _BUILDERS:
         raise ValueError(f"paper={paper!r} is not one of {', '.join(PAPERS)}")
     if not isinstance(size, str) or size not in SIZES:
         raise ValueError(f"size={size!r} is not one of {', '.join(SIZES)}")
+    if parts is not None:
+        known = PARTS.get(paper, ())
+        if isinstance(parts, str) or not parts or any(p not in known for p in parts):
+            raise ValueError(
+                f"parts={parts!r}: {paper}'s table has "
+                + (f"the parts {', '.join(known)}" if known else "no parts (it comes whole)")
+            )
     start = time.perf_counter()
-    rows = _BUILDERS[paper](size, data_root(data))
+    build = _BUILDERS[paper]
+    rows = build(size, data_root(data)) if parts is None else build(size, data_root(data), parts)
     frame = pd.DataFrame([{"paper_name": paper, **r} for r in rows], columns=list(COLUMNS))
     frame.attrs.update(
-        {"paper": paper, "size": size, "seconds": round(time.perf_counter() - start, 2)}
+        {
+            "paper": paper,
+            "size": size,
+            "parts": None if parts is None else list(parts),
+            "seconds": round(time.perf_counter() - start, 2),
+        }
     )
     return frame
 
@@ -99,9 +122,10 @@ def format_table(frame: pd.DataFrame, *, markdown: bool = False) -> str:
     ]
     within = int((frame["verdict"] == "within").sum())
     a = frame.attrs
+    part = f" (parts {', '.join(a['parts'])})" if a.get("parts") else ""
     foot = (
-        f"{a.get('paper')}, size {a.get('size')}: {within} of {len(frame)} rows within tolerance "
-        f"({a.get('seconds')} s)"
+        f"{a.get('paper')}, size {a.get('size')}{part}: {within} of {len(frame)} rows within "
+        f"tolerance ({a.get('seconds')} s)"
     )
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

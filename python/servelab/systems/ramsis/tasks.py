@@ -128,7 +128,13 @@ def _task(
         names, [accuracy[m] for m in names], rows_m, rows_b, rows_s
     )
     table = full.pareto_front() if models is None else full
-    profile = Profile(f"RAMSIS artifact, {folder}, p{percentile} latency (derived table)")
+    profile = _profile(table, f"RAMSIS artifact, {folder}, p{percentile} latency (derived table)")
+    return TaskData(name, tuple(table.models), table, profile, slos_ms, percentile)
+
+
+def _profile(table: _core.ramsis.LatencyTable, description: str) -> Profile:
+    """The table as a Profile: one fixed latency per (model, batch) on HARDWARE, and accuracies."""
+    profile = Profile(description)
     profile.add_hardware(HARDWARE)
     profile.set_price(HARDWARE, 0.0)
     lat = table.latency_s
@@ -136,7 +142,18 @@ def _task(
         for b in range(table.max_batch):
             profile.set_latency(HARDWARE, m, b + 1, samples_s=[float(lat[i, b])])
         profile.set_accuracy(m, table.accuracy[i])
-    return TaskData(name, tuple(table.models), table, profile, slos_ms, percentile)
+    return profile
+
+
+def task_from_table(task: TaskData, table: _core.ramsis.LatencyTable) -> TaskData:
+    """``task`` (its name, SLOs and percentile) over another model table: a subset
+    (``task.table.select([...])``, the three models of the paper's Fig. 12) or synthetic models
+    (``task.table.interpolated(0.005)``: the 60 image models of Fig. 8, interpolated on the front
+    in 0.5% accuracy steps)."""
+    profile = _profile(
+        table, f"RAMSIS {task.name} task, {len(table.models)} models, p{task.percentile} latency"
+    )
+    return TaskData(task.name, tuple(table.models), table, profile, task.slos_ms, task.percentile)
 
 
 def image_task(
