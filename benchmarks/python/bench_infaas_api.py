@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The cost of INFaaS's real-serving API per query: ``InfaasServer.online_query`` (getVariant in
-C++, hand-off to the worker's thread, the record) against calling the same loaded TorchScript
-executor's ``forward`` directly, and against the module in torch, in the same process.
+"""The cost of INFaaS's real-serving API per query: ``InfaasServer.online_query`` (a submit to
+its session, the C++ policy and serving loop, the worker's Python executor, the record) against
+calling the same loaded TorchScript executor's ``forward`` directly, and against the module in
+torch, in the same process.
 
 A DLRM-style dense MLP (256-512-256-64) is registered with batch-optimised sizes 1, 8 and 32 on
 one thread; per input size the three calls are interleaved (A, B, C, A, B, C, ...) and the
