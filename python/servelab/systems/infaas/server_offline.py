@@ -101,13 +101,12 @@ class OfflineJob:
             )
             futures.append(self._submit(chunk))
         self.batches += len(futures)
-        outs = []
-        for future in futures:  # every one answered before the next file
-            outcome = future.result()
-            failure = self._failure(outcome, len(outcome.output) if outcome.completed else 0)
+        outcomes = [future.result() for future in futures]  # all answered before the next file
+        failures = [self._failure(o, len(o.output) if o.completed else 0) for o in outcomes]
+        for failure in failures:
             if failure is not None:
                 raise failure
-            outs.append(outcome.output)
+        outs = [o.output for o in outcomes]
         if self._cancel.is_set():  # its queries ran (a session cannot withdraw one): not written
             return
         np.save(self.output_dir / f"{path.stem}.npy", np.concatenate(outs, axis=0))
