@@ -148,6 +148,20 @@ TEST(Session, AbortDropsWhatIsQueuedAndSubmitThenFails) {
   EXPECT_THROW(session.submit(0, 1, std::nullopt, answers.callback()), RuntimeError);
 }
 
+TEST(Session, AbortWhileSubmissionsAreBeingTakenStillAnswersEachOnce) {
+  // The loop may hold a submission taken from the queue but not arrived yet when the abort comes:
+  // it must be answered too. Many rounds, since the window is short.
+  for (int round = 0; round < 100; ++round) {
+    Answers answers;
+    Session session(make_spec(0.05, 1), catalogue::schedulers().make("fcfs"));
+    for (int i = 0; i < 8; ++i) session.submit(0, 1, std::nullopt, answers.callback());
+    session.abort();
+    const auto result = session.result();
+    ASSERT_EQ(answers.got.size(), 8u) << "round " << round;
+    EXPECT_EQ(result.queries.size_of(), 8u);
+  }
+}
+
 TEST(Session, BadSubmissionsAreRefusedNamingTheField) {
   Session session(make_spec(0.001, 1), catalogue::schedulers().make("fcfs"));
   const auto ignore = [](Outcome&&) {};

@@ -51,8 +51,11 @@ def test_torchscript_matches_servelab_mlp_with_the_same_weights(tmp_path):
 
 
 def test_missing_file_is_a_value_error(tmp_path):
-    with pytest.raises(ValueError, match="could not be loaded as TorchScript"):
+    with pytest.raises(ValueError, match=r"^TorchScriptModel: path='.*missing\.pt' is not a file$"):
         servelab.TorchScriptModel(str(tmp_path / "missing.pt"))
+    (tmp_path / "junk.pt").write_bytes(b"not a zip archive")
+    with pytest.raises(ValueError, match="could not be loaded as TorchScript"):
+        servelab.TorchScriptModel(str(tmp_path / "junk.pt"))
 
 
 def test_bad_device_is_a_value_error(tmp_path):
@@ -64,7 +67,10 @@ def test_bad_device_is_a_value_error(tmp_path):
 def test_wrong_input_width_is_a_runtime_error_naming_torch(tmp_path):
     torch.jit.save(_scripted_mlp(), str(tmp_path / "m.pt"))
     model = servelab.TorchScriptModel(str(tmp_path / "m.pt"))
-    with pytest.raises(RuntimeError, match="TorchScript forward failed"):
+    # The executor's own forward: the same message, naming the model and the batch.
+    with pytest.raises(
+        RuntimeError, match=r"^TorchScriptModel: forward failed on a batch of 2 items: "
+    ):
         model(np.zeros((2, 7), np.float32))
 
 

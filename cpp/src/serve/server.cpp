@@ -129,7 +129,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
       if (session_) {
         if (session_->aborted()) {
           cut_reason = "session stopped";
-          arrive_unheard();
+          arrive_unheard(next);
           break;
         }
         // Whether it was open is read with the submissions: none can come after a closed take.
@@ -446,9 +446,15 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     current_ = {};
   }
 
-  // Aborted: the submissions taken but not arrived arrive unheard by the scheduler, so the end
-  // of the run drops them with the rest (and their submitters learn it).
-  void arrive_unheard() {
+  // Aborted: the submissions taken but not arrived (`next` the first, taken from the queue) arrive
+  // unheard by the scheduler, so the end of the run drops them with the rest (and their
+  // submitters learn it).
+  void arrive_unheard(std::optional<workload::Query>& next) {
+    if (next) {
+      next->id = state_->arrive(*next);
+      admit(*next);
+      next.reset();
+    }
     session_->take(submitted_queue_);
     while (auto q = next_submission()) {
       q->id = state_->arrive(*q);
@@ -492,10 +498,24 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     }
   }
 
-  // The run failed: every query not answered yet is answered dropped with `reason`.
+  // The run failed: every query not answered yet is answered dropped with `reason`, and so is
+  // every submission taken from the channel that never arrived (it has no record: id -1).
   void answer_unended(const std::string& reason) noexcept {
     if (!session_) return;
     while (!asked_.empty()) answer_dropped(asked_.begin()->first, reason);
+    if (current_.done) submitted_queue_.push_front(std::move(current_));
+    for (auto& submission : submitted_queue_) {
+      Outcome o;
+      o.app = submission.app;
+      o.reason = reason;
+      o.arrival = submission.arrival;
+      try {
+        submission.done(std::move(o));
+      } catch (...) {  // the submitter's error is its own
+      }
+    }
+    submitted_queue_.clear();
+    current_ = {};
   }
 
   // `message` as a drop reason; past kMaxFailureReasons distinct ones, a shared reason.

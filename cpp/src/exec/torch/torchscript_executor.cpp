@@ -8,7 +8,6 @@
 #include <torch/script.h>
 
 #include <chrono>
-#include <filesystem>
 #include <new>
 #include <numeric>
 #include <optional>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "loaded_module.hpp"
 #include "servelab/core/errors.hpp"
 #include "servelab/core/memory.hpp"
 #include "servelab/core/rng.hpp"
@@ -32,23 +32,6 @@ constexpr const char* kThreadsKnob = "intra_op_threads";
 constexpr const char* kMaxItemsKnob = "max_batch_items";
 // More threads than this is a typo, not a machine (and would overflow torch's int).
 constexpr std::int64_t kMaxThreads = 4096;
-
-// TorchScript errors carry the interpreter's traceback; the cause is on the last line that is
-// not a stack frame.
-std::string torch_message(const std::string& what) {
-  std::string cause;
-  std::size_t begin = 0;
-  while (begin < what.size()) {
-    auto end = what.find('\n', begin);
-    if (end == std::string::npos) end = what.size();
-    std::string line = what.substr(begin, end - begin);
-    begin = end + 1;
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    if (line.empty() || line.rfind("frame #", 0) == 0 || line.rfind("Exception raised from", 0) == 0) continue;
-    cause = line;
-  }
-  return cause.empty() ? what : cause;
-}
 
 // The rows of each query, stacked. Query q's values are a SplitMix64 counter stream keyed by
 // (the stream Rng(seed, "inputs"), q): a function of (seed, q) alone, and about a nanosecond per
@@ -69,44 +52,13 @@ void fill_inputs(float* out, std::span<const workload::QueryId> queries, std::sp
 
 struct TorchScriptBuilder::Shared {
   TorchScriptOptions options;
-  torch::Device device{torch::kCPU};
-  // forward() is not const; TorchScript allows concurrent inference calls on one module.
-  mutable torch::jit::Module module;
+  std::optional<LoadedModule> loaded;  // set once the builder's checks pass
   std::int64_t width = 0;
 
-  // forward(rows) on the device; returns the output on the CPU. Throws servelab errors naming the
-  // executor and the batch.
+  const torch::Device& device() const { return loaded->device(); }
+  // forward(rows) on the device; the output on the CPU (LoadedModule::forward).
   torch::Tensor forward(const torch::Tensor& host, bool non_blocking) const {
-    const auto rows = host.size(0);
-    try {
-      c10::InferenceMode guard;
-      auto in = device.is_cpu() ? host : host.to(device, non_blocking);
-      auto result = module.forward({in});
-      if (!result.isTensor()) {
-        throw RuntimeError(str(options.spec, ": forward returned ", result.tagKind(), ", expected one tensor"));
-      }
-      auto out = result.toTensor();
-      if (out.dim() == 0 || out.size(0) != rows) {
-        throw RuntimeError(str(options.spec, ": forward returned a tensor of shape ", out.sizes(), " for a batch of ",
-                               rows, " rows; expected [", rows, ", ...]"));
-      }
-      out = out.to(torch::kCPU, torch::kFloat32).contiguous();
-      return out.dim() == 1 ? out.unsqueeze(1) : out.reshape({rows, -1});
-    } catch (const servelab::RuntimeError&) {
-      throw;
-    } catch (const c10::OutOfMemoryError& e) {
-      throw MemoryError(str(options.spec, ": out of memory running a batch of ", rows,
-                            " items: ", torch_message(e.what_without_backtrace()), "; lower max_batch_items"));
-    } catch (const std::bad_alloc&) {
-      throw MemoryError(
-          str(options.spec, ": out of memory running a batch of ", rows, " items; lower max_batch_items"));
-    } catch (const c10::Error& e) {
-      throw RuntimeError(str(options.spec, ": forward failed on a batch of ", rows,
-                             " items: ", torch_message(e.what_without_backtrace())));
-    } catch (const std::exception& e) {  // the interpreter's own errors (a `raise` in the model)
-      throw RuntimeError(
-          str(options.spec, ": forward failed on a batch of ", rows, " items: ", torch_message(e.what())));
-    }
+    return loaded->forward(host, non_blocking);
   }
 };
 
@@ -117,9 +69,9 @@ class TorchScriptExecutor final : public serve::Executor {
  public:
   TorchScriptExecutor(std::shared_ptr<const TorchScriptBuilder::Shared> shared, std::uint64_t seed)
       : shared_(std::move(shared)), inputs_(seed, "inputs") {
-    if (shared_->device.is_cuda()) {
+    if (shared_->device().is_cuda()) {
       const c10::impl::VirtualGuardImpl cuda(c10::DeviceType::CUDA);
-      const auto index = shared_->device.has_index() ? shared_->device.index() : c10::DeviceIndex{0};
+      const auto index = shared_->device().has_index() ? shared_->device().index() : c10::DeviceIndex{0};
       stream_ = cuda.getStreamFromGlobalPool(c10::Device(c10::DeviceType::CUDA, index), false);
     }
   }
@@ -214,36 +166,7 @@ TorchScriptBuilder::TorchScriptBuilder(TorchScriptOptions options) : shared_(std
   auto& s = *shared_;
   s.options = std::move(options);
   const auto& spec = s.options.spec;
-  const auto& path = s.options.path;
-  try {
-    s.device = torch::Device(s.options.device);
-  } catch (const c10::Error&) {
-    throw ValueError(str(spec, ": device='", s.options.device, "' is not a torch device ('cpu', 'cuda' or 'cuda:N')"));
-  }
-  if (!s.device.is_cpu() && !s.device.is_cuda()) {
-    throw ValueError(str(spec, ": device='", s.options.device, "' is neither 'cpu' nor 'cuda[:N]'"));
-  }
-  if (s.device.is_cuda() && !torch::cuda::is_available()) {
-    throw ValueError(str(spec, ": device='", s.options.device, "' but this torch sees no CUDA GPU"));
-  }
-  if (s.device.is_cuda() && s.device.has_index() && s.device.index() >= torch::cuda::device_count()) {
-    throw ValueError(
-        str(spec, ": device='", s.options.device, "' but torch sees ", torch::cuda::device_count(), " GPU(s)"));
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ValueError(str(spec, ": path='", path, "' is not a file"));
-  }
-  try {
-    s.module = torch::jit::load(path, s.device);
-  } catch (const c10::Error& e) {
-    throw ValueError(str(spec, ": path='", path, "' could not be loaded as TorchScript (torch.jit.save): ",
-                         torch_message(e.what_without_backtrace())));
-  } catch (const std::exception& e) {
-    throw ValueError(str(spec, ": path='", path,
-                         "' could not be loaded as TorchScript (torch.jit.save): ", torch_message(e.what())));
-  }
-  s.module.eval();
+  s.loaded.emplace(s.options.path, s.options.device, spec);
   if (s.options.inter_op > 0 && static_cast<std::int64_t>(at::get_num_interop_threads()) != s.options.inter_op) {
     try {
       at::set_num_interop_threads(static_cast<int>(s.options.inter_op));
@@ -254,7 +177,7 @@ TorchScriptBuilder::TorchScriptBuilder(TorchScriptOptions options) : shared_(std
   }
   s.width = s.options.width;
   if (s.width == 0) {
-    for (const auto& p : s.module.parameters()) {
+    for (const auto& p : s.loaded->module().parameters()) {
       if (p.dim() == 2) {
         s.width = p.size(1);
         break;
