@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cctype>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -136,7 +137,12 @@ py::object start_http_engine(serve::Session& session, const py::kwargs& kw) {
     engine = std::make_unique<frontend::HttpEngine>(session, std::move(o));
   } catch (const std::system_error& e) {
     // OSError, as the Python engine's bind failure.
-    PyErr_SetObject(PyExc_OSError, py::make_tuple(e.code().value(), e.what()).ptr());
+    // "address already in use", as Python words it.
+    std::string why = e.code().message();
+    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+    std::string what = e.what();
+    what = what.substr(0, what.rfind(": ") == std::string::npos ? what.size() : what.rfind(": ")) + ": " + why;
+    PyErr_SetObject(PyExc_OSError, py::make_tuple(e.code().value(), what).ptr());
     throw py::error_already_set();
   }
   return py::cast(std::make_unique<PyHttpEngine>(std::move(engine)));

@@ -34,6 +34,12 @@ if not hasattr(servelab, "Session"):
 WIDTH = 16
 
 
+@pytest.fixture(params=["python", "cpp"])
+def http_engine(request):
+    """Each HTTP test runs on both engines: aiohttp, and the C++ engine over the session."""
+    return request.param
+
+
 def _profile(models=("a", "b"), ms=1.0):
     return servelab.profiles.from_dict(
         {
@@ -66,9 +72,9 @@ def _scenario(models=("a", "b"), executor=None):
     }
 
 
-def test_emulated_requests_are_the_sessions_queries():
+def test_emulated_requests_are_the_sessions_queries(http_engine):
     with servelab.Session(_scenario()) as session:
-        frontend = started(session)
+        frontend = started(session, http_engine=http_engine)
         try:
             h, g = http_client(frontend), grpc_client(frontend)
             assert h.is_server_ready() and g.is_server_ready()
@@ -116,7 +122,7 @@ def test_emulated_requests_are_the_sessions_queries():
 @pytest.mark.skipif(
     not backends.status("torch").usable, reason="the torch backend is not usable here"
 )
-def test_torchscript_outputs_equal_the_model_run_locally(tmp_path):
+def test_torchscript_outputs_equal_the_model_run_locally(tmp_path, http_engine):
     import torch
 
     from .torch_models import save_mlp
@@ -127,7 +133,7 @@ def test_torchscript_outputs_equal_the_model_run_locally(tmp_path):
     with torch.no_grad():
         expected = module(torch.from_numpy(x)).numpy()
     with servelab.Session(_scenario(models=("mlp",), executor=executor)) as session:
-        frontend = started(session)
+        frontend = started(session, http_engine=http_engine)
         try:
             h, g = http_client(frontend), grpc_client(frontend)
             for binary in (True, False):
@@ -156,14 +162,14 @@ def test_torchscript_outputs_equal_the_model_run_locally(tmp_path):
 @pytest.mark.skipif(
     not backends.status("torch").usable, reason="the torch backend is not usable here"
 )
-def test_an_input_spec_refuses_bad_inputs_before_they_reach_a_batch(tmp_path):
+def test_an_input_spec_refuses_bad_inputs_before_they_reach_a_batch(tmp_path, http_engine):
     from .torch_models import save_mlp
 
     path, _ = save_mlp(tmp_path, widths=(WIDTH, 32, 4))
     scenario = _scenario(models=("mlp",), executor=f"torchscript(path={str(path)!r})")
     scenario["scheduler"] = "batching"
     with servelab.Session(scenario) as session:
-        frontend = started(session, inputs={"mlp": f"FP32:{WIDTH}"})
+        frontend = started(session, inputs={"mlp": f"FP32:{WIDTH}"}, http_engine=http_engine)
         try:
             h, g = http_client(frontend), grpc_client(frontend)
             meta = h.get_model_metadata("mlp")["inputs"][0]
@@ -208,14 +214,14 @@ def test_an_input_spec_refuses_bad_inputs_before_they_reach_a_batch(tmp_path):
     assert len(result.columns["status"]) == 7 and (result.columns["status"] == COMPLETED).all()
 
 
-def test_the_command_serves_until_sigterm_then_prints_the_summary():
+def test_the_command_serves_until_sigterm_then_prints_the_summary(http_engine):
     """With the token from the environment: refused without it, served with it; SIGTERM ends the
     command with the session's summary of the served requests."""
     import os
 
     command = [
         sys.executable, "-m", "servelab", "frontend", "default",
-        "--http-port", "0", "--grpc-port", "0", "--json",
+        "--http-port", "0", "--grpc-port", "0", "--json", "--http-engine", http_engine,
     ]  # fmt: skip
     env = {**os.environ, "SERVELAB_FRONTEND_TOKEN": "t0ken"}
     proc = subprocess.Popen(
@@ -276,7 +282,7 @@ def test_the_latency_benchmark_runs_small():
     assert "over submit (p50)" in proc.stdout and "load average" in proc.stdout
 
 
-def test_a_burst_of_good_bad_and_excess_requests_is_each_answered_once():
+def test_a_burst_of_good_bad_and_excess_requests_is_each_answered_once(http_engine):
     """8 clients at once, 4 requests in flight allowed: every request is served (200), refused
     as excess (503), or refused as bad (400/404); the session's records hold exactly the served
     ones, and the metrics count the same."""
@@ -285,7 +291,9 @@ def test_a_burst_of_good_bad_and_excess_requests_is_each_answered_once():
     from servelab.frontend import Limits
 
     with servelab.Session(_scenario()) as session:
-        frontend = started(session, grpc_port=None, limits=Limits(max_concurrent=4))
+        frontend = started(
+            session, grpc_port=None, limits=Limits(max_concurrent=4), http_engine=http_engine
+        )
         try:
 
             def client(k: int) -> list[str]:

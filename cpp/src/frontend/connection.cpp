@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <array>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@ namespace {
 using nlohmann::json;
 
 constexpr auto kIdleKeepAlive = std::chrono::seconds(75);  // as aiohttp closes idle connections
+constexpr auto kLinger = std::chrono::seconds(2);          // reading a refused body before closing
 constexpr std::uint32_t kHeaderLimit = 64 * 1024;
 constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
 
@@ -237,7 +239,9 @@ void Connection::forward() {
     try {
       a = self->shared_->options.forward(method, target);
     } catch (const std::exception& e) {
-      a = {500, "application/json", json{{"error", std::string("the front-end failed: ") + e.what()}}.dump()};
+      a = {500, "application/json",
+           json{{"error", std::string("the front-end failed: ") + e.what()}}.dump(-1, ' ', false,
+                                                                                  json::error_handler_t::replace)};
     }
     asio::post(self->executor(), [self, a = std::move(a)]() mutable {
       self->reply(a.status, std::move(a.body), a.content_type.c_str());
@@ -382,7 +386,9 @@ void Connection::refuse(const FrontendError& e, std::optional<std::int32_t> mode
 }
 
 void Connection::reply_error(int status, const std::string& message, bool close) {
-  reply(status, json{{"error", message}}.dump(), "application/json", std::nullopt, close);
+  // Messages quote what the client sent, which need not be UTF-8.
+  reply(status, json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json",
+        std::nullopt, close);
 }
 
 void Connection::reply(int status, std::string body, const char* content_type, std::optional<std::size_t> header_length,
@@ -406,8 +412,28 @@ void Connection::on_write(beast::error_code ec, bool close_after) {
     busy_ = false;
     --shared_->busy;
   }
-  if (ec || close_after) return close();
+  if (ec) return close();
+  if (close_after) return linger();
   read_header();
+}
+
+void Connection::linger() {
+  // Closing with unread input would reset the connection before the client read the answer
+  // (it may still be sending the body refused): stop sending, read and drop what comes for a
+  // while, then close.
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(kLinger);
+  auto drop = std::make_shared<std::array<char, 4096>>();
+  struct Drain {
+    std::shared_ptr<Connection> self;
+    std::shared_ptr<std::array<char, 4096>> buffer;
+    void operator()(beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->stream_.async_read_some(asio::buffer(*buffer), std::move(*this));
+    }
+  };
+  stream_.async_read_some(asio::buffer(*drop), Drain{shared_from_this(), drop});
 }
 
 void Connection::close() {

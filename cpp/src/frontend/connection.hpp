@@ -83,6 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void reply(int status, std::string body, const char* content_type, std::optional<std::size_t> header_length = {},
              bool close = false);
   void on_write(beast::error_code ec, bool close);
+  void linger();  // closes after reading (and dropping) what the client still sends
   void close();
   // on_expiry(generation) after request_timeout_s; null: the body is late (on_body answers 504).
   void start_timer(void (Connection::*on_expiry)(std::uint64_t));

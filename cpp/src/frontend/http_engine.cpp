@@ -101,7 +101,17 @@ HttpEngine::HttpEngine(serve::Session& session, EngineOptions options) : core_(s
   if (ec) throw std::system_error(ec, "HTTP could not bind " + where);
   core_->port = acceptor.local_endpoint().port();
   core_->accept();
-  for (int i = 0; i < threads; ++i) core_->threads.emplace_back([core = core_.get()] { core->ioc.run(); });
+  for (int i = 0; i < threads; ++i) {
+    core_->threads.emplace_back([core = core_.get()] {
+      for (;;) {
+        try {
+          core->ioc.run();
+          return;
+        } catch (...) {  // one handler's failure (its connection is dropped): serve on
+        }
+      }
+    });
+  }
 }
 
 HttpEngine::~HttpEngine() { stop(std::chrono::steady_clock::duration::zero()); }
