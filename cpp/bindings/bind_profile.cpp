@@ -267,9 +267,27 @@ void def_profile_summary(ProfileClass& profile) {
              return str("Profile(hardware=", p.hardware().size(), ", models=", p.models().size(),
                         ", latency entries=", entries, ")");
            })
+      .def(py::pickle([](const Profile& p) { return format_module().attr("to_dict")(p); },
+                      [](const py::object& state) { return format_module().attr("from_dict")(state).cast<Profile>(); }))
+      // The native dict form and equality are written in Python (servelab.profiles.format), where
+      // the format's checks live; the class forwards to them.
       .def(
-          py::pickle([](const Profile& p) { return format_module().attr("to_dict")(p); },
-                     [](const py::object& state) { return format_module().attr("from_dict")(state).cast<Profile>(); }));
+          "to_dict", [](const Profile& p) { return format_module().attr("to_dict")(p); },
+          "The profile in the native format (servelab.profile, version 1) as a JSON-ready dict; samples sorted.")
+      .def_static(
+          "from_dict",
+          [](const py::object& data, const std::string& where) {
+            return format_module().attr("from_dict")(data, py::arg("where") = where).cast<Profile>();
+          },
+          py::arg("data"), py::kw_only(), py::arg("where") = "profile dict",
+          "A Profile from the native format as a dict, every field checked; `where` starts each error message.")
+      .def(
+          "__eq__",
+          [](const Profile& a, const py::object& b) -> py::object {
+            return format_module().attr("profile_eq")(py::cast(a, py::return_value_policy::reference), b);
+          },
+          py::is_operator(), "Profiles are equal when their native dicts are.")
+      .attr("__hash__") = py::none();
 }
 
 void bind_profile(py::module_& m) {

@@ -15,7 +15,7 @@ ramsis: typing.Any  # a submodule; use servelab.ramsis
 rrl: typing.Any  # a submodule; use servelab.rrl
 hera: typing.Any  # a submodule; use servelab.hera
 infaas: typing.Any  # a submodule; use servelab.infaas
-__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'InterferenceModel', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MachineGroup', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'ServingSession', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_interference_models', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_interference_model', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'resctrl_status', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
+__all__: list[str] = ['Actions', 'Application', 'ArrivalCursor', 'ArrivalProcess', 'BatchDone', 'ClippedGaussianSize', 'ClusterView', 'ConfigModel', 'ConstantSize', 'EmpiricalSize', 'Executor', 'ExecutorBatch', 'ExecutorBuilder', 'FallbackSize', 'Gamma', 'HttpEngine', 'InterferenceModel', 'LatencyEstimator', 'LognormalSize', 'LoopModel', 'MMPP', 'MachineGroup', 'MlpWeights', 'Model', 'PiecewiseRate', 'Poisson', 'PoissonIntegerMs', 'Profile', 'PythonExecutorBuilder', 'Query', 'QueryInputs', 'QueryStream', 'ReferenceMlp', 'RemoteWorker', 'Replay', 'Scheduler', 'ServingSession', 'SizeDistribution', 'SizeMixture', 'UniformSize', 'WorkerGroup', 'Workload', 'abandoned_worker_threads', 'build_info', 'extend_executors', 'extend_schedulers', 'hera', 'infaas', 'kairos', 'kairos_sizes', 'list_arrival_processes', 'list_config_models', 'list_executors', 'list_interference_models', 'list_loop_models', 'list_schedulers', 'list_size_distributions', 'make_arrival_process', 'make_config_model', 'make_executor', 'make_interference_model', 'make_loop_model', 'make_scheduler', 'make_size_distribution', 'ramsis', 'read_azure_functions_counts', 'read_gaps_csv', 'read_rate_trace', 'read_timestamps_csv', 'recsys', 'remote_hosted', 'remote_transport', 'resctrl_status', 'retract_executor', 'retract_scheduler', 'ribbon_sizes', 'rrl', 'serve_run', 'simulate_run', 'solvers', 'zipf_shares']
 class Model:
     """
     A loaded model: maps a [batch, features] float32 batch to [batch, outputs]. Call it like a function.
@@ -611,22 +611,13 @@ class Profile:
     """
     __hash__: typing.ClassVar[None] = None
     @staticmethod
-    def __eq__(a: Profile, b: typing.Any) -> bool:
-        """
-        Profiles are equal when their native dicts are.
-        """
-    @staticmethod
     def from_dict(data: typing.Any, *, where: str = 'profile dict') -> Profile:
         """
-        Builds a Profile from the native format as a dict, validating every field.
-        
-            ``where`` starts each error message (load() passes the file name).
-            
+        A Profile from the native format as a dict, every field checked; `where` starts each error message.
         """
-    @staticmethod
-    def to_dict(profile: Profile) -> dict[str, typing.Any]:
+    def __eq__(self, arg0: typing.Any) -> typing.Any:
         """
-        The profile in the native format (version 1) as a JSON-ready dict; samples sorted.
+        Profiles are equal when their native dicts are.
         """
     def __getstate__(self) -> typing.Any:
         ...
@@ -728,6 +719,10 @@ class Profile:
     def set_price(self, hardware: str, price_per_hour: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
         Sets the price of a hardware type in $/h (>= 0), adding it when new.
+        """
+    def to_dict(self) -> typing.Any:
+        """
+        The profile in the native format (servelab.profile, version 1) as a JSON-ready dict; samples sorted.
         """
     def warnings(self, statistic: str = 'mean') -> list[str]:
         """
@@ -1203,6 +1198,10 @@ class ServingSession:
         """
         The run's result dict, once the loop has ended (or its error).
         """
+    def start_http_engine(self, **kwargs) -> typing.Any:
+        """
+        Starts the front-end's C++ HTTP/REST engine on this session (servelab.frontend passes the options).
+        """
     def submit(self, app: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, inputs: typing.Any, done: typing.Any, slo_ms: typing.SupportsFloat | typing.SupportsIndex | None = None, accuracy: typing.SupportsFloat | typing.SupportsIndex | None = None) -> None:
         """
         Submits one query; done(outcome_tuple) is called once, on the loop's thread, when it ends.
@@ -1210,6 +1209,39 @@ class ServingSession:
     def wait(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex) -> bool:
         """
         Waits for the loop to end; True if it has.
+        """
+class HttpEngine:
+    """
+    The front-end's HTTP/REST engine in C++ (ServingSession.start_http_engine).
+    """
+    def counters(self) -> dict:
+        """
+        Its live counters: values[family][model index], refused by reason, inflight, busy_s per worker, last_inference_ms per model.
+        """
+    def drain(self) -> None:
+        """
+        Refuses new inference requests from now on (ready false).
+        """
+    def inflight(self) -> int:
+        """
+        Requests accepted and not answered yet.
+        """
+    def reading(self) -> int:
+        """
+        Request bodies being read.
+        """
+    def stop(self, grace_s: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Drains, waits up to grace_s, answers the requests still waiting with 503 and closes.
+        """
+    def wait_idle(self, timeout_s: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+        """
+        Waits until no accepted request awaits its outcome; True if none does.
+        """
+    @property
+    def port(self) -> int:
+        """
+        The bound port.
         """
 class RemoteWorker:
     """

@@ -22,7 +22,7 @@ from __future__ import annotations
 from importlib import resources
 
 from .._core import LatencyEstimator, Profile
-from .format import FORMAT, VERSION, dumps, from_dict, load, loads, profile_eq, save, to_dict
+from .format import FORMAT, VERSION, dumps, from_dict, load, loads, save, to_dict
 from .importers import (
     import_kairos,
     import_ramsis,
@@ -30,12 +30,6 @@ from .importers import (
     read_latency_list,
     read_price_csv,
 )
-
-# Profile is a C++ class; its dict form and equality are written in Python.
-Profile.to_dict = to_dict
-Profile.from_dict = staticmethod(from_dict)
-Profile.__eq__ = profile_eq
-Profile.__hash__ = None
 
 STATISTICS = ("mean", "p50", "p95", "p99", "mean_without_max")
 
