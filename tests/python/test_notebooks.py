@@ -46,6 +46,13 @@ def printed(nb) -> str:
     )
 
 
+def assert_shows_the_reproduce_table(nb, foot: str) -> None:
+    """The notebook's last cell shows servelab.reproduce's table, its summary line printed."""
+    assert re.search(rf"{re.escape(foot)}: \d+ of \d+ rows within tolerance", printed(nb))
+    shown = nb.cells[-1].outputs[-1]["data"]["text/plain"]
+    assert "verdict" in shown and "claim" in shown
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes(path, monkeypatch):
@@ -56,9 +63,11 @@ def test_notebook_executes(path, monkeypatch):
 def test_kairos_notebook_reports_ours_beside_the_paper(monkeypatch):
     data = shared_path("kairos")
     nb = run_notebook(FOLDER / "kairos.ipynb", monkeypatch)
-    report = nb.cells[-1].outputs[0]["data"]["text/plain"]  # our numbers beside the paper's
+    report_cell = next(c for c in nb.cells if c.get("id") == "cell-16")  # ours beside the paper
+    report = report_cell.outputs[0]["data"]["text/plain"]
     print("\n" + report)
     assert "Kairos+ evaluations to the optimum" in report
+    assert_shows_the_reproduce_table(nb, "kairos, size reduced (parts fig12, fig14)")
     # The reduced run still simulates every model of the artifact, through every cell.
     simulated = re.search(r"small run: simulating (.*);", printed(nb)).group(1).split(", ")
     models = json.loads((data / "allocator_profile.json").read_text())
@@ -71,6 +80,7 @@ def test_ramsis_notebook_reproduces_the_artifact_mdp_and_fig7(monkeypatch):
     nb = run_notebook(FOLDER / "ramsis.ipynb", monkeypatch, SERVELAB_RAMSIS_DATA=str(data))
     assert "3334 states, 3979 state-action pairs" in printed(nb)
     assert "total variation distance" in printed(nb)
+    assert_shows_the_reproduce_table(nb, "ramsis, size reduced (parts artifact)")
 
 
 @pytest.mark.notebook
@@ -81,6 +91,7 @@ def test_rrl_notebook_reports_convergence_beside_the_paper(monkeypatch):
     assert "Fig. 11 (region size sweep)" in text
     assert "== trace" in text and "RRL vs point-based Q-learning" in text
     assert "speed-up of radius 1 over point-based Q-learning" in text
+    assert_shows_the_reproduce_table(nb, "rrl, size reduced")
 
 
 def test_there_is_a_notebook():
@@ -94,6 +105,7 @@ def test_hera_notebook_reproduces_its_figures_beside_the_paper(monkeypatch):
     print("\n" + report)
     assert "Pearson(affinity, co-located QPS)" in report
     assert "windows over the SLA" in report
+    assert_shows_the_reproduce_table(nb, "hera, size reduced")
 
 
 @pytest.mark.notebook
