@@ -3,11 +3,13 @@
 // and every bad input refused with a message naming the field and value, as the Python codec.
 #include <gtest/gtest.h>
 
+#include <boost/beast/zlib/deflate_stream.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "servelab/frontend/codec.hpp"
+#include "servelab/frontend/content_encoding.hpp"
 #include "servelab/frontend/errors.hpp"
 #include "servelab/frontend/models.hpp"
 #include "servelab/frontend/routes.hpp"
@@ -161,6 +163,50 @@ TEST(FrontendCodec, ResponsesAreJsonOrBinaryAsAsked) {
   EXPECT_EQ(nlohmann::json::parse(e.body.substr(0, *e.json_length))["outputs"][0]["parameters"]["binary_data_size"], 8);
   request.outputs = std::vector<RequestedOutput>{{"OUTPUT0", false}};  // the output's own choice wins
   EXPECT_FALSE(encode_response("m", "1", request, {{"OUTPUT0", &out}}, params).json_length.has_value());
+}
+
+// `text` as raw deflate data.
+std::string deflated(const std::string& text) {
+  namespace zlib = boost::beast::zlib;
+  zlib::deflate_stream stream;
+  stream.reset(6, 15, 8, zlib::Strategy::normal);
+  std::string out(text.size() + 1024, '\0');
+  zlib::z_params zs;
+  zs.next_in = text.data();
+  zs.avail_in = text.size();
+  zs.next_out = out.data();
+  zs.avail_out = out.size();
+  boost::system::error_code ec;
+  stream.write(zs, zlib::Flush::finish, ec);
+  out.resize(out.size() - zs.avail_out);
+  return out;
+}
+
+TEST(FrontendContentEncoding, GzipAndDeflateBodiesAreInflatedWithinTheLimit) {
+  const std::string body = R"({"inputs": []})";
+  const std::string gzip = std::string("\x1f\x8b\x08\x00\0\0\0\0\x00\x03", 10) + deflated(body) + std::string(8, '\0');
+  EXPECT_EQ(decode_content(gzip, "gzip", 1000), body);
+  EXPECT_EQ(decode_content(std::string("\x78\x9c") + deflated(body), "deflate", 1000), body);  // zlib
+  EXPECT_EQ(decode_content(deflated(body), "deflate", 1000), body);                            // raw
+  EXPECT_EQ(decode_content(body, "identity", 1000), body);
+  auto refusal = [](const std::string& data, const char* encoding, std::int64_t limit) {
+    try {
+      decode_content(data, encoding, limit);
+    } catch (const FrontendError& e) {
+      return std::pair(e.kind(), std::string(e.what()));
+    }
+    return std::pair(ErrorKind::Internal, std::string("accepted"));
+  };
+  // A bomb: small, over the limit once inflated.
+  const auto bomb = std::string("\x1f\x8b\x08\x00\0\0\0\0\x00\x03", 10) + deflated(std::string(1'000'000, ' '));
+  EXPECT_EQ(refusal(bomb, "gzip", 4096),
+            std::pair(ErrorKind::TooLarge, std::string("the request body is over the limit max_body_bytes=4096")));
+  EXPECT_EQ(refusal("xx", "gzip", 4096).first, ErrorKind::Invalid);
+  EXPECT_EQ(
+      refusal(gzip.substr(0, 14), "gzip", 4096),
+      std::pair(ErrorKind::Invalid, std::string("the request body could not be read: the compressed body ends early")));
+  EXPECT_EQ(refusal(body, "br", 4096).second,
+            "the request body could not be read: Content-Encoding 'br' is not supported (gzip, deflate or identity)");
 }
 
 TEST(FrontendModels, RequestsAreCheckedAsTheSessionTakesThem) {

@@ -6,6 +6,7 @@ value, every request answered, the server serving on."""
 from __future__ import annotations
 
 import concurrent.futures
+import gzip
 import http.client
 import json
 import socket
@@ -158,6 +159,25 @@ def test_oversized_bodies_get_413_naming_the_limit(served):
     r = conn.getresponse()
     assert r.status == 413 and "max_body_bytes=4096" in json.loads(r.read())["error"]
     conn.close()
+    _alive(served)
+
+
+def test_compressed_bodies_are_read_and_bombs_and_bad_ones_refused(served):
+    c = http_client(served)
+    x = np.ones((1, 4), np.float32)
+    for algorithm in ("gzip", "deflate"):
+        r = c.infer(
+            "rm2",
+            [_input(x)],
+            request_compression_algorithm=algorithm,
+            response_compression_algorithm=algorithm,
+        )
+        assert r.get_response()["parameters"]["servelab_model"] == "a"
+    bomb = gzip.compress(b"{" + b" " * 1_000_000 + b"}")  # 1 KB that inflates to 1 MB
+    status, data = _raw(served, "POST", "/v2/models/rm2/infer", bomb, {"Content-Encoding": "gzip"})
+    assert status == 413 and "max_body_bytes=4096" in json.loads(data)["error"]
+    status, data = _raw(served, "POST", "/v2/models/rm2/infer", b"xx", {"Content-Encoding": "gzip"})
+    assert status == 400 and "could not be read" in json.loads(data)["error"]
     _alive(served)
 
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "servelab/core/errors.hpp"
+#include "servelab/frontend/content_encoding.hpp"
 #include "servelab/frontend/py_text.hpp"
 
 namespace servelab::frontend::detail {
@@ -259,13 +260,11 @@ void Connection::infer_body() {
   } catch (const FrontendError& e) {
     return refuse(e, std::nullopt);
   }
-  const auto encoding = req[http::field::content_encoding];
-  if (!encoding.empty() && !beast::iequals(encoding, "identity")) {
-    // Not decompressed here: the Python engine serves compressed bodies.
-    return refuse({ErrorKind::Invalid, "the request body could not be read: Content-Encoding " +
-                                           py_repr(std::string_view(encoding.data(), encoding.size())) +
-                                           " is not supported by the C++ engine; send it uncompressed"},
-                  model_);
+  try {
+    req.body() = decode_content(std::move(req.body()), sv(req[http::field::content_encoding]),
+                                shared_->admission.limits().max_body_bytes);
+  } catch (const FrontendError& e) {
+    return refuse(e, std::nullopt);
   }
   try {
     request = decode_request(req.body(), header_length);
