@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._summary import LATENCY_PERCENTILES, query_summary
+
 NS_PER_MS = 1_000_000
 
 #: Summary keys (dotted) whose streamed value is an estimate: the sketch's percentiles, within
@@ -46,41 +48,33 @@ def query_metrics(
     by_reason = {name: int(k) for name, k in zip(drop_reasons, drops[1:], strict=True)}
     if drops[0]:
         by_reason["unspecified"] = int(drops[0])
-    rate = 1.0 / duration_s if duration_s > 0 else math.nan
-
-    def finite(x: float) -> float | None:
-        return x if math.isfinite(x) else None
-
     lq, qq, sq = g["latency_q_ns"], g["queue_q_ns"], g["service_q_ns"]
-    return {
-        "queries": n,
-        "completed": n_done,
-        "dropped": n - n_done,
-        "dropped_by_reason": by_reason,
-        "duration_s": duration_s,
-        "measured_s": duration_s,
-        "throughput_qps": finite(n_done * rate),
-        "goodput_qps": finite(n_met * rate),
-        "slo_violation_rate": (n - n_met) / n if n else None,
-        "latency_ms": {
+    return query_summary(
+        queries=n,
+        completed=n_done,
+        met=n_met,
+        dropped_by_reason=by_reason,
+        duration_s=duration_s,
+        measured_s=duration_s,
+        latency_ms={
             "mean": g["latency_mean_ns"] / NS_PER_MS if n_done else None,
-            **{f"p{q}": _ms(lq[q]) for q in (50, 90, 95, 99)},
+            **{f"p{q}": _ms(lq[q]) for q in LATENCY_PERCENTILES},
             "max": g["latency_max_ns"] / NS_PER_MS if n_done else None,
         },
-        "queue_ms": {
+        queue_ms={
             "mean": g["queue_mean_ns"] / NS_PER_MS if n_done else None,
             "p50": _ms(qq[0]),
             "p99": _ms(qq[1]),
         },
-        "service_ms": {
+        service_ms={
             "mean": g["service_mean_ns"] / NS_PER_MS if n_done else None,
             "p50": _ms(sq[0]),
             "p99": _ms(sq[1]),
         },
-        "accuracy_mean": _mean(g["accuracy_done"]),
-        "accuracy_per_satisfied_query": _mean(g["accuracy_met"]),
-        "batch_cost_dollars": float(g["cost"]),
-    }
+        accuracy_mean=_mean(g["accuracy_done"]),
+        accuracy_per_satisfied_query=_mean(g["accuracy_met"]),
+        batch_cost_dollars=float(g["cost"]),
+    )
 
 
 def timeseries(streamed: Mapping[str, Any], duration_ns: int, window_s: float) -> pd.DataFrame:

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from . import _streamed
+from ._summary import LATENCY_PERCENTILES, query_summary
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -82,7 +83,6 @@ WORKER_COLUMNS: dict[str, str] = {
 }
 META_KEYS = ("world", "scheduler", "seed", "duration_ns", "apps", "models", "hardware")
 WORLDS = ("sim", "serve")
-LATENCY_PERCENTILES = (50, 90, 95, 99)
 # timeseries() refuses a window that cuts the run into more rows than this (a typo such as
 # window_s=1e-9 would otherwise ask for tens of GB).
 MAX_TIMESERIES_WINDOWS = 1_000_000
@@ -458,38 +458,33 @@ class Result:
         acc_done, acc_met = accuracy[done], accuracy[met]
         acc_done = acc_done[~np.isnan(acc_done)]
         acc_met = acc_met[~np.isnan(acc_met)]
-        rate = 1.0 / span_s if span_s > 0 else math.nan
-
         p = _percentiles(latency, LATENCY_PERCENTILES)
         q50, q99 = _percentiles(queue, (50, 99))
         s50, s99 = _percentiles(service, (50, 99))
-        return {
-            "queries": n,
-            "completed": n_done,
-            "dropped": n - n_done,
-            "dropped_by_reason": by_reason,
-            "duration_s": self.duration_s,
-            "measured_s": span_s,
-            "throughput_qps": _number(n_done * rate),
-            "goodput_qps": _number(n_met * rate),
-            "slo_violation_rate": (n - n_met) / n if n else None,
-            "latency_ms": {
+        return query_summary(
+            queries=n,
+            completed=n_done,
+            met=n_met,
+            dropped_by_reason=by_reason,
+            duration_s=self.duration_s,
+            measured_s=span_s,
+            latency_ms={
                 "mean": _number(latency.mean()) if n_done else None,
                 **{f"p{q}": v for q, v in zip(LATENCY_PERCENTILES, p, strict=True)},
                 "max": float(latency.max()) if n_done else None,
             },
-            "queue_ms": {"mean": _number(queue.mean()) if n_done else None, "p50": q50, "p99": q99},
-            "service_ms": {
+            queue_ms={"mean": _number(queue.mean()) if n_done else None, "p50": q50, "p99": q99},
+            service_ms={
                 "mean": _number(service.mean()) if n_done else None,
                 "p50": s50,
                 "p99": s99,
             },
-            "accuracy_mean": _number(acc_done.mean(dtype=np.float64)) if acc_done.size else None,
-            "accuracy_per_satisfied_query": (
+            accuracy_mean=_number(acc_done.mean(dtype=np.float64)) if acc_done.size else None,
+            accuracy_per_satisfied_query=(
                 _number(acc_met.mean(dtype=np.float64)) if acc_met.size else None
             ),
-            "batch_cost_dollars": float(np.nansum(col("cost"), dtype=np.float64)),
-        }
+            batch_cost_dollars=float(np.nansum(col("cost"), dtype=np.float64)),
+        )
 
     def _worker_metrics(self) -> dict[str, Any]:
         w = self.workers
