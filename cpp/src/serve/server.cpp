@@ -88,13 +88,23 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
   }
 
   cluster::RunResult run(sched::Scheduler& scheduler) {
+    try {
+      return run_loop(scheduler);
+    } catch (const std::exception& e) {  // a failed run still answers every query, with the error
+      answer_unended(str("the serving session failed: ", std::string(e.what()).substr(0, kMaxReasonChars)));
+      throw;
+    } catch (...) {
+      answer_unended("the serving session failed");
+      throw;
+    }
+  }
+
+ private:
+  cluster::RunResult run_loop(sched::Scheduler& scheduler) {
     // Whatever happens, every worker thread is stopped and joined before run() returns.
     struct Shutdown {
       Server& s;
-      ~Shutdown() {
-        s.shut_down();
-        s.answer_unended("the serving session failed");  // a failed run still answers every query
-      }
+      ~Shutdown() { s.shut_down(); }
     } shutdown{*this};
 
     auto self = shared_from_this();
@@ -209,6 +219,7 @@ class Server final : public cluster::WorldHooks, public std::enable_shared_from_
     return result;
   }
 
+ public:
   Nanos now() const override { return now_; }
 
   void start_batch(WorkerId worker, HardwareId, const RunningBatch& batch) override {
