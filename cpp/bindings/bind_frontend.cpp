@@ -56,6 +56,8 @@ class PyHttpEngine {
   }
   std::int64_t inflight() const { return engine_->inflight(); }
   std::int64_t reading() const { return engine_->reading(); }
+  void add_external(std::int64_t delta) { engine_->add_external(delta); }
+  std::int64_t load() const { return engine_->load(); }
 
   py::dict counters() const {
     const auto c = engine_->counters();
@@ -159,6 +161,9 @@ void init_frontend(py::module_& m) {
            "Drains, waits up to grace_s, answers the requests still waiting with 503 and closes.")
       .def("inflight", &PyHttpEngine::inflight, "Requests accepted and not answered yet.")
       .def("reading", &PyHttpEngine::reading, "Request bodies being read.")
+      .def("add_external", &PyHttpEngine::add_external, py::arg("delta"),
+           "Another engine's requests sharing max_concurrent: +1 when it takes one, -1 when it ends.")
+      .def("load", &PyHttpEngine::load, "This engine's requests in flight and bodies being read.")
       .def("counters", &PyHttpEngine::counters,
            "Its live counters: values[family][model index], refused by reason, inflight, busy_s per worker, "
            "last_inference_ms per model.");

@@ -258,6 +258,36 @@ def test_overload_timeouts_slow_bodies_and_stopping_are_each_answered():
             session.abort()
 
 
+def test_max_concurrent_bounds_the_cpp_engine_and_grpc_together():
+    import tritonclient.grpc as grpcclient
+
+    from .frontend_support import grpc_client
+
+    with servelab.Session(_scenario(ms=3000)) as session:
+        frontend = started(session, http_engine="cpp", limits=Limits(max_concurrent=2))
+        try:
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                h = pool.submit(http_client(frontend).infer, "rm2", [])
+                g = pool.submit(grpc_client(frontend).infer, "rm2", [])
+                deadline = time.monotonic() + 5
+                while frontend._cpp.inflight() + frontend.service._inflight < 2:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+                with pytest.raises(InferenceServerException, match="max_concurrent=2") as e:
+                    http_client(frontend).infer("rm2", [])
+                assert e.value.status() == "503"
+                with pytest.raises(InferenceServerException, match="max_concurrent=2") as e:
+                    grpc_client(frontend).infer("rm2", [])
+                assert e.value.status() == str(grpcclient.grpc.StatusCode.RESOURCE_EXHAUSTED)
+                frontend.stop(grace_s=0)
+                for call in (h, g):
+                    with pytest.raises(InferenceServerException, match="server stopped before"):
+                        call.result(timeout=10)
+        finally:
+            frontend.stop(grace_s=0)
+            session.abort()
+
+
 def test_the_cpp_engine_needs_a_real_session_and_a_free_port():
     with pytest.raises(ValueError, match="http_engine='cpp' serves a servelab.Session"):
         Frontend(FakeSession(), http_engine="cpp")

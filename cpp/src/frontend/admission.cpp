@@ -17,13 +17,13 @@ void Limits::check() const {
 
 void Admission::overloaded() const {
   throw FrontendError(ErrorKind::Overloaded,
-                      str(inflight_ + reading_, " requests are in flight, the limit (max_concurrent=",
+                      str(inflight_ + reading_ + external_, " requests are in flight, the limit (max_concurrent=",
                           limits_.max_concurrent, "); retry later"));
 }
 
 void Admission::start_reading() {
   std::lock_guard lock(mutex_);
-  if (inflight_ + reading_ >= limits_.max_concurrent) overloaded();
+  if (inflight_ + reading_ + external_ >= limits_.max_concurrent) overloaded();
   ++reading_;
 }
 
@@ -35,7 +35,7 @@ void Admission::done_reading() {
 void Admission::start_inflight() {
   std::lock_guard lock(mutex_);
   if (draining_) throw FrontendError(ErrorKind::Unavailable, "the server is shutting down; no new requests");
-  if (inflight_ >= limits_.max_concurrent) overloaded();
+  if (inflight_ + external_ >= limits_.max_concurrent) overloaded();
   ++inflight_;
 }
 
@@ -45,6 +45,16 @@ void Admission::done_inflight() {
     --inflight_;
   }
   idle_.notify_all();
+}
+
+void Admission::add_external(std::int64_t delta) {
+  std::lock_guard lock(mutex_);
+  external_ += delta;
+}
+
+std::int64_t Admission::load() const {
+  std::lock_guard lock(mutex_);
+  return inflight_ + reading_;
 }
 
 void Admission::begin_drain() {

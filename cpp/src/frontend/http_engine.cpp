@@ -159,6 +159,8 @@ void HttpEngine::stop(std::chrono::steady_clock::duration grace) {
   core.threads.clear();
 }
 
+void HttpEngine::add_external(std::int64_t delta) { core_->shared->admission.add_external(delta); }
+std::int64_t HttpEngine::load() const { return core_->shared->admission.load(); }
 CountersSnapshot HttpEngine::counters() const { return core_->shared->counters.snapshot(); }
 std::int64_t HttpEngine::inflight() const { return core_->shared->admission.inflight(); }
 std::int64_t HttpEngine::reading() const { return core_->shared->admission.reading(); }

@@ -58,6 +58,8 @@ class CppHttpEngine:
         )
         self.port: int = self._engine.port
         service.metrics.add_source(self._engine.counters)
+        # One max_concurrent for both engines: each counts the other's requests.
+        service.peer = self._engine
 
     def forward(self, method: str, target: str) -> tuple[int, str, bytes]:
         """The answer to a route the engine forwards: ``/metrics`` and the statistics."""

@@ -146,6 +146,8 @@ class ModelService:
         self._idle = threading.Condition(self._lock)
         self._waiters: set[asyncio.Future[Any]] = set()  # touched on the servers' loop only
         self.reading = 0  # HTTP bodies being read (the servers' loop only)
+        # Another engine sharing max_concurrent (the C++ HTTP engine): it counts ours, we count its.
+        self.peer: Any = None
         self.draining = False
 
     # --- access ---------------------------------------------------------------------------------
@@ -303,9 +305,10 @@ class ModelService:
         if self.draining:
             raise FrontendError("unavailable", "the server is shutting down; no new requests")
         with self._lock:  # a place among max_concurrent, taken before submitting
-            if self._inflight >= self.limits.max_concurrent:
+            if self._inflight + self._peer_load() >= self.limits.max_concurrent:
                 raise self._overloaded()
             self._inflight += 1
+        self._tell_peer(1)
         # Submitted without holding the lock: the session's thread takes it to count outcomes.
         try:
             future = self.session.submit(name, inputs, size=size, **goals)
@@ -313,6 +316,7 @@ class ModelService:
             with self._idle:
                 self._inflight -= 1
                 self._idle.notify_all()
+            self._tell_peer(-1)
             if isinstance(e, ValueError):  # the session's refusal of this input or size
                 raise FrontendError("invalid", f"model {name!r}: {e}") from None
             if isinstance(e, RuntimeError):
@@ -338,6 +342,7 @@ class ModelService:
                 with self._idle:
                     self._inflight -= 1
                     self._idle.notify_all()
+                self._tell_peer(-1)
                 if outcome is not None:
                     self.metrics.answered(name, outcome, time.perf_counter() - received, size)
                 else:
@@ -370,9 +375,10 @@ class ModelService:
         return self._response(name, request, outcome)
 
     def _overloaded(self) -> FrontendError:
+        busy = self._inflight + self.reading + self._peer_load()
         return FrontendError(
             "overloaded",
-            f"{self._inflight + self.reading} requests are in flight, the limit "
+            f"{busy} requests are in flight, the limit "
             f"(max_concurrent={self.limits.max_concurrent}); retry later",
         )
 
@@ -380,12 +386,22 @@ class ModelService:
         """An HTTP body is about to be read: it counts against ``max_concurrent`` while it
         arrives, so that bodies read at once are bounded too. Call on the servers' loop; pair
         with `done_reading`."""
-        if self._inflight + self.reading >= self.limits.max_concurrent:
+        if self._inflight + self.reading + self._peer_load() >= self.limits.max_concurrent:
             raise self._overloaded()
         self.reading += 1
+        self._tell_peer(1)
 
     def done_reading(self) -> None:
         self.reading -= 1
+        self._tell_peer(-1)
+
+    def _peer_load(self) -> int:
+        """The other engine's requests in flight and bodies being read."""
+        return 0 if self.peer is None else int(self.peer.load())
+
+    def _tell_peer(self, delta: int) -> None:
+        if self.peer is not None:
+            self.peer.add_external(delta)
 
     def fail_waiting(self) -> int:
         """Answers every request still waiting for its outcome with UNAVAILABLE (the server is

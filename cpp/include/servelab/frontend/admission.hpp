@@ -32,6 +32,11 @@ class Admission {
   // Its outcome came (or submitting it failed).
   void done_inflight();
 
+  // Another engine's requests (in flight or being read) sharing max_concurrent: +1 / -1.
+  void add_external(std::int64_t delta);
+  // This engine's own: in flight and being read (what the other engine counts).
+  std::int64_t load() const;
+
   void begin_drain();
   bool draining() const;
   // Waits until nothing is in flight, at most `timeout`; true if so.
@@ -44,7 +49,7 @@ class Admission {
   Limits limits_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
-  std::int64_t inflight_ = 0, reading_ = 0;
+  std::int64_t inflight_ = 0, reading_ = 0, external_ = 0;
   bool draining_ = false;
 };
 

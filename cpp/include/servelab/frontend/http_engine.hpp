@@ -63,6 +63,10 @@ class HttpEngine {
   // drain(), wait_idle(grace), answer those still waiting with 503, close. Idempotent.
   void stop(std::chrono::steady_clock::duration grace);
 
+  // max_concurrent shared with another engine (Admission::add_external, load).
+  void add_external(std::int64_t delta);
+  std::int64_t load() const;
+
   CountersSnapshot counters() const;
   std::int64_t inflight() const;
   std::int64_t reading() const;
