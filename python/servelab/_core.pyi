@@ -1214,6 +1214,10 @@ class HttpEngine:
     """
     The front-end's HTTP/REST engine in C++ (ServingSession.start_http_engine).
     """
+    def add_external(self, delta: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Another engine's requests sharing max_concurrent: +1 when it takes one, -1 when it ends.
+        """
     def counters(self) -> dict:
         """
         Its live counters: values[family][model index], refused by reason, inflight, busy_s per worker, last_inference_ms per model.
@@ -1225,6 +1229,10 @@ class HttpEngine:
     def inflight(self) -> int:
         """
         Requests accepted and not answered yet.
+        """
+    def load(self) -> int:
+        """
+        This engine's requests in flight and bodies being read.
         """
     def reading(self) -> int:
         """
