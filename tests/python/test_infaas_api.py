@@ -168,8 +168,9 @@ def test_online_query_runs_the_policys_choice_and_matches_torch(registry, mlp):
     """Which variant serves is the C++ policy's (test_infaas_session_agreement.py compares it
     with the simulator's); here: the outputs, the record, and the rows split into queries."""
     x = _x(10)
-    # One worker and no Model-Autoscaler: the second query finds the first's instance for sure.
-    with infaas.InfaasServer(registry, workers={"cpu": 1}, autoscale=False) as server:
+    # One worker, no Model-Autoscaler and no Interfered state (a loaded machine slows real
+    # batches past the profile): the second query finds the first's instance for sure.
+    with infaas.InfaasServer(registry, workers={"cpu": 1}, autoscale=False, **QUIET) as server:
         first = server.online_query(x, app="rank", latency_ms=50, accuracy=0.5)
         np.testing.assert_allclose(first.outputs, _torch_out(mlp[1], x), rtol=1e-5, atol=1e-6)
         r = first.record
