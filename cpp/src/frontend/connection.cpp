@@ -33,7 +33,8 @@ std::chrono::steady_clock::duration seconds(double s) {
 
 Connection::Connection(asio::ip::tcp::socket socket, std::shared_ptr<Shared> shared, asio::thread_pool& forward_pool)
     : stream_(std::move(socket)),
-      timer_(stream_.get_executor()),
+      executor_(stream_.get_executor()),
+      timer_(executor_),
       shared_(std::move(shared)),
       forward_pool_(forward_pool) {}
 

@@ -64,7 +64,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start();
   // Stopping: a request still waiting for its outcome is answered 503 now. Post to the strand.
   void fail_waiting();
-  asio::any_io_executor executor() { return stream_.get_executor(); }
+  // Its strand; read from any thread (set once, at construction).
+  const asio::any_io_executor& executor() const { return executor_; }
 
  private:
   void read_header();
@@ -91,6 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string model_name() const;
 
   beast::tcp_stream stream_;
+  const asio::any_io_executor executor_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;

@@ -66,6 +66,8 @@ struct HttpEngine::Core {
     acceptor.async_accept(asio::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
       if (!acceptor.is_open()) return;
       if (!ec) {
+        boost::system::error_code ignored;  // small answers go out at once
+        socket.set_option(tcp::no_delay(true), ignored);
         auto c = std::make_shared<detail::Connection>(std::move(socket), shared, forward_pool);
         {
           std::lock_guard lock(shared->connections_mutex);
