@@ -11,6 +11,7 @@ engine's own counters join the `LiveMetrics` that render them, so one scrape cov
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 from urllib.parse import unquote
 
@@ -25,6 +26,20 @@ DEFAULT_THREADS = 2
 def supports(session: Any) -> bool:
     """True when ``session`` is a servelab.Session (its C++ serving loop can take the engine)."""
     return hasattr(getattr(session, "_core", None), "start_http_engine")
+
+
+def _weak_forward(engine: CppHttpEngine) -> Any:
+    """``engine.forward`` without a reference to it: the C++ engine holds this function, which a
+    bound method would make a cycle the garbage collector cannot see."""
+    method = weakref.WeakMethod(engine.forward)
+
+    def forward(verb: str, target: str) -> tuple[int, str, bytes]:
+        bound = method()
+        if bound is None:
+            return 503, "application/json", b'{"error": "the server is stopping"}'
+        return bound(verb, target)
+
+    return forward
 
 
 class CppHttpEngine:
@@ -54,7 +69,7 @@ class CppHttpEngine:
             # The width servelab.Session checks at submit, checked by the engine instead.
             float_width=getattr(session, "_width", None),
             server_version=__version__,
-            forward=self.forward,
+            forward=_weak_forward(self),
         )
         self.port: int = self._engine.port
         service.metrics.add_source(self._engine.counters)
