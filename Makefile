@@ -86,7 +86,7 @@ stubs: build
 	    build/stubs/servelab/_core/__init__.pyi; } > python/servelab/_core.pyi
 
 ## test-asan: C++ tests and a Python subset under AddressSanitizer + UBSan (own folder build/asan)
-## test-tsan: the threaded C++ tests (serving loop, remote workers, MDP solver team, RAMSIS) under ThreadSanitizer
+## test-tsan: the threaded C++ tests (serving loop, remote workers, MDP solver team, RAMSIS, HTTP engine) under ThreadSanitizer
 # Sanitizer builds: plain CMake configures of their own folders, -O1 with debug info, no torch/CUDA.
 SAN_CONFIGURE = $(VENV)/bin/cmake -G Ninja -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g' -DSERVELAB_BUILD_TESTS=ON \
@@ -104,7 +104,7 @@ ASAN_PYTHON_TESTS ?= tests/python/test_bad_input.py tests/python/test_errors.py 
 # and the Ctrl-C trials start fresh interpreters (which load the ordinary build).
 ASAN_PYTEST_ARGS ?= -k 'not running_out_of_memory_during_a_run and not random_moments'
 SAN_JOBS ?= $(shell nproc)
-TSAN_TESTS ?= test_serve test_serve_remote test_solvers test_ramsis test_core
+TSAN_TESTS ?= test_serve test_serve_remote test_solvers test_ramsis test_core test_frontend
 # Wall-clock precision bounds (tens of microseconds, a 2 s deadline) do not hold at a sanitizer's
 # speed; the ordinary build checks them. ctest -E regex and gtest negative filter of the same tests.
 SAN_TIMING_TESTS = WaitUntilPrecise Serve.FcfsKeepsTheConformanceRules \
