@@ -264,6 +264,8 @@ TEST(FrontendModels, RequestsAreCheckedAsTheSessionTakesThem) {
 
 TEST(FrontendRoutes, PathsAndMethods) {
   EXPECT_EQ(parse_route("GET", "/v2/health/live").kind, RouteKind::Live);
+  EXPECT_EQ(parse_route("HEAD", "/v2/health/live").kind, RouteKind::Live);
+  EXPECT_EQ(parse_route("HEAD", "/v2/models/a/infer").kind, RouteKind::WrongMethod);
   EXPECT_EQ(parse_route("GET", "/v2").kind, RouteKind::ServerMetadata);
   const auto infer = parse_route("POST", "/v2/models/r%20m/versions/1/infer?x=1");
   EXPECT_EQ(infer.kind, RouteKind::Infer);

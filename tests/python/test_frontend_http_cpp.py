@@ -114,6 +114,8 @@ def test_metadata_routes_and_unknown_names_answer_as_the_python_engine(served):
     assert status == 404 and "no route GET /v2/nothing" in json.loads(body)["error"]
     status, body = _raw(served, "DELETE", "/v2/models/rm2/infer")
     assert status == 405 and "DELETE" in json.loads(body)["error"]
+    status, body = _raw(served, "HEAD", "/v2/models/rm2")  # GET's answer without its body
+    assert status == 200 and body == b""
     _alive(served)
 
 
@@ -301,5 +303,12 @@ def test_the_cpp_engine_needs_a_real_session_and_a_free_port():
             port = busy.getsockname()[1]
             with pytest.raises(OSError, match="address already in use"):
                 Frontend(session, http_port=port, grpc_port=None, http_engine="cpp").start()
+            if socket.has_ipv6:  # IPv6 loopback is loopback too
+                f = started(session, host="::1", grpc_port=None, http_engine="cpp")
+                try:
+                    assert f.http_url.startswith("http://[::1]:")
+                    assert http_client(f).is_server_live()
+                finally:
+                    f.stop(grace_s=0)
     finally:
         busy.close()

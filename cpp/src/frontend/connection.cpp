@@ -402,6 +402,7 @@ void Connection::reply(int status, std::string body, const char* content_type, s
   response_.keep_alive(keep_alive);
   response_.body() = std::move(body);
   response_.prepare_payload();
+  if (parser_ && parser_->get().method() == http::verb::head) response_.body().clear();  // its length stays
   http::async_write(stream_, response_, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
     self->on_write(ec, !keep_alive);
   });

@@ -87,7 +87,9 @@ std::string_view target_path(std::string_view target) { return target.substr(0, 
 Route parse_route(std::string_view method, std::string_view target) {
   bool post = false;
   Route r = match(segments(target_path(target)), post);
-  if (r.kind != RouteKind::None && method != (post ? "POST" : "GET")) r.kind = RouteKind::WrongMethod;
+  // HEAD where GET is served, as aiohttp's GET routes (the answer without its body).
+  const bool allowed = post ? method == "POST" : (method == "GET" || method == "HEAD");
+  if (r.kind != RouteKind::None && !allowed) r.kind = RouteKind::WrongMethod;
   return r;
 }
 

@@ -25,7 +25,7 @@ struct Route {
   std::string model, version;  // percent-decoded
 };
 
-// `target`: the request line's target (its query string is ignored).
+// `target`: the request line's target (its query string is ignored). HEAD is taken where GET is.
 Route parse_route(std::string_view method, std::string_view target);
 // The target's path, without its query string.
 std::string_view target_path(std::string_view target);
