@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -26,7 +27,9 @@ bool same_secret(std::string_view a, std::string_view b) {
 }
 
 std::chrono::steady_clock::duration seconds(double s) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  // At most about 31 years: longer would overflow the clock's nanoseconds.
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::min(s, 1e9)));
 }
 
 }  // namespace

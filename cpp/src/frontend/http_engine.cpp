@@ -1,5 +1,6 @@
 #include "servelab/frontend/http_engine.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <thread>
