@@ -83,6 +83,11 @@ def _input(x, binary=True):
     return i
 
 
+def _infer_in_thread(frontend):
+    # The client made in the thread that uses it (tritonclient's gevent state is per thread).
+    return http_client(frontend).infer("rm2", [])
+
+
 def _alive(frontend):
     c = http_client(frontend)
     assert c.is_server_live()
@@ -215,7 +220,7 @@ def test_overload_timeouts_slow_bodies_and_stopping_are_each_answered():
         )
         try:
             with concurrent.futures.ThreadPoolExecutor(2) as pool:
-                pending = [pool.submit(http_client(frontend).infer, "rm2", []) for _ in range(2)]
+                pending = [pool.submit(_infer_in_thread, frontend) for _ in range(2)]
                 deadline = time.monotonic() + 5
                 while frontend._cpp.inflight() < 2:
                     assert time.monotonic() < deadline
@@ -246,7 +251,7 @@ def test_overload_timeouts_slow_bodies_and_stopping_are_each_answered():
             assert 'servelab_frontend_refused{reason="overloaded"} 1' in text
             assert 'nv_inference_request_success{model="rm2",version="1"} 2' in text
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
-                waiting = pool.submit(http_client(frontend).infer, "rm2", [])
+                waiting = pool.submit(_infer_in_thread, frontend)
                 deadline = time.monotonic() + 5
                 while frontend._cpp.inflight() < 1:
                     assert time.monotonic() < deadline
@@ -269,8 +274,8 @@ def test_max_concurrent_bounds_the_cpp_engine_and_grpc_together():
         frontend = started(session, http_engine="cpp", limits=Limits(max_concurrent=2))
         try:
             with concurrent.futures.ThreadPoolExecutor(2) as pool:
-                h = pool.submit(http_client(frontend).infer, "rm2", [])
-                g = pool.submit(grpc_client(frontend).infer, "rm2", [])
+                h = pool.submit(_infer_in_thread, frontend)
+                g = pool.submit(lambda: grpc_client(frontend).infer("rm2", []))
                 deadline = time.monotonic() + 5
                 while frontend._cpp.inflight() + frontend.service._inflight < 2:
                     assert time.monotonic() < deadline
