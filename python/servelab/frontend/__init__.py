@@ -20,6 +20,7 @@ See docs/frontend.md.
 | `FrontendError` | `errors` | a refusal and its HTTP status / gRPC code |
 | (codec) | `codec` | protocol tensors (JSON, binary extension, protobuf) <-> numpy |
 | `LiveMetrics` | `live_metrics` | Prometheus counters under Triton's names, at /metrics |
+| (C++ HTTP engine) | `cpp_engine` | ``http_engine="cpp"``: HTTP/REST served in C++ |
 | (CLI) | `cli` | ``servelab frontend`` |
 
 Needs the front-end's libraries (aiohttp, grpcio, tritonclient[grpc] for the service's protobuf
