@@ -32,43 +32,50 @@ __all__ = ["exposition"]
 
 VERSION = "1"
 
-# (name, type, help), in the order written.
-_FAMILIES = (
-    (
-        "nv_inference_request_success",
+# Every metric family a finished run writes, simulated or served, in the order written: name ->
+# (type, help). The front-end's live metrics (servelab.frontend.live_metrics) use the same table.
+FAMILIES: dict[str, tuple[str, str]] = {
+    "nv_inference_request_success": (
         "counter",
         "Number of successful inference requests, all batch sizes",
     ),
-    (
-        "nv_inference_request_failure",
+    "nv_inference_request_failure": (
         "counter",
         "Number of failed inference requests, all batch sizes",
     ),
-    (
-        "nv_inference_count",
+    "nv_inference_count": (
         "counter",
         "Number of inferences performed (items of completed requests)",
     ),
-    ("nv_inference_exec_count", "counter", "Number of model executions performed (batches)"),
-    ("nv_inference_request_duration_us", "counter", "Cumulative request duration in microseconds"),
-    ("nv_inference_queue_duration_us", "counter", "Cumulative queue duration in microseconds"),
-    (
-        "nv_inference_compute_infer_duration_us",
+    "nv_inference_exec_count": (
+        "counter",
+        "Number of model executions performed (batches)",
+    ),
+    "nv_inference_request_duration_us": (
+        "counter",
+        "Cumulative request duration in microseconds",
+    ),
+    "nv_inference_queue_duration_us": (
+        "counter",
+        "Cumulative queue duration in microseconds",
+    ),
+    "nv_inference_compute_infer_duration_us": (
         "counter",
         "Cumulative compute inference duration in microseconds",
     ),
-    (
-        "servelab_slo_violations",
+    "servelab_slo_violations": (
         "counter",
         "Requests that finished after their deadline or were dropped",
     ),
-    ("servelab_queue_length", "gauge", "Requests arrived and not yet started"),
-    (
-        "servelab_worker_utilisation",
+    "servelab_queue_length": (
+        "gauge",
+        "Requests arrived and not yet started",
+    ),
+    "servelab_worker_utilisation": (
         "gauge",
         "Share of the worker's time so far spent running batches",
     ),
-)
+}
 
 
 def _label(value: Any) -> str:
@@ -78,6 +85,17 @@ def _label(value: Any) -> str:
 
 def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+def family_lines(
+    name: str, kind: str, doc: str, samples: list[tuple[dict[str, str], float]]
+) -> list[str]:
+    """One family in the text format: its HELP and TYPE lines, then a line per (labels, value)."""
+    lines = [f"# HELP {name} {doc}", f"# TYPE {name} {kind}"]
+    for labels, value in samples:
+        text = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
+        lines.append(f"{name}{{{text}}} {_number(value)}" if text else f"{name} {_number(value)}")
+    return lines
 
 
 def exposition(result: Any, *, at_s: float | None = None) -> str:
@@ -152,12 +170,8 @@ def exposition(result: Any, *, at_s: float | None = None) -> str:
         for k in range(len(w["worker"]))
     ]
     lines = []
-    for name, kind, doc in _FAMILIES:
-        lines.append(f"# HELP {name} {doc}")
-        lines.append(f"# TYPE {name} {kind}")
-        for labels, value in values[name]:
-            text = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
-            lines.append(f"{name}{{{text}}} {_number(value)}")
+    for name, (kind, doc) in FAMILIES.items():
+        lines += family_lines(name, kind, doc, values[name])
     return "\n".join(lines) + "\n"
 
 

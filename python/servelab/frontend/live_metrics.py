@@ -31,29 +31,29 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from ..metrics import _label, _number
+from ..metrics import FAMILIES, family_lines
+
+# The finished run's per-model counters that the front-end counts live too.
+_PER_MODEL = (
+    "nv_inference_request_success",
+    "nv_inference_request_failure",
+    "nv_inference_count",
+    "nv_inference_exec_count",
+    "nv_inference_request_duration_us",
+    "nv_inference_queue_duration_us",
+    "nv_inference_compute_infer_duration_us",
+    "servelab_slo_violations",
+)
 
 VERSION = "1"
 Values = dict[str, dict[str, float]]  # family -> model -> value
 
-# (name, type, help), in the order written; per-model families first.
+# (name, type, help), in the order written: the per-model families a finished run writes
+# (servelab.metrics.FAMILIES), then the front-end's gauge of requests not answered yet. Its
+# servelab_queue_length counts the accepted requests not answered yet (queued or running): the
+# front-end does not see a batch start.
 _MODEL_FAMILIES = (
-    ("nv_inference_request_success", "counter", "Number of successful inference requests"),
-    ("nv_inference_request_failure", "counter", "Number of failed inference requests"),
-    ("nv_inference_count", "counter", "Number of inferences performed (items)"),
-    ("nv_inference_exec_count", "counter", "Number of model executions performed (batches)"),
-    ("nv_inference_request_duration_us", "counter", "Cumulative request duration in microseconds"),
-    ("nv_inference_queue_duration_us", "counter", "Cumulative queue duration in microseconds"),
-    (
-        "nv_inference_compute_infer_duration_us",
-        "counter",
-        "Cumulative compute inference duration in microseconds",
-    ),
-    (
-        "servelab_slo_violations",
-        "counter",
-        "Requests that finished after their deadline or were dropped",
-    ),
+    *((name, kind, doc) for name, (kind, doc) in FAMILIES.items() if name in _PER_MODEL),
     (
         "nv_inference_pending_request_count",
         "gauge",
@@ -209,31 +209,29 @@ class LiveMetrics:
             values, refused, inflight, busy, _ = self._merged()
             elapsed = time.perf_counter() - self._t0
             lines = []
+            per_model = {"version": VERSION}
             for name, kind, doc in _MODEL_FAMILIES:
-                lines += [f"# HELP {name} {doc}", f"# TYPE {name} {kind}"]
-                for model in self._models:
-                    labels = f'model="{_label(model)}",version="{VERSION}"'
-                    lines.append(f"{name}{{{labels}}} {_number(values[name][model])}")
-            name = "servelab_worker_utilisation"
-            lines += [
-                f"# HELP {name} Share of the time since the front-end started spent running "
-                "batches",
-                f"# TYPE {name} gauge",
-            ]
-            for worker in sorted(busy):
-                share = busy[worker] / elapsed if elapsed > 0 else 0.0
-                lines.append(f'{name}{{worker="{worker}"}} {_number(min(share, 1.0))}')
-            name = "servelab_frontend_refused"
-            lines += [
-                f"# HELP {name} Requests refused by the front-end, by reason",
-                f"# TYPE {name} counter",
-            ]
-            for reason in sorted(refused):
-                lines.append(f'{name}{{reason="{_label(reason)}"}} {_number(refused[reason])}')
-            name = "servelab_frontend_inflight"
-            lines += [
-                f"# HELP {name} Requests accepted and not answered yet, all models",
-                f"# TYPE {name} gauge",
-                f"{name} {_number(inflight)}",
-            ]
+                samples = [({"model": m, **per_model}, values[name][m]) for m in self._models]
+                lines += family_lines(name, kind, doc, samples)
+            lines += family_lines(
+                "servelab_worker_utilisation",
+                "gauge",
+                "Share of the time since the front-end started spent running batches",
+                [
+                    ({"worker": str(w)}, min(busy[w] / elapsed, 1.0) if elapsed > 0 else 0.0)
+                    for w in sorted(busy)
+                ],
+            )
+            lines += family_lines(
+                "servelab_frontend_refused",
+                "counter",
+                "Requests refused by the front-end, by reason",
+                [({"reason": r}, refused[r]) for r in sorted(refused)],
+            )
+            lines += family_lines(
+                "servelab_frontend_inflight",
+                "gauge",
+                "Requests accepted and not answered yet, all models",
+                [({}, inflight)],
+            )
         return "\n".join(lines) + "\n"
