@@ -176,3 +176,49 @@ def metrics_text(frontend, headers=None):
     conn.close()
     assert r.status == 200, body
     return body
+
+
+def http_input(x, binary=True):
+    """tritonclient's INPUT0 for float32 rows ``x`` (binary tensor extension by default)."""
+    import tritonclient.http as httpclient
+
+    i = httpclient.InferInput("INPUT0", list(x.shape), "FP32")
+    i.set_data_from_numpy(x, binary_data=binary)
+    return i
+
+
+def raw_http(frontend, method, path, body=None, headers=None):
+    """One request on a fresh connection, below tritonclient: (status, body bytes)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
+    conn.request(method, path, body=body, headers=headers or {})
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, data
+
+
+def check_oversized_bodies_get_413(frontend, width):
+    """For a front-end whose body limit is 4096 bytes: a larger body, and a chunked one (no
+    Content-Length) that grows past it while read, are each 413 naming the limit. Both HTTP
+    engines' tests run it."""
+    import json
+
+    import pytest
+    from tritonclient.utils import InferenceServerException
+
+    x = np.ones((300, width), np.float32)  # over 4096 bytes of binary data
+    with pytest.raises(InferenceServerException, match="max_body_bytes=4096") as e:
+        http_client(frontend).infer("rm2", [http_input(x)])
+    assert e.value.status() == "413"
+    import http.client
+
+    # No Content-Length (chunked): refused while it is read, with the same message.
+    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
+    conn.request(
+        "POST", "/v2/models/rm2/infer", body=iter([b"{" + b" " * 5000 + b"}"]), encode_chunked=True
+    )
+    r = conn.getresponse()
+    assert r.status == 413 and "max_body_bytes=4096" in json.loads(r.read())["error"]
+    conn.close()

@@ -6,7 +6,6 @@ test double (frontend_support.FakeSession); test_frontend_session.py runs the re
 from __future__ import annotations
 
 import gzip
-import http.client
 import json
 import socket
 import time
@@ -22,7 +21,15 @@ from tritonclient.utils import InferenceServerException  # noqa: E402
 
 from servelab.frontend import Limits  # noqa: E402
 
-from .frontend_support import WIDTH, FakeSession, http_client, started  # noqa: E402
+from .frontend_support import (  # noqa: E402
+    WIDTH,
+    FakeSession,
+    check_oversized_bodies_get_413,
+    http_client,
+    http_input,
+    raw_http,
+    started,
+)
 
 
 @pytest.fixture
@@ -38,26 +45,11 @@ def served():
     session.close()
 
 
-def _input(x, binary=True):
-    i = httpclient.InferInput("INPUT0", list(x.shape), "FP32")
-    i.set_data_from_numpy(x, binary_data=binary)
-    return i
-
-
-def _raw(frontend, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
-    conn.request(method, path, body=body, headers=headers or {})
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, data
-
-
 def _alive(frontend):
     assert http_client(frontend).is_server_live()
     x = np.ones((1, WIDTH), np.float32)
     assert np.array_equal(
-        http_client(frontend).infer("rm2", [_input(x)]).as_numpy("OUTPUT0"), 2 * x
+        http_client(frontend).infer("rm2", [http_input(x)]).as_numpy("OUTPUT0"), 2 * x
     )
 
 
@@ -82,7 +74,7 @@ def test_infer_json_and_binary_match_the_session(served, binary):
     x = np.arange(3 * WIDTH, dtype=np.float32).reshape(3, WIDTH)
     r = http_client(frontend).infer(
         "rm2",
-        [_input(x, binary)],
+        [http_input(x, binary)],
         outputs=[httpclient.InferRequestedOutput("OUTPUT0", binary_data=binary)],
         request_id="req-7",
     )
@@ -98,7 +90,7 @@ def test_unknown_model_version_route_and_output_are_named(served):
     c = http_client(frontend)
     x = np.ones((1, WIDTH), np.float32)
     with pytest.raises(InferenceServerException, match="unknown model 'nope'.*rm2, wnd") as e:
-        c.infer("nope", [_input(x)])
+        c.infer("nope", [http_input(x)])
     assert e.value.status() == "404"
     with pytest.raises(InferenceServerException, match="unknown model 'nope'"):
         c.get_model_metadata("nope")
@@ -106,12 +98,12 @@ def test_unknown_model_version_route_and_output_are_named(served):
         c.get_model_metadata("rm2", "3")
     assert not c.is_model_ready("nope")
     with pytest.raises(InferenceServerException, match="no output 'OUT'; its output is OUTPUT0"):
-        c.infer("rm2", [_input(x)], outputs=[httpclient.InferRequestedOutput("OUT")])
-    status, body = _raw(frontend, "POST", "/v2/models/nope/infer", b"{not even json")
+        c.infer("rm2", [http_input(x)], outputs=[httpclient.InferRequestedOutput("OUT")])
+    status, body = raw_http(frontend, "POST", "/v2/models/nope/infer", b"{not even json")
     assert status == 404 and "unknown model 'nope'" in json.loads(body)["error"]
-    status, body = _raw(frontend, "GET", "/v2/nothing")
+    status, body = raw_http(frontend, "GET", "/v2/nothing")
     assert status == 404 and "no route GET /v2/nothing" in json.loads(body)["error"]
-    status, body = _raw(frontend, "DELETE", "/v2/models/rm2/infer")
+    status, body = raw_http(frontend, "DELETE", "/v2/models/rm2/infer")
     assert status == 405 and "DELETE" in json.loads(body)["error"]
 
 
@@ -119,7 +111,7 @@ def test_wrong_shape_dtype_and_input_name_are_refused_by_name(served):
     frontend, _ = served
     c = http_client(frontend)
     with pytest.raises(InferenceServerException, match="do not fit rows of 4 features") as e:
-        c.infer("rm2", [_input(np.ones((2, 3), np.float32))])
+        c.infer("rm2", [http_input(np.ones((2, 3), np.float32))])
     assert e.value.status() == "400"
     i = httpclient.InferInput("INPUT0", [1, WIDTH], "FP64")
     i.set_data_from_numpy(np.ones((1, WIDTH)))
@@ -134,7 +126,7 @@ def test_wrong_shape_dtype_and_input_name_are_refused_by_name(served):
     with pytest.raises(InferenceServerException, match="no input 'X'; its input is INPUT0"):
         c.infer("rm2", [i])
     with pytest.raises(InferenceServerException, match=r"shape=\[0, 4\]: the first dimension"):
-        c.infer("rm2", [_input(np.ones((0, WIDTH), np.float32))])
+        c.infer("rm2", [http_input(np.ones((0, WIDTH), np.float32))])
     _alive(frontend)
 
 
@@ -146,7 +138,7 @@ def test_malformed_json_and_bad_header_length(served):
         (b"{}", {"Inference-Header-Content-Length": "x"}, "Inference-Header-Content-Length='x'"),
         (b"{}", {"Inference-Header-Content-Length": "99"}, "outside the body of 2 bytes"),
     ]:
-        status, data = _raw(frontend, "POST", "/v2/models/rm2/infer", body, headers)
+        status, data = raw_http(frontend, "POST", "/v2/models/rm2/infer", body, headers)
         assert status == 400 and message in json.loads(data)["error"], data
     # Not HTTP at all: refused by the HTTP parser with 400, the connection closed.
     junk = socket.create_connection(("127.0.0.1", frontend.http_port), timeout=10)
@@ -159,18 +151,7 @@ def test_malformed_json_and_bad_header_length(served):
 
 def test_oversized_bodies_get_413_naming_the_limit(served):
     frontend, _ = served
-    x = np.ones((300, WIDTH), np.float32)  # 4800 bytes of binary data, over 4096
-    with pytest.raises(InferenceServerException, match="max_body_bytes=4096") as e:
-        http_client(frontend).infer("rm2", [_input(x)])
-    assert e.value.status() == "413"
-    # No Content-Length (chunked): refused while reading, with the same message.
-    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
-    conn.request(
-        "POST", "/v2/models/rm2/infer", body=iter([b"{" + b" " * 5000 + b"}"]), encode_chunked=True
-    )
-    r = conn.getresponse()
-    assert r.status == 413 and "max_body_bytes=4096" in json.loads(r.read())["error"]
-    conn.close()
+    check_oversized_bodies_get_413(frontend, WIDTH)
     _alive(frontend)
 
 
@@ -181,17 +162,17 @@ def test_compressed_bodies_are_read_and_bombs_and_bad_ones_refused(served):
     for algorithm in ("gzip", "deflate"):
         r = c.infer(
             "rm2",
-            [_input(x)],
+            [http_input(x)],
             request_compression_algorithm=algorithm,
             response_compression_algorithm=algorithm,
         )
         assert np.array_equal(r.as_numpy("OUTPUT0"), 2 * x)
     bomb = gzip.compress(b"{" + b" " * 1_000_000 + b"}")  # 1 KB that inflates to 1 MB
-    status, data = _raw(
+    status, data = raw_http(
         frontend, "POST", "/v2/models/rm2/infer", bomb, {"Content-Encoding": "gzip"}
     )
     assert status == 413 and "max_body_bytes=4096" in json.loads(data)["error"]
-    status, data = _raw(
+    status, data = raw_http(
         frontend, "POST", "/v2/models/rm2/infer", b"xx", {"Content-Encoding": "gzip"}
     )
     assert status == 400 and "could not be read" in json.loads(data)["error"]
@@ -205,18 +186,18 @@ def test_token_required_when_set():
         c = http_client(frontend)
         x = np.ones((1, WIDTH), np.float32)
         with pytest.raises(InferenceServerException, match="no Authorization") as e:
-            c.infer("rm2", [_input(x)])
+            c.infer("rm2", [http_input(x)])
         assert e.value.status() == "401"
         with pytest.raises(InferenceServerException, match="a wrong Authorization"):
             c.get_model_metadata("rm2", headers={"Authorization": "Bearer nope"})
         assert not c.is_server_live()  # 401
         ok = {"Authorization": "Bearer s3cret"}
         assert c.is_server_live(headers=ok)
-        r = c.infer("rm2", [_input(x)], headers=ok)
+        r = c.infer("rm2", [http_input(x)], headers=ok)
         assert np.array_equal(r.as_numpy("OUTPUT0"), 2 * x)
-        status, _ = _raw(frontend, "GET", "/metrics")
+        status, _ = raw_http(frontend, "GET", "/metrics")
         assert status == 401
-        status, _ = _raw(frontend, "GET", "/metrics", headers=ok)
+        status, _ = raw_http(frontend, "GET", "/metrics", headers=ok)
         assert status == 200
     finally:
         frontend.stop(grace_s=0)
@@ -226,7 +207,7 @@ def test_token_required_when_set():
 def test_dropped_queries_are_answered_with_the_reason(served):
     frontend, _ = served
     with pytest.raises(InferenceServerException, match="query \\d+ dropped: queue full") as e:
-        http_client(frontend).infer("wnd", [_input(np.ones((1, WIDTH), np.float32))])
+        http_client(frontend).infer("wnd", [http_input(np.ones((1, WIDTH), np.float32))])
     assert e.value.status() == "503"
 
 
@@ -237,13 +218,15 @@ def test_overload_is_refused_and_timeouts_answered_while_the_server_keeps_servin
 
     x = np.ones((1, WIDTH), np.float32)
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        pending = [pool.submit(http_client(frontend).infer, "rm2", [_input(x)]) for _ in range(4)]
+        pending = [
+            pool.submit(http_client(frontend).infer, "rm2", [http_input(x)]) for _ in range(4)
+        ]
         deadline = time.monotonic() + 5
         while session.submitted < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert session.submitted == 4
         with pytest.raises(InferenceServerException, match="max_concurrent=4") as e:
-            http_client(frontend).infer("rm2", [_input(x)])
+            http_client(frontend).infer("rm2", [http_input(x)])
         assert e.value.status() == "503"
         for f in pending:  # request_timeout_s=2: each gets 504 naming the limit
             with pytest.raises(InferenceServerException, match="request_timeout_s=2"):
@@ -276,7 +259,7 @@ def test_slow_and_vanishing_clients_leave_the_server_serving(served):
         assert time.monotonic() < deadline
         time.sleep(0.01)
     with pytest.raises(InferenceServerException, match="max_concurrent=4") as e:
-        http_client(frontend).infer("rm2", [_input(np.ones((1, WIDTH), np.float32))])
+        http_client(frontend).infer("rm2", [http_input(np.ones((1, WIDTH), np.float32))])
     assert e.value.status() == "503"
     for s in slow:
         reply = s.recv(4096)
@@ -293,7 +276,7 @@ def test_stopping_answers_the_requests_still_waiting():
 
     x = np.ones((1, WIDTH), np.float32)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        h = pool.submit(http_client(frontend).infer, "rm2", [_input(x)])
+        h = pool.submit(http_client(frontend).infer, "rm2", [http_input(x)])
         g = pool.submit(grpc_infer, frontend, x)
         deadline = time.monotonic() + 5
         while session.submitted < 2:
@@ -365,7 +348,7 @@ def test_per_request_goals_reach_submit_when_the_session_takes_them():
             x = np.ones((1, WIDTH), np.float32)
             h = http_client(frontend)
             if takes:
-                h.infer("rm2", [_input(x)], parameters={"slo_ms": 20, "accuracy": 0.7})
+                h.infer("rm2", [http_input(x)], parameters={"slo_ms": 20, "accuracy": 0.7})
                 assert session.goals == (20.0, 0.7)
                 import tritonclient.grpc as grpcclient
 
@@ -376,10 +359,10 @@ def test_per_request_goals_reach_submit_when_the_session_takes_them():
                 grpc_client(frontend).infer("rm2", [i], parameters={"slo_ms": 35.5})
                 assert session.goals == (35.5, None)
                 with pytest.raises(InferenceServerException, match="slo_ms='x' must be a number"):
-                    h.infer("rm2", [_input(x)], parameters={"slo_ms": "x"})
+                    h.infer("rm2", [http_input(x)], parameters={"slo_ms": "x"})
             else:
                 with pytest.raises(InferenceServerException, match="takes no per-request slo_ms"):
-                    h.infer("rm2", [_input(x)], parameters={"slo_ms": 20})
+                    h.infer("rm2", [http_input(x)], parameters={"slo_ms": 20})
         finally:
             frontend.stop(grace_s=0)
             session.close()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import gzip
-import http.client
 import json
 import socket
 import time
@@ -24,7 +23,15 @@ from tritonclient.utils import InferenceServerException  # noqa: E402
 import servelab  # noqa: E402
 from servelab.frontend import Frontend, Limits  # noqa: E402
 
-from .frontend_support import FakeSession, http_client, metrics_text, started  # noqa: E402
+from .frontend_support import (  # noqa: E402
+    FakeSession,
+    check_oversized_bodies_get_413,
+    http_client,
+    http_input,
+    metrics_text,
+    raw_http,
+    started,
+)
 
 if not hasattr(servelab, "Session"):
     pytest.skip("servelab.Session is not in this build", allow_module_level=True)
@@ -68,21 +75,6 @@ def served():
         frontend.stop(grace_s=0)
 
 
-def _raw(frontend, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", frontend.http_port, timeout=10)
-    conn.request(method, path, body=body, headers=headers or {})
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, data
-
-
-def _input(x, binary=True):
-    i = httpclient.InferInput("INPUT0", list(x.shape), "FP32")
-    i.set_data_from_numpy(x, binary_data=binary)
-    return i
-
-
 def _infer_in_thread(frontend):
     # The client made in the thread that uses it (tritonclient's gevent state is per thread).
     return http_client(frontend).infer("rm2", [])
@@ -91,7 +83,7 @@ def _infer_in_thread(frontend):
 def _alive(frontend):
     c = http_client(frontend)
     assert c.is_server_live()
-    r = c.infer("rm2", [_input(np.ones((1, 4), np.float32))])
+    r = c.infer("rm2", [http_input(np.ones((1, 4), np.float32))])
     assert r.get_response()["parameters"]["servelab_model"] == "a"
 
 
@@ -106,20 +98,20 @@ def test_metadata_routes_and_unknown_names_answer_as_the_python_engine(served):
     assert c.get_inference_statistics("rm2")["model_stats"][0]["name"] == "rm2"
     x = np.ones((1, 4), np.float32)
     with pytest.raises(InferenceServerException, match="unknown model 'nope'.*rm2, wnd") as e:
-        c.infer("nope", [_input(x)])
+        c.infer("nope", [http_input(x)])
     assert e.value.status() == "404"
     with pytest.raises(InferenceServerException, match="no version '3'"):
         c.get_model_metadata("rm2", "3")
     assert not c.is_model_ready("nope")
     with pytest.raises(InferenceServerException, match="no output 'OUT'; its output is OUTPUT0"):
-        c.infer("rm2", [_input(x)], outputs=[httpclient.InferRequestedOutput("OUT")])
-    status, body = _raw(served, "POST", "/v2/models/nope/infer", b"{not even json")
+        c.infer("rm2", [http_input(x)], outputs=[httpclient.InferRequestedOutput("OUT")])
+    status, body = raw_http(served, "POST", "/v2/models/nope/infer", b"{not even json")
     assert status == 404 and "unknown model 'nope'" in json.loads(body)["error"]
-    status, body = _raw(served, "GET", "/v2/nothing")
+    status, body = raw_http(served, "GET", "/v2/nothing")
     assert status == 404 and "no route GET /v2/nothing" in json.loads(body)["error"]
-    status, body = _raw(served, "DELETE", "/v2/models/rm2/infer")
+    status, body = raw_http(served, "DELETE", "/v2/models/rm2/infer")
     assert status == 405 and "DELETE" in json.loads(body)["error"]
-    status, body = _raw(served, "HEAD", "/v2/models/rm2")  # GET's answer without its body
+    status, body = raw_http(served, "HEAD", "/v2/models/rm2")  # GET's answer without its body
     assert status == 200 and body == b""
     _alive(served)
 
@@ -133,14 +125,14 @@ def test_bad_bodies_shapes_and_goals_are_refused_by_name(served):
         (b"{}", {"Inference-Header-Content-Length": "99"}, "outside the body of 2 bytes"),
         (b'{"inputs": 3}', {}, "inputs must be a list of tensors, got 3"),
     ]:
-        status, data = _raw(served, "POST", "/v2/models/rm2/infer", body, headers)
+        status, data = raw_http(served, "POST", "/v2/models/rm2/infer", body, headers)
         assert status == 400 and message in json.loads(data)["error"], data
     i = httpclient.InferInput("INPUT0", [1], "BYTES")
     i.set_data_from_numpy(np.array([b"a"], dtype=np.object_))
     with pytest.raises(InferenceServerException, match="'BYTES' is not supported"):
         c.infer("rm2", [i])
     with pytest.raises(InferenceServerException, match=r"shape=\[0, 4\]: the first dimension"):
-        c.infer("rm2", [_input(np.ones((0, 4), np.float32))])
+        c.infer("rm2", [http_input(np.ones((0, 4), np.float32))])
     with pytest.raises(InferenceServerException, match="slo_ms='x' must be a number") as e:
         c.infer("rm2", [], parameters={"slo_ms": "x"})
     assert e.value.status() == "400"
@@ -155,17 +147,7 @@ def test_bad_bodies_shapes_and_goals_are_refused_by_name(served):
 
 
 def test_oversized_bodies_get_413_naming_the_limit(served):
-    x = np.ones((300, 4), np.float32)  # 4800 bytes of binary data, over 4096
-    with pytest.raises(InferenceServerException, match="max_body_bytes=4096") as e:
-        http_client(served).infer("rm2", [_input(x)])
-    assert e.value.status() == "413"
-    conn = http.client.HTTPConnection("127.0.0.1", served.http_port, timeout=10)
-    conn.request(
-        "POST", "/v2/models/rm2/infer", body=iter([b"{" + b" " * 5000 + b"}"]), encode_chunked=True
-    )
-    r = conn.getresponse()
-    assert r.status == 413 and "max_body_bytes=4096" in json.loads(r.read())["error"]
-    conn.close()
+    check_oversized_bodies_get_413(served, 4)
     _alive(served)
 
 
@@ -175,15 +157,19 @@ def test_compressed_bodies_are_read_and_bombs_and_bad_ones_refused(served):
     for algorithm in ("gzip", "deflate"):
         r = c.infer(
             "rm2",
-            [_input(x)],
+            [http_input(x)],
             request_compression_algorithm=algorithm,
             response_compression_algorithm=algorithm,
         )
         assert r.get_response()["parameters"]["servelab_model"] == "a"
     bomb = gzip.compress(b"{" + b" " * 1_000_000 + b"}")  # 1 KB that inflates to 1 MB
-    status, data = _raw(served, "POST", "/v2/models/rm2/infer", bomb, {"Content-Encoding": "gzip"})
+    status, data = raw_http(
+        served, "POST", "/v2/models/rm2/infer", bomb, {"Content-Encoding": "gzip"}
+    )
     assert status == 413 and "max_body_bytes=4096" in json.loads(data)["error"]
-    status, data = _raw(served, "POST", "/v2/models/rm2/infer", b"xx", {"Content-Encoding": "gzip"})
+    status, data = raw_http(
+        served, "POST", "/v2/models/rm2/infer", b"xx", {"Content-Encoding": "gzip"}
+    )
     assert status == 400 and "could not be read" in json.loads(data)["error"]
     _alive(served)
 
@@ -202,8 +188,8 @@ def test_token_required_when_set():
             ok = {"Authorization": "Bearer s3cret"}
             assert c.is_server_live(headers=ok)
             c.infer("rm2", [], headers=ok)
-            assert _raw(frontend, "GET", "/metrics")[0] == 401
-            assert _raw(frontend, "GET", "/metrics", headers=ok)[0] == 200
+            assert raw_http(frontend, "GET", "/metrics")[0] == 401
+            assert raw_http(frontend, "GET", "/metrics", headers=ok)[0] == 200
         finally:
             frontend.stop(grace_s=0)
 
